@@ -1,0 +1,92 @@
+import Foundation
+
+/// Something that can fetch bytes for a URL: the http(s) loader, `file://`, `data:`, or your own scheme.
+///
+/// A loader streams what it receives into the ``DataSink`` it is given: first the response, then the
+/// body in chunks. The sink checks status, size limits and cancellation, so a loader only moves bytes.
+/// It must stop when the sink throws or its task is cancelled, and map its own failures to
+/// ``ImagoError``.
+public protocol DataLoading: Sendable {
+    /// Among loaders that can load a URL, the one with the highest priority wins
+    /// (React Native's `loaderPriority`). Built-in loaders use 0.
+    var loaderPriority: Int { get }
+
+    /// Whether this loader handles `url` (usually decided by its scheme).
+    func canLoad(_ url: URL) -> Bool
+
+    /// Loads `request`, feeding the response and the body to `sink`.
+    func load(_ request: DataLoadRequest, into sink: DataSink) async throws
+}
+
+extension DataLoading {
+    public var loaderPriority: Int { 0 }
+}
+
+/// Everything a loader needs to make one transfer, already resolved by the pipeline:
+/// the final headers (Accept, credentials, cookies, the headers filter) and the limits.
+public struct DataLoadRequest: Sendable {
+    /// The URL to load, without user info (credentials are in `headers` as `Authorization`).
+    public var url: URL
+    /// The headers to send.
+    public var headers: [(name: String, value: String)]
+    /// Fail when no byte arrives for this long.
+    public var timeoutWithoutBytes: Duration
+    /// Fail when the whole transfer is not done by then.
+    public var deadline: ContinuousClock.Instant?
+    /// Redirects to follow at most.
+    public var maxRedirects: Int
+    /// Accept certificates that do not verify.
+    public var allowInvalidCertificates: Bool
+
+    /// Makes a load request.
+    public init(
+        url: URL,
+        headers: [(name: String, value: String)] = [],
+        timeoutWithoutBytes: Duration = .seconds(15),
+        deadline: ContinuousClock.Instant? = nil,
+        maxRedirects: Int = 5,
+        allowInvalidCertificates: Bool = false
+    ) {
+        self.url = url
+        self.headers = headers
+        self.timeoutWithoutBytes = timeoutWithoutBytes
+        self.deadline = deadline
+        self.maxRedirects = maxRedirects
+        self.allowInvalidCertificates = allowInvalidCertificates
+    }
+
+    /// The value of the first header named `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// The head of a response: where it finally came from, its status and headers.
+public struct DataResponse: Sendable {
+    /// The URL the body came from, after redirects.
+    public var url: URL
+    /// The HTTP status, or nil for loaders without one (`file`, `data`).
+    public var statusCode: Int?
+    /// The response headers.
+    public var headers: [(name: String, value: String)]
+    /// The body length the loader announced (Content-Length, file size), if known.
+    public var expectedContentLength: Int64?
+
+    /// Makes a response.
+    public init(
+        url: URL,
+        statusCode: Int? = nil,
+        headers: [(name: String, value: String)] = [],
+        expectedContentLength: Int64? = nil
+    ) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.expectedContentLength = expectedContentLength
+    }
+
+    /// The value of the first header named `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}

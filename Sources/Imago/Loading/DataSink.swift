@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+
+/// Receives one transfer's response and body from a loader, and enforces what every transfer must
+/// respect whichever loader makes it: success status, the maximum size (announced or counted), and
+/// cancellation. Each `receive` throws an ``ImagoError`` when the transfer must stop.
+public final class DataSink: Sendable {
+    private struct State {
+        var response: DataResponse?
+        var data = Data()
+        var isCancelled = false
+    }
+
+    private let url: URL
+    private let maxSize: Int64
+    private let onResponse: @Sendable (DataResponse) -> Void
+    private let onProgress: @Sendable (_ received: Int64, _ expected: Int64?) -> Void
+    private let state = Mutex(State())
+
+    /// Makes a sink for a transfer of `url` that accepts at most `maxSize` bytes.
+    public init(
+        url: URL,
+        maxSize: Int64,
+        onResponse: @escaping @Sendable (DataResponse) -> Void = { _ in },
+        onProgress: @escaping @Sendable (_ received: Int64, _ expected: Int64?) -> Void = { _, _ in }
+    ) {
+        self.url = url
+        self.maxSize = maxSize
+        self.onResponse = onResponse
+        self.onProgress = onProgress
+    }
+
+    /// Takes the response head. Throws for a status that is not a success and for an announced
+    /// length above the limit, before any body byte is read.
+    public func receive(_ response: DataResponse) throws(ImagoError) {
+        if let status = response.statusCode {
+            if status == 304 { throw ImagoError(.notModified, url: response.url) }
+            guard (200..<300).contains(status) else { throw ImagoError(.httpStatus(status), url: response.url) }
+        }
+        if let expected = response.expectedContentLength, expected > maxSize {
+            throw ImagoError(.tooLarge(limit: maxSize), url: response.url)
+        }
+        let isCancelled = state.withLock { state in
+            if !state.isCancelled {
+                state.response = response
+                if let expected = response.expectedContentLength, expected > 0 {
+                    state.data.reserveCapacity(Int(expected))
+                }
+            }
+            return state.isCancelled
+        }
+        if isCancelled { throw ImagoError(.cancelled, url: url) }
+        onResponse(response)
+    }
+
+    /// Appends a chunk of the body.
+    public func receive(_ bytes: UnsafeRawBufferPointer) throws(ImagoError) {
+        let outcome = state.withLock { state -> Result<(Int64, Int64?), ImagoError> in
+            if state.isCancelled { return .failure(ImagoError(.cancelled, url: url)) }
+            guard Int64(state.data.count) + Int64(bytes.count) <= maxSize else {
+                return .failure(ImagoError(.tooLarge(limit: maxSize), url: state.response?.url ?? url))
+            }
+            state.data.append(contentsOf: bytes)
+            return .success((Int64(state.data.count), state.response?.expectedContentLength))
+        }
+        let (received, expected) = try outcome.get()
+        onProgress(received, expected)
+    }
+
+    /// Appends a chunk of the body.
+    public func receive(_ data: Data) throws(ImagoError) {
+        let outcome = data.withUnsafeBytes { bytes in Result { () throws(ImagoError) in try receive(bytes) } }
+        try outcome.get()
+    }
+
+    /// Makes every later `receive` throw `cancelled`, for loaders that deliver from other threads.
+    func cancel() {
+        state.withLock { $0.isCancelled = true }
+    }
+
+    /// The bytes received so far and the length the response announced.
+    public var progress: (received: Int64, expected: Int64?) {
+        state.withLock { (Int64($0.data.count), $0.response?.expectedContentLength) }
+    }
+
+    /// Ends the transfer: the response and the whole body, or an error when the body is empty or
+    /// shorter than announced.
+    func finish() throws(ImagoError) -> (DataResponse, Data) {
+        let (response, data) = state.withLock { state in
+            (state.response ?? DataResponse(url: url), state.data)
+        }
+        if let expected = response.expectedContentLength, Int64(data.count) < expected {
+            throw ImagoError(.truncated(received: Int64(data.count), expected: expected), url: response.url)
+        }
+        if data.isEmpty { throw ImagoError(.emptyResponse, url: response.url) }
+        return (response, data)
+    }
+}

@@ -1,0 +1,150 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// Loads `http` and `https` URLs with AsyncHTTPClient, streaming the body into the sink.
+///
+/// Redirects are followed here rather than by AsyncHTTPClient so that Imago decides: at most
+/// `maxRedirects` hops, no loop, never from https to http, and credentials and cookies dropped when a
+/// redirect leaves the origin. Connections are pooled per client; one client exists per distinct
+/// (time without bytes, certificate policy), created on first use and shut down with the loader.
+public final class HTTPDataLoader: DataLoading {
+    private struct ClientKey: Hashable {
+        var timeoutWithoutBytes: Duration
+        var allowInvalidCertificates: Bool
+    }
+
+    public let loaderPriority: Int
+    private let clients = Mutex<[ClientKey: HTTPClient]>([:])
+
+    /// Makes an http(s) loader.
+    public init(loaderPriority: Int = 0) {
+        self.loaderPriority = loaderPriority
+    }
+
+    deinit {
+        // The clients finish their shutdown asynchronously; the callback keeps each alive until then.
+        for client in clients.withLock({ Array($0.values) }) {
+            client.shutdown { _ in }
+        }
+    }
+
+    public func canLoad(_ url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased() else { return false }
+        return scheme == "http" || scheme == "https"
+    }
+
+    public func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
+        let client = client(for: ClientKey(
+            timeoutWithoutBytes: request.timeoutWithoutBytes,
+            allowInvalidCertificates: request.allowInvalidCertificates
+        ))
+        let deadline = request.deadline.map { NIODeadline.now() + .init($0 - .now) } ?? .distantFuture
+        var url = request.url
+        var headers = request.headers
+        var visited: Set<String> = [url.absoluteString]
+        do {
+            while true {
+                var httpRequest = HTTPClientRequest(url: url.absoluteString)
+                for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
+                let response = try await client.execute(httpRequest, deadline: deadline)
+                let status = Int(response.status.code)
+                if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
+                    let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
+                    // Drain the redirect's small body so its connection can be reused.
+                    _ = try? await response.body.collect(upTo: 64 * 1024)
+                    if !Self.sameOrigin(url, next) {
+                        headers.removeAll { ["authorization", "cookie"].contains($0.name.lowercased()) }
+                    }
+                    visited.insert(next.absoluteString)
+                    url = next
+                    continue
+                }
+                try sink.receive(DataResponse(
+                    url: url,
+                    statusCode: status,
+                    headers: response.headers.map { ($0.name, $0.value) },
+                    expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }
+                ))
+                for try await buffer in response.body {
+                    try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
+                }
+                return
+            }
+        } catch let error as ImagoError {
+            throw error
+        } catch {
+            throw Self.imagoError(error, url: url, progress: sink.progress)
+        }
+    }
+
+    private func client(for key: ClientKey) -> HTTPClient {
+        clients.withLock { clients in
+            if let client = clients[key] { return client }
+            var configuration = HTTPClient.Configuration()
+            configuration.redirectConfiguration = .disallow
+            configuration.timeout = .init(connect: .seconds(10), read: .init(key.timeoutWithoutBytes))
+            configuration.decompression = .disabled
+            if key.allowInvalidCertificates {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                tls.certificateVerification = .none
+                configuration.tlsConfiguration = tls
+            }
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            clients[key] = client
+            return client
+        }
+    }
+
+    private static func redirectTarget(_ location: String, from url: URL, visited: Set<String>, maxRedirects: Int) throws(ImagoError) -> URL {
+        guard let next = URL(string: location, relativeTo: url)?.absoluteURL, next.scheme != nil else {
+            throw ImagoError(.invalidResponse, url: url)
+        }
+        if url.scheme?.lowercased() == "https" && next.scheme?.lowercased() == "http" {
+            throw ImagoError(.insecureRedirect, url: url)
+        }
+        if visited.contains(next.absoluteString) { throw ImagoError(.redirectLoop, url: url) }
+        if visited.count > maxRedirects { throw ImagoError(.tooManyRedirects(maxRedirects), url: url) }
+        return next
+    }
+
+    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
+    }
+
+    /// Maps AsyncHTTPClient, NIO and TLS failures to Imago's codes.
+    static func imagoError(_ error: any Error, url: URL, progress: (received: Int64, expected: Int64?)) -> ImagoError {
+        let sendable = error as (any Error & Sendable)
+        if error is CancellationError { return ImagoError(.cancelled, url: url) }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .cancelled: return ImagoError(.cancelled, url: url, underlying: sendable)
+            case .readTimeout, .deadlineExceeded, .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
+                return ImagoError(.timedOut, url: url, underlying: sendable)
+            case .remoteConnectionClosed:
+                return ImagoError(.truncated(received: progress.received, expected: progress.expected), url: url, underlying: sendable)
+            default:
+                return ImagoError(.invalidResponse, url: url, underlying: sendable)
+            }
+        }
+        if let error = error as? IOError {
+            switch error.errnoCode {
+            case ECONNRESET, EPIPE: return ImagoError(.connectionReset, url: url, underlying: sendable)
+            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH: return ImagoError(.connectionFailed, url: url, underlying: sendable)
+            default: return ImagoError(.loaderFailed, url: url, underlying: sendable)
+            }
+        }
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+            return ImagoError(.tlsFailure, url: url, underlying: sendable)
+        }
+        if error is NIOConnectionError || error is ChannelError {
+            return ImagoError(.connectionFailed, url: url, underlying: sendable)
+        }
+        if error is HTTPParserError { return ImagoError(.invalidResponse, url: url, underlying: sendable) }
+        return ImagoError(.loaderFailed, url: url, underlying: sendable)
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Synchronization
+
+/// The loaders a pipeline can use, and which one loads a URL (React Native's `RCTImageURLLoader`
+/// registry): among those that answer `canLoad`, the highest `loaderPriority` wins, and among equal
+/// priorities the most recently registered.
+public final class LoaderRegistry: Sendable {
+    private let loaders: Mutex<[any DataLoading]>
+
+    /// Makes a registry holding `loaders`, later ones winning ties.
+    public init(_ loaders: [any DataLoading] = []) {
+        self.loaders = Mutex(loaders)
+    }
+
+    /// The built-in loaders: http(s) on AsyncHTTPClient, `file://` and `data:`.
+    public static func standard() -> LoaderRegistry {
+        LoaderRegistry([HTTPDataLoader(), FileDataLoader(), DataURLLoader()])
+    }
+
+    /// Adds a loader; it wins ties with every loader registered before it.
+    public func register(_ loader: any DataLoading) {
+        loaders.withLock { $0.append(loader) }
+    }
+
+    /// The loader that will load `url`, or nil when none can.
+    public func loader(for url: URL) -> (any DataLoading)? {
+        loaders.withLock { loaders in
+            var best: (any DataLoading)?
+            for loader in loaders.reversed() where loader.canLoad(url) {
+                if best == nil || loader.loaderPriority > best!.loaderPriority { best = loader }
+            }
+            return best
+        }
+    }
+}

@@ -1,0 +1,304 @@
+import Foundation
+import Synchronization
+
+/// Loads images: queues, coalesces and runs transfers through the loader registry.
+///
+/// ```swift
+/// let pipeline = ImagePipeline()
+/// let data = try await pipeline.data(for: URL(string: "https://example.com/a.jpg")!)
+///
+/// let task = pipeline.loadImage(with: url, progress: { received, expected, url in … }) { result in … }
+/// task.priority = .high
+/// task.cancel()
+/// ```
+///
+/// Requests with the same ``ImageRequest/transferKey`` share one transfer while it is queued or
+/// running; each caller keeps its own ``ImageTask``. At most `maxConcurrentDownloads` transfers run;
+/// the rest wait by priority, FIFO or LIFO.
+public final class ImagePipeline: Sendable {
+    private struct State {
+        var nextID: UInt64 = 0
+        var transfers: [UInt64: Transfer] = [:]
+        var transferByKey: [ImageRequest.TransferKey: UInt64] = [:]
+        var transferOfHandle: [UInt64: UInt64] = [:]
+        var queue: DownloadQueue
+        var running = 0
+        var statistics = Statistics()
+
+        mutating func makeID() -> UInt64 {
+            nextID += 1
+            return nextID
+        }
+    }
+
+    /// How this pipeline loads.
+    public let configuration: Configuration
+    /// The loaders this pipeline chooses from; register your own schemes here.
+    public let loaders: LoaderRegistry
+    private let state: Mutex<State>
+    private let observers: PipelineObservers
+
+    /// A pipeline with the default configuration and loaders, for apps that want one.
+    public static let shared = ImagePipeline()
+
+    /// Makes a pipeline.
+    public init(configuration: Configuration = Configuration(), loaders: LoaderRegistry = .standard()) {
+        self.configuration = configuration
+        self.loaders = loaders
+        self.state = Mutex(State(queue: DownloadQueue(order: configuration.executionOrder)))
+        self.observers = PipelineObservers(logger: configuration.logger, factory: configuration.metricsFactory)
+    }
+
+    deinit {
+        observers.finishStreams()
+    }
+
+    // MARK: - Loading
+
+    /// Loads `url` and calls back as bytes arrive and once at the end (the seeds' callback API).
+    /// Returns the handle, already started.
+    @discardableResult
+    public func loadImage(
+        with url: URL,
+        options: ImageRequest.Options = [],
+        progress: ImageTask.ProgressHandler? = nil,
+        completion: ImageTask.Completion? = nil
+    ) -> ImageTask {
+        imageTask(with: ImageRequest(url: url, options: options), progress: progress, completion: completion)
+    }
+
+    /// Starts loading `request` and returns its handle.
+    @discardableResult
+    public func imageTask(
+        with request: ImageRequest,
+        progress: ImageTask.ProgressHandler? = nil,
+        completion: ImageTask.Completion? = nil
+    ) -> ImageTask {
+        let key = request.transferKey
+        var joinedURL: URL?
+        let task = state.withLock { state -> ImageTask in
+            let task = ImageTask(id: state.makeID(), request: request, pipeline: self, onProgress: progress, onCompletion: completion)
+            if let transferID = state.transferByKey[key] {
+                state.transferOfHandle[task.id] = transferID
+                state.transfers[transferID]!.handles[task.id] = (task, request.priority)
+                state.statistics.coalesced += 1
+                Self.reprioritize(transferID, in: &state)
+                joinedURL = request.url
+            } else {
+                let transferID = state.makeID()
+                let token = state.makeID()
+                var transfer = Transfer(id: transferID, key: key, request: request, priority: request.priority, phase: .queued(token: token))
+                transfer.handles[task.id] = (task, request.priority)
+                state.transfers[transferID] = transfer
+                state.transferByKey[key] = transferID
+                state.transferOfHandle[task.id] = transferID
+                state.queue.push(.init(transferID: transferID, token: token), priority: request.priority)
+                startQueued(in: &state)
+            }
+            return task
+        }
+        if let joinedURL { observers.coalesced(joinedURL) }
+        return task
+    }
+
+    /// Loads `request` and returns the response. Cancelling the calling task cancels the load.
+    public func response(for request: ImageRequest) async throws -> ImageResponse {
+        try await imageTask(with: request).response
+    }
+
+    /// Loads `request` and returns its bytes.
+    public func data(for request: ImageRequest) async throws -> Data {
+        try await response(for: request).data
+    }
+
+    /// Loads `url` and returns its bytes.
+    public func data(for url: URL) async throws -> Data {
+        try await data(for: ImageRequest(url: url))
+    }
+
+    /// A stream of this pipeline's transfer events, from now until the stream is dropped.
+    public func events() -> AsyncStream<Event> {
+        observers.events()
+    }
+
+    /// Counts since the pipeline was made.
+    public var statistics: Statistics {
+        state.withLock { $0.statistics }
+    }
+
+    /// Transfers queued or running that some handle still wants, and transfers whose tasks have not
+    /// yet ended. Both are 0 when the pipeline is idle.
+    public var activity: (transfers: Int, running: Int) {
+        state.withLock { ($0.transfers.count, $0.running) }
+    }
+
+    // MARK: - Handles
+
+    func cancel(_ task: ImageTask) {
+        let stoppedURL = state.withLock { state -> URL? in
+            guard let transferID = state.transferOfHandle.removeValue(forKey: task.id) else { return nil }
+            state.transfers[transferID]!.handles[task.id] = nil
+            guard state.transfers[transferID]!.handles.isEmpty else {
+                Self.reprioritize(transferID, in: &state)
+                return nil
+            }
+            let transfer = state.transfers.removeValue(forKey: transferID)!
+            state.transferByKey[transfer.key] = nil
+            state.statistics.stopped += 1
+            if case .running(let runningTask, let sink) = transfer.phase {
+                sink.cancel()
+                runningTask.cancel()
+            }
+            return transfer.request.url
+        }
+        task.complete(with: .failure(ImagoError(.cancelled, url: task.request.url)))
+        if let stoppedURL { observers.stopped(stoppedURL) }
+    }
+
+    func setPriority(_ priority: ImageRequest.Priority, of task: ImageTask) {
+        state.withLock { state in
+            guard let transferID = state.transferOfHandle[task.id] else { return }
+            state.transfers[transferID]!.handles[task.id]!.priority = priority
+            Self.reprioritize(transferID, in: &state)
+        }
+    }
+
+    /// Sets a transfer's priority to the highest of its handles; a queued one moves lanes at once.
+    private static func reprioritize(_ transferID: UInt64, in state: inout State) {
+        guard var transfer = state.transfers[transferID] else { return }
+        let priority = transfer.handlesPriority
+        guard priority != transfer.priority else { return }
+        transfer.priority = priority
+        if transfer.isQueued {
+            let token = state.makeID()
+            transfer.phase = .queued(token: token)
+            state.queue.push(.init(transferID: transferID, token: token), priority: priority)
+        }
+        state.transfers[transferID] = transfer
+    }
+
+    // MARK: - Transfers
+
+    /// Starts queued transfers while slots are free. Tasks are made under the lock so a cancel can
+    /// always find the task it must stop.
+    private func startQueued(in state: inout State) {
+        while state.running < configuration.maxConcurrentDownloads {
+            let entry = state.queue.pop { [transfers = state.transfers] entry in
+                guard case .queued(let token) = transfers[entry.transferID]?.phase else { return false }
+                return token == entry.token
+            }
+            guard let entry, let transfer = state.transfers[entry.transferID] else { return }
+            let transferID = transfer.id
+            let sink = DataSink(
+                url: transfer.request.url,
+                maxSize: configuration.maxResponseSize,
+                onResponse: { [observers] response in observers.receivedResponse(response) },
+                onProgress: { [weak self] received, expected in
+                    self?.reportProgress(of: transferID, received: received, expected: expected)
+                }
+            )
+            let request = transfer.request
+            let task = Task(priority: Self.taskPriority(transfer.priority)) {
+                await self.run(transferID, request: request, sink: sink)
+            }
+            state.transfers[transferID]!.phase = .running(task: task, sink: sink)
+            state.running += 1
+            state.statistics.transfers += 1
+        }
+    }
+
+    private func run(_ transferID: UInt64, request: ImageRequest, sink: DataSink) async {
+        let start = ContinuousClock.now
+        observers.started(request.url)
+        let result: Result<(DataResponse, Data), ImagoError>
+        do {
+            guard let loader = loaders.loader(for: request.url) else {
+                throw ImagoError(.noLoader, url: request.url)
+            }
+            try await loader.load(loadRequest(for: request, startingAt: start), into: sink)
+            try Task.checkCancellation()
+            result = .success(try sink.finish())
+        } catch let error as ImagoError {
+            result = .failure(error)
+        } catch is CancellationError {
+            result = .failure(ImagoError(.cancelled, url: request.url))
+        } catch {
+            result = .failure(ImagoError(.loaderFailed, url: request.url, underlying: error))
+        }
+        finish(transferID, request: request, result: result, elapsed: ContinuousClock.now - start)
+    }
+
+    private func finish(_ transferID: UInt64, request: ImageRequest, result: Result<(DataResponse, Data), ImagoError>, elapsed: Duration) {
+        let transfer = state.withLock { state -> Transfer? in
+            state.running -= 1
+            let transfer = state.transfers.removeValue(forKey: transferID)
+            if let transfer {
+                state.transferByKey[transfer.key] = nil
+                for handleID in transfer.handles.keys { state.transferOfHandle[handleID] = nil }
+                switch result {
+                case .success(let (_, data)): state.statistics.bytes += Int64(data.count)
+                case .failure: state.statistics.errors += 1
+                }
+            }
+            startQueued(in: &state)
+            return transfer
+        }
+        // A transfer no handle wanted any more was already reported as stopped.
+        guard let transfer else { return }
+        observers.finished(request.url, result: result.map { $0.1.count }, elapsed: elapsed)
+        for (task, _) in transfer.handles.values {
+            task.complete(with: result.map { response, data in
+                ImageResponse(
+                    request: task.request, data: data, url: response.url,
+                    statusCode: response.statusCode, headers: response.headers, source: .network
+                )
+            })
+        }
+    }
+
+    private func reportProgress(of transferID: UInt64, received: Int64, expected: Int64?) {
+        guard let transfer = state.withLock({ $0.transfers[transferID] }) else { return }
+        for (task, _) in transfer.handles.values {
+            task.reportProgress(received: received, expected: expected, url: transfer.request.url)
+        }
+    }
+
+    /// The transfer as the loader must make it: the URL without user info and the final headers.
+    private func loadRequest(for request: ImageRequest, startingAt start: ContinuousClock.Instant) -> DataLoadRequest {
+        var url = request.url
+        var headers = ["Accept": configuration.acceptHeader].merging(configuration.headers) { $1 }.merging(request.headers) { $1 }
+        var userInfoCredentials: ImageRequest.Credentials?
+        if let user = url.user, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            userInfoCredentials = ImageRequest.Credentials(user: user.removingPercentEncoding ?? user, password: (url.password ?? "").removingPercentEncoding ?? "")
+            components.user = nil
+            components.password = nil
+            url = components.url ?? url
+        }
+        let hasAuthorization = headers.keys.contains { $0.lowercased() == "authorization" }
+        if !hasAuthorization, let credentials = request.credentials ?? userInfoCredentials ?? configuration.credentials {
+            headers["Authorization"] = credentials.basicAuthorization
+        }
+        if request.options.contains(.sendCookies), let cookie = configuration.cookies?(url) {
+            headers["Cookie"] = cookie
+        }
+        if let filter = configuration.headersFilter {
+            headers = filter(url, headers)
+        }
+        return DataLoadRequest(
+            url: url,
+            headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            timeoutWithoutBytes: configuration.timeoutWithoutBytes,
+            deadline: (request.deadline ?? configuration.deadline).map { start + $0 },
+            maxRedirects: configuration.maxRedirects,
+            allowInvalidCertificates: configuration.allowInvalidCertificates || request.options.contains(.allowInvalidCertificates)
+        )
+    }
+
+    private static func taskPriority(_ priority: ImageRequest.Priority) -> TaskPriority {
+        switch priority {
+        case .veryLow, .low: .low
+        case .normal: .medium
+        case .high, .veryHigh: .high
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Logging
+import Metrics
+
+extension ImagePipeline {
+    /// The order in which queued transfers of equal priority start.
+    public enum ExecutionOrder: Sendable, Hashable {
+        /// First queued, first started (the default).
+        case fifo
+        /// Last queued, first started: what a scrolling list wants.
+        case lifo
+    }
+
+    /// How a pipeline loads.
+    public struct Configuration: Sendable {
+        /// Transfers in flight at most; more wait in the queue. Default 6.
+        public var maxConcurrentDownloads = 6
+        /// The order of queued transfers with equal priority.
+        public var executionOrder = ExecutionOrder.fifo
+        /// Fail a transfer when no byte arrives for this long. Default 15 s.
+        public var timeoutWithoutBytes: Duration = .seconds(15)
+        /// Fail a transfer not finished within this time; nil for no limit. Requests may set their own.
+        public var deadline: Duration?
+        /// Largest body accepted, checked from Content-Length and from the bytes counted. Default 100 MB.
+        public var maxResponseSize: Int64 = 100_000_000
+        /// Redirects followed at most. Default 5.
+        public var maxRedirects = 5
+        /// The `Accept` header: the formats Imago decodes.
+        public var acceptHeader = "image/webp,image/png,image/jpeg,image/gif;q=0.9,*/*;q=0.5"
+        /// Headers sent with every request (requests may override them).
+        public var headers: [String: String] = ["User-Agent": "Imago/0.1"]
+        /// Last word on the headers of each request: gets the URL and the headers, returns the
+        /// headers to send (SDWebImage's `headersFilter`).
+        public var headersFilter: (@Sendable (URL, [String: String]) -> [String: String])?
+        /// Basic-auth credentials for every request without its own (or the URL's user info).
+        public var credentials: ImageRequest.Credentials?
+        /// The `Cookie` header value for a URL. Consulted only for requests with `.sendCookies`;
+        /// no cookie is ever sent otherwise.
+        public var cookies: (@Sendable (URL) -> String?)?
+        /// Accept TLS certificates that do not verify, for every request. Default false.
+        public var allowInvalidCertificates = false
+        /// Where debug lines about transfers go.
+        public var logger = Logger(label: "imago")
+        /// Where counters and timers go; nil uses the process-wide `MetricsSystem`.
+        public var metricsFactory: (any MetricsFactory)?
+
+        /// The default configuration.
+        public init() {}
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+extension ImagePipeline {
+    /// What happens to transfers, for observers (SDWebImage's download start / receive response /
+    /// stop / finish notifications).
+    public enum Event: Sendable {
+        /// A transfer started (left the queue).
+        case started(url: URL)
+        /// A handle joined a transfer already queued or running.
+        case coalesced(url: URL)
+        /// The transfer received its response head.
+        case receivedResponse(url: URL, statusCode: Int?, expectedBytes: Int64?)
+        /// The transfer stopped because every handle was cancelled.
+        case stopped(url: URL)
+        /// The transfer ended: the byte count, or the error.
+        case finished(url: URL, result: Result<Int, ImagoError>)
+    }
+
+    /// Counts since the pipeline was made.
+    public struct Statistics: Sendable, Hashable {
+        /// Transfers started: requests actually made to loaders (the network, files, `data:`).
+        public var transfers = 0
+        /// Handles that joined a transfer already queued or running instead of starting one.
+        public var coalesced = 0
+        /// Body bytes received by all transfers.
+        public var bytes: Int64 = 0
+        /// Transfers that failed (not counting those stopped by cancellation).
+        public var errors = 0
+        /// Transfers stopped because all their handles were cancelled.
+        public var stopped = 0
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+
+/// What a finished request delivers: the bytes, where they finally came from, and how.
+public struct ImageResponse: Sendable {
+    /// Where the response was served from.
+    public enum Source: String, Sendable, Hashable {
+        /// A transfer made for this request (or shared with it).
+        case network
+    }
+
+    /// The request as the caller made it.
+    public var request: ImageRequest
+    /// The encoded image bytes.
+    public var data: Data
+    /// The URL the bytes came from, after redirects.
+    public var url: URL
+    /// The HTTP status, or nil for loaders without one.
+    public var statusCode: Int?
+    /// The response headers.
+    public var headers: [(name: String, value: String)]
+    /// Where the response was served from.
+    public var source: Source
+}

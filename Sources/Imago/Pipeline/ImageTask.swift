@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+
+/// A caller's handle on one request: its priority, progress, and `cancel()`.
+///
+/// Several handles may share one transfer. Cancelling a handle completes it at once with a
+/// `cancelled` error and drops only its callbacks; the transfer stops when its last handle goes.
+/// A handle completes exactly once. Callbacks run on an arbitrary thread.
+public final class ImageTask: Sendable, Hashable, Identifiable {
+    /// Bytes received and expected (nil when the server did not say).
+    public struct Progress: Sendable, Hashable {
+        public var receivedBytes: Int64
+        public var expectedBytes: Int64?
+    }
+
+    /// Called as bytes arrive: `(receivedBytes, expectedBytes, url)`.
+    public typealias ProgressHandler = @Sendable (_ receivedBytes: Int64, _ expectedBytes: Int64?, _ url: URL) -> Void
+    /// Called once when the handle finishes, fails or is cancelled.
+    public typealias Completion = @Sendable (Result<ImageResponse, ImagoError>) -> Void
+
+    private struct State {
+        var priority: ImageRequest.Priority
+        var progress = Progress(receivedBytes: 0, expectedBytes: nil)
+        var result: Result<ImageResponse, ImagoError>?
+        var onProgress: ProgressHandler?
+        var onCompletion: Completion?
+        var waiters: [CheckedContinuation<ImageResponse, any Error>] = []
+    }
+
+    /// Unique within the process.
+    public let id: UInt64
+    /// The request this handle was made for.
+    public let request: ImageRequest
+    private let pipeline: ImagePipeline
+    private let state: Mutex<State>
+
+    init(id: UInt64, request: ImageRequest, pipeline: ImagePipeline, onProgress: ProgressHandler?, onCompletion: Completion?) {
+        self.id = id
+        self.request = request
+        self.pipeline = pipeline
+        self.state = Mutex(State(priority: request.priority, onProgress: onProgress, onCompletion: onCompletion))
+    }
+
+    /// The handle's priority. Changing it re-orders a queued transfer at once; a shared transfer runs
+    /// at the highest priority of its handles.
+    public var priority: ImageRequest.Priority {
+        get { state.withLock { $0.priority } }
+        set {
+            let changed = state.withLock { state in
+                defer { state.priority = newValue }
+                return state.result == nil && state.priority != newValue
+            }
+            if changed { pipeline.setPriority(newValue, of: self) }
+        }
+    }
+
+    /// The bytes received so far.
+    public var progress: Progress { state.withLock { $0.progress } }
+
+    /// Whether the handle has completed (success, failure or cancellation).
+    public var isFinished: Bool { state.withLock { $0.result != nil } }
+
+    /// Cancels this handle: it completes now with a `cancelled` error. Other handles sharing its
+    /// transfer are not affected; the transfer stops if no handle wants it any more.
+    public func cancel() {
+        guard !isFinished else { return }
+        pipeline.cancel(self)
+    }
+
+    /// Waits for the result. Cancelling the waiting Swift task cancels this handle.
+    public var response: ImageResponse {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let result = state.withLock { state in
+                        if state.result == nil { state.waiters.append(continuation) }
+                        return state.result
+                    }
+                    if let result { continuation.resume(with: result) }
+                }
+            } onCancel: {
+                self.cancel()
+            }
+        }
+    }
+
+    func reportProgress(received: Int64, expected: Int64?, url: URL) {
+        let handler = state.withLock { state -> ProgressHandler? in
+            guard state.result == nil else { return nil }
+            state.progress = Progress(receivedBytes: received, expectedBytes: expected)
+            return state.onProgress
+        }
+        handler?(received, expected, url)
+    }
+
+    /// Completes the handle; only the first call has an effect. Returns whether it was the first.
+    @discardableResult
+    func complete(with result: Result<ImageResponse, ImagoError>) -> Bool {
+        let taken = state.withLock { state -> (Completion?, [CheckedContinuation<ImageResponse, any Error>])? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer {
+                state.onProgress = nil
+                state.onCompletion = nil
+                state.waiters = []
+            }
+            return (state.onCompletion, state.waiters)
+        }
+        guard let (completion, waiters) = taken else { return false }
+        completion?(result)
+        for waiter in waiters { waiter.resume(with: result) }
+        return true
+    }
+
+    public static func == (lhs: ImageTask, rhs: ImageTask) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

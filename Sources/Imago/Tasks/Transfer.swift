@@ -1,0 +1,30 @@
+import Foundation
+
+/// One transfer shared by every handle whose request has its key (coalescing).
+/// Lives in the pipeline's locked state; the pipeline is its only writer.
+struct Transfer {
+    enum Phase {
+        /// Waiting in the download queue; `token` tells its current queue entry from stale ones.
+        case queued(token: UInt64)
+        /// Loading; cancelling both stops the loader wherever it is waiting.
+        case running(task: Task<Void, Never>, sink: DataSink)
+    }
+
+    let id: UInt64
+    let key: ImageRequest.TransferKey
+    /// The request of the handle that created the transfer; it decides how the bytes are fetched.
+    let request: ImageRequest
+    var handles: [UInt64: (task: ImageTask, priority: ImageRequest.Priority)] = [:]
+    var priority: ImageRequest.Priority
+    var phase: Phase
+
+    /// The highest priority among the handles, which the transfer runs at.
+    var handlesPriority: ImageRequest.Priority {
+        handles.values.map(\.priority).max() ?? priority
+    }
+
+    var isQueued: Bool {
+        if case .queued = phase { return true }
+        return false
+    }
+}

@@ -1,0 +1,1 @@
+import NIOPosix; import NIOHTTP1; import NIOSSL
