@@ -1,0 +1,188 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A real HTTP/1.1 server on 127.0.0.1, on a port the system picks, for tests, the demo and
+/// benchmarks. It serves files and in-memory routes, misbehaves on request (latency, throttling,
+/// redirects, bad lengths, truncation, resets, auth, conditional requests, ranges; see ``Route``)
+/// and records every request and connection so a test can count transfers and wait for events
+/// instead of sleeping.
+public final class TestOrigin: Sendable {
+    private struct Waiter {
+        var predicate: @Sendable (Log) -> Bool
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct State {
+        var routes: [String: Route] = [:]
+        var log = Log()
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiterID: UInt64 = 0
+        var openGates: Set<String> = []
+        var heldResponses: [String: [@Sendable () -> Void]] = [:]
+    }
+
+    /// Whether the origin speaks https (with a self-signed certificate no client trusts).
+    public let isTLS: Bool
+    private let state = Mutex(State())
+    private let listener = Mutex<(any Channel)?>(nil)
+
+    private init(isTLS: Bool) {
+        self.isTLS = isTLS
+    }
+
+    /// The port the origin listens on.
+    public var port: Int {
+        listener.withLock { $0?.localAddress?.port ?? 0 }
+    }
+
+    /// Starts an origin on 127.0.0.1, serving every file under `directory` (if given) at its
+    /// relative path, over https when `tls` is true.
+    public static func start(serving directory: URL? = nil, tls: Bool = false) async throws -> TestOrigin {
+        let sslContext: NIOSSLContext? = try tls ? NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: [.certificate(NIOSSLCertificate(bytes: Array(TestCertificate.certificatePEM.utf8), format: .pem))],
+            privateKey: .privateKey(NIOSSLPrivateKey(bytes: Array(TestCertificate.privateKeyPEM.utf8), format: .pem))
+        )) : nil
+        let origin = TestOrigin(isTLS: tls)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.backlog, value: 1024)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: origin))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        origin.listener.withLock { $0 = channel }
+        if let directory { try origin.serveFiles(under: directory) }
+        return origin
+    }
+
+    /// Stops listening and closes the listening socket.
+    public func shutdown() async throws {
+        try await listener.withLock { $0 }?.close()
+    }
+
+    /// The origin's root URL, `http://127.0.0.1:PORT`.
+    public var baseURL: URL {
+        URL(string: "\(isTLS ? "https" : "http")://127.0.0.1:\(port)")!
+    }
+
+    /// The URL of `path` (which may carry a query) on this origin.
+    public func url(_ path: String) -> URL {
+        URL(string: baseURL.absoluteString + (path.hasPrefix("/") ? path : "/" + path))!
+    }
+
+    // MARK: - Routes
+
+    /// Serves `route` at `path`.
+    public func setRoute(_ path: String, _ route: Route) {
+        state.withLock { $0.routes[path] = route }
+    }
+
+    /// Serves `data` at `path` with default behaviour; returns the URL.
+    @discardableResult
+    public func serve(_ data: Data, at path: String) -> URL {
+        setRoute(path, Route(body: data))
+        return url(path)
+    }
+
+    /// Changes the route at `path` in place.
+    public func updateRoute(_ path: String, _ change: (inout Route) -> Void) {
+        state.withLock { state in
+            guard var route = state.routes[path] else { return }
+            change(&route)
+            state.routes[path] = route
+        }
+    }
+
+    /// The paths served, sorted.
+    public var paths: [String] {
+        state.withLock { $0.routes.keys.sorted() }
+    }
+
+    func route(for path: String) -> Route? {
+        state.withLock { $0.routes[path] }
+    }
+
+    private func serveFiles(under directory: URL) throws {
+        let root = directory.standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return }
+        for case let relative as String in walker {
+            let file = URL(fileURLWithPath: root).appendingPathComponent(relative)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            setRoute("/" + relative, Route(body: try Data(contentsOf: file)))
+        }
+    }
+
+    // MARK: - Gates
+
+    /// Releases every response held at the gate `name`, and lets later ones through at once.
+    public func release(_ name: String) {
+        let held = state.withLock { state in
+            state.openGates.insert(name)
+            return state.heldResponses.removeValue(forKey: name) ?? []
+        }
+        for respond in held { respond() }
+    }
+
+    /// Closes the gate `name` again: responses at it are held until the next release.
+    public func hold(_ name: String) {
+        _ = state.withLock { $0.openGates.remove(name) }
+    }
+
+    func whenGateOpens(_ name: String, _ respond: @escaping @Sendable () -> Void) {
+        let isOpen = state.withLock { state in
+            if state.openGates.contains(name) { return true }
+            state.heldResponses[name, default: []].append(respond)
+            return false
+        }
+        if isOpen { respond() }
+    }
+
+    // MARK: - Log
+
+    /// What the origin has seen so far.
+    public var log: Log {
+        state.withLock { $0.log }
+    }
+
+    /// Suspends until `predicate` holds for the log (checked now and after every change).
+    public func wait(until predicate: @escaping @Sendable (Log) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            let satisfied = state.withLock { state in
+                if predicate(state.log) { return true }
+                state.nextWaiterID += 1
+                state.waiters[state.nextWaiterID] = Waiter(predicate: predicate, continuation: continuation)
+                return false
+            }
+            if satisfied { continuation.resume() }
+        }
+    }
+
+    /// Forgets the requests seen so far (connection counts stay).
+    public func clearRequests() {
+        updateLog { $0.requests.removeAll() }
+    }
+
+    func updateLog(_ change: (inout Log) -> Void) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            change(&state.log)
+            let log = state.log
+            let done = state.waiters.filter { $0.value.predicate(log) }
+            for id in done.keys { state.waiters[id] = nil }
+            return done.values.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+extension TestOrigin {
+    /// How the origin answers one path. Every control can also be set per request with a query
+    /// parameter (see ``applying(query:)``), so one route serves many behaviours.
+    public struct Route: Sendable {
+        /// What the `Content-Type` header says.
+        public enum ContentType: Sendable, Hashable {
+            /// From the path's extension.
+            case automatic
+            /// No Content-Type header at all.
+            case none
+            /// This value, right or wrong.
+            case value(String)
+        }
+
+        /// The body (for redirects and errors too, if set).
+        public var body: Data
+        /// The status of a normal answer.
+        public var status = 200
+        public var contentType = ContentType.automatic
+        /// Extra headers, for example `Cache-Control` or `Expires`.
+        public var headers: [(name: String, value: String)] = []
+        /// Time before the response head is sent.
+        public var latency: Duration?
+        /// Send the body chunked, at most this many bytes per second.
+        public var bytesPerSecond: Int?
+        /// Send the body with chunked transfer encoding.
+        public var chunked = false
+        /// An ETag; `If-None-Match` with it is answered 304.
+        public var etag: String?
+        /// A Last-Modified date; `If-Modified-Since` at or after it is answered 304.
+        public var lastModified: Date?
+        /// Basic-auth user and password required; without them the answer is 401.
+        public var basicAuth: (user: String, password: String)?
+        /// Answer 302 to this location (absolute, or a path on this origin).
+        public var redirect: String?
+        /// Answer this many 302 hops (to the same path) before serving.
+        public var redirectHops = 0
+        /// Answer an endless loop of 302s between two URLs.
+        public var redirectLoop = false
+        /// Announce this Content-Length whatever the body is, then close after the body.
+        public var declaredLength: Int?
+        /// Send this many body bytes (with the full Content-Length), then close.
+        public var truncateAfter: Int?
+        /// Send this many body bytes, then reset the connection (RST).
+        public var resetAfter: Int?
+        /// Hold the response until ``TestOrigin/release(_:)`` opens the gate of this name.
+        public var gate: String?
+        /// Answer `Range: bytes=a-b` with 206 and the slice.
+        public var acceptsRanges = true
+
+        /// A route serving `body`.
+        public init(body: Data) {
+            self.body = body
+        }
+
+        /// This route with per-request controls from a query string:
+        /// `status=N`, `latency_ms=N`, `rate=N` (bytes/s), `chunked=1`, `content_type=none|TYPE`,
+        /// `length=N` (declared), `truncate=N`, `reset=N`, `redirects=N` (hops left), `loop=1|2`,
+        /// `etag=TAG`, `cache_control=VALUE`, `gate=NAME`.
+        public func applying(query: [String: String]) -> Route {
+            var route = self
+            if let value = query["status"].flatMap(Int.init) { route.status = value }
+            if let value = query["latency_ms"].flatMap(Int.init) { route.latency = .milliseconds(value) }
+            if let value = query["rate"].flatMap(Int.init) { route.bytesPerSecond = value }
+            if query["chunked"] == "1" { route.chunked = true }
+            if let value = query["content_type"] { route.contentType = value == "none" ? .none : .value(value) }
+            if let value = query["length"].flatMap(Int.init) { route.declaredLength = value }
+            if let value = query["truncate"].flatMap(Int.init) { route.truncateAfter = value }
+            if let value = query["reset"].flatMap(Int.init) { route.resetAfter = value }
+            if let value = query["redirects"].flatMap(Int.init) { route.redirectHops = value }
+            if query["loop"] != nil { route.redirectLoop = true }
+            if let value = query["etag"] { route.etag = value }
+            if let value = query["cache_control"] { route.headers.append(("Cache-Control", value)) }
+            if let value = query["gate"] { route.gate = value }
+            return route
+        }
+    }
+}

@@ -1,1 +1,0 @@
-import NIOPosix; import NIOHTTP1; import NIOSSL
