@@ -3,9 +3,9 @@ import Foundation
 /// Something that can fetch bytes for a URL: the http(s) loader, `file://`, `data:`, or your own scheme.
 ///
 /// A loader streams what it receives into the ``DataSink`` it is given: first the response, then the
-/// body in chunks. The sink checks status, size limits and cancellation, so a loader only moves bytes.
-/// It must stop when the sink throws or its task is cancelled, and map its own failures to
-/// ``ImagoError``.
+/// body in chunks. The sink checks status, size limits and cancellation, and the pipeline enforces
+/// the total deadline by cancelling, so a loader only moves bytes. It must stop when the sink throws
+/// or its task is cancelled, and map its own failures to ``ImagoError``.
 public protocol DataLoading: Sendable {
     /// Among loaders that can load a URL, the one with the highest priority wins
     /// (React Native's `loaderPriority`). Built-in loaders use 0.
@@ -31,8 +31,6 @@ public struct DataLoadRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// Fail when no byte arrives for this long.
     public var timeoutWithoutBytes: Duration
-    /// Fail when the whole transfer is not done by then.
-    public var deadline: ContinuousClock.Instant?
     /// Redirects to follow at most.
     public var maxRedirects: Int
     /// Accept certificates that do not verify.
@@ -43,14 +41,12 @@ public struct DataLoadRequest: Sendable {
         url: URL,
         headers: [(name: String, value: String)] = [],
         timeoutWithoutBytes: Duration = .seconds(15),
-        deadline: ContinuousClock.Instant? = nil,
         maxRedirects: Int = 5,
         allowInvalidCertificates: Bool = false
     ) {
         self.url = url
         self.headers = headers
         self.timeoutWithoutBytes = timeoutWithoutBytes
-        self.deadline = deadline
         self.maxRedirects = maxRedirects
         self.allowInvalidCertificates = allowInvalidCertificates
     }

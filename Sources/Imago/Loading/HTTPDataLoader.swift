@@ -43,7 +43,6 @@ public final class HTTPDataLoader: DataLoading {
             timeoutWithoutBytes: request.timeoutWithoutBytes,
             allowInvalidCertificates: request.allowInvalidCertificates
         ))
-        let deadline = request.deadline.map { NIODeadline.now() + .init($0 - .now) } ?? .distantFuture
         var url = request.url
         var headers = request.headers
         var visited: Set<String> = [url.absoluteString]
@@ -51,7 +50,7 @@ public final class HTTPDataLoader: DataLoading {
             while true {
                 var httpRequest = HTTPClientRequest(url: url.absoluteString)
                 for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
-                let response = try await client.execute(httpRequest, deadline: deadline)
+                let response = try await client.execute(httpRequest, deadline: .distantFuture)
                 let status = Int(response.status.code)
                 if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
                     let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
@@ -89,6 +88,9 @@ public final class HTTPDataLoader: DataLoading {
             configuration.redirectConfiguration = .disallow
             configuration.timeout = .init(connect: .seconds(10), read: .init(key.timeoutWithoutBytes))
             configuration.decompression = .disabled
+            // Fail at once on refused connections and bad certificates instead of retrying until
+            // the connect timeout.
+            configuration.connectionPool.retryConnectionEstablishment = false
             if key.allowInvalidCertificates {
                 var tls = TLSConfiguration.makeClientConfiguration()
                 tls.certificateVerification = .none
@@ -144,7 +146,13 @@ public final class HTTPDataLoader: DataLoading {
         if error is NIOConnectionError || error is ChannelError {
             return ImagoError(.connectionFailed, url: url, underlying: sendable)
         }
-        if error is HTTPParserError { return ImagoError(.invalidResponse, url: url, underlying: sendable) }
+        if let error = error as? HTTPParserError {
+            // The connection closed before the body's announced end.
+            if error == .invalidEOFState {
+                return ImagoError(.truncated(received: progress.received, expected: progress.expected), url: url, underlying: sendable)
+            }
+            return ImagoError(.invalidResponse, url: url, underlying: sendable)
+        }
         return ImagoError(.loaderFailed, url: url, underlying: sendable)
     }
 }

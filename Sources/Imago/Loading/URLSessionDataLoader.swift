@@ -59,13 +59,6 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 transfers.withLock { $0[id] = Transfer(request: request, sink: sink, continuation: continuation) }
-                if let deadline = request.deadline {
-                    let delay = deadline - .now
-                    let nanoseconds = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
-                        self?.fail(task, with: ImagoError(.timedOut, url: request.url))
-                    }
-                }
                 task.resume()
             }
         } onCancel: {

@@ -24,6 +24,16 @@ public final class ImagePipeline: Sendable {
         var queue: DownloadQueue
         var running = 0
         var statistics = Statistics()
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var isIdle: Bool { transfers.isEmpty && running == 0 }
+
+        /// The waiters to resume if the pipeline just became idle.
+        mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard isIdle else { return [] }
+            defer { idleWaiters = [] }
+            return idleWaiters
+        }
 
         mutating func makeID() -> UInt64 {
             nextID += 1
@@ -132,15 +142,27 @@ public final class ImagePipeline: Sendable {
         state.withLock { ($0.transfers.count, $0.running) }
     }
 
+    /// Suspends until no transfer is queued or running, including transfers that were cancelled
+    /// and are still winding down.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let isIdle = state.withLock { state in
+                if !state.isIdle { state.idleWaiters.append(continuation) }
+                return state.isIdle
+            }
+            if isIdle { continuation.resume() }
+        }
+    }
+
     // MARK: - Handles
 
     func cancel(_ task: ImageTask) {
-        let stoppedURL = state.withLock { state -> URL? in
-            guard let transferID = state.transferOfHandle.removeValue(forKey: task.id) else { return nil }
+        let (stoppedURL, idleWaiters) = state.withLock { state -> (URL?, [CheckedContinuation<Void, Never>]) in
+            guard let transferID = state.transferOfHandle.removeValue(forKey: task.id) else { return (nil, []) }
             state.transfers[transferID]!.handles[task.id] = nil
             guard state.transfers[transferID]!.handles.isEmpty else {
                 Self.reprioritize(transferID, in: &state)
-                return nil
+                return (nil, [])
             }
             let transfer = state.transfers.removeValue(forKey: transferID)!
             state.transferByKey[transfer.key] = nil
@@ -149,10 +171,11 @@ public final class ImagePipeline: Sendable {
                 sink.cancel()
                 runningTask.cancel()
             }
-            return transfer.request.url
+            return (transfer.request.url, state.takeIdleWaiters())
         }
         task.complete(with: .failure(ImagoError(.cancelled, url: task.request.url)))
         if let stoppedURL { observers.stopped(stoppedURL) }
+        for waiter in idleWaiters { waiter.resume() }
     }
 
     func setPriority(_ priority: ImageRequest.Priority, of task: ImageTask) {
@@ -215,7 +238,14 @@ public final class ImagePipeline: Sendable {
             guard let loader = loaders.loader(for: request.url) else {
                 throw ImagoError(.noLoader, url: request.url)
             }
-            try await loader.load(loadRequest(for: request, startingAt: start), into: sink)
+            let loadRequest = loadRequest(for: request)
+            if let limit = request.deadline ?? configuration.deadline {
+                try await Self.withDeadline(start + limit, url: request.url) {
+                    try await loader.load(loadRequest, into: sink)
+                }
+            } else {
+                try await loader.load(loadRequest, into: sink)
+            }
             try Task.checkCancellation()
             result = .success(try sink.finish())
         } catch let error as ImagoError {
@@ -229,7 +259,7 @@ public final class ImagePipeline: Sendable {
     }
 
     private func finish(_ transferID: UInt64, request: ImageRequest, result: Result<(DataResponse, Data), ImagoError>, elapsed: Duration) {
-        let transfer = state.withLock { state -> Transfer? in
+        let (transfer, idleWaiters) = state.withLock { state -> (Transfer?, [CheckedContinuation<Void, Never>]) in
             state.running -= 1
             let transfer = state.transfers.removeValue(forKey: transferID)
             if let transfer {
@@ -241,8 +271,9 @@ public final class ImagePipeline: Sendable {
                 }
             }
             startQueued(in: &state)
-            return transfer
+            return (transfer, state.takeIdleWaiters())
         }
+        defer { for waiter in idleWaiters { waiter.resume() } }
         // A transfer no handle wanted any more was already reported as stopped.
         guard let transfer else { return }
         observers.finished(request.url, result: result.map { $0.1.count }, elapsed: elapsed)
@@ -264,7 +295,7 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The transfer as the loader must make it: the URL without user info and the final headers.
-    private func loadRequest(for request: ImageRequest, startingAt start: ContinuousClock.Instant) -> DataLoadRequest {
+    private func loadRequest(for request: ImageRequest) -> DataLoadRequest {
         var url = request.url
         var headers = ["Accept": configuration.acceptHeader].merging(configuration.headers) { $1 }.merging(request.headers) { $1 }
         var userInfoCredentials: ImageRequest.Credentials?
@@ -288,10 +319,25 @@ public final class ImagePipeline: Sendable {
             url: url,
             headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
             timeoutWithoutBytes: configuration.timeoutWithoutBytes,
-            deadline: (request.deadline ?? configuration.deadline).map { start + $0 },
             maxRedirects: configuration.maxRedirects,
             allowInvalidCertificates: configuration.allowInvalidCertificates || request.options.contains(.allowInvalidCertificates)
         )
+    }
+
+    /// Runs `load`, failing with `timedOut` and cancelling it if it is not done by `deadline`.
+    /// The group waits for the cancelled load to return, so nothing outlives the transfer.
+    private static func withDeadline(
+        _ deadline: ContinuousClock.Instant, url: URL, _ load: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask(operation: load)
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                throw ImagoError(.timedOut, url: url)
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
     }
 
     private static func taskPriority(_ priority: ImageRequest.Priority) -> TaskPriority {

@@ -1,0 +1,83 @@
+import Foundation
+import Imago
+import ImagoTestSupport
+import Synchronization
+import Testing
+
+/// Runs `body` with a fresh origin and a pipeline made from `configure`, then checks the pipeline
+/// left nothing running and shuts the origin down.
+func withOrigin(
+    tls: Bool = false,
+    configure: (inout ImagePipeline.Configuration) -> Void = { _ in },
+    _ body: (TestOrigin, ImagePipeline) async throws -> Void
+) async throws {
+    let origin = try await TestOrigin.start(tls: tls)
+    var configuration = ImagePipeline.Configuration()
+    configure(&configuration)
+    let pipeline = ImagePipeline(configuration: configuration)
+    do {
+        try await body(origin, pipeline)
+        await pipeline.waitUntilIdle()
+        #expect(pipeline.activity == (0, 0) as (Int, Int))
+    } catch {
+        try? await origin.shutdown()
+        throw error
+    }
+    try await origin.shutdown()
+}
+
+/// Bytes that look like nothing in particular, `count` long.
+func payload(_ count: Int, seed: UInt8 = 7) -> Data {
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+}
+
+/// The error a load ends with; fails the test if it succeeds.
+func loadError(_ pipeline: ImagePipeline, _ request: ImageRequest, sourceLocation: SourceLocation = #_sourceLocation) async -> ImagoError? {
+    do {
+        let data = try await pipeline.data(for: request)
+        Issue.record("expected an error, got \(data.count) bytes", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as ImagoError {
+        return error
+    } catch {
+        Issue.record("expected an ImagoError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// Collects values from callbacks on any thread.
+final class Recorder<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}
+
+/// Lets a test wait until callbacks have happened `count` times, without sleeping.
+final class Countdown: Sendable {
+    private struct State {
+        var remaining: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state: Mutex<State>
+    init(_ count: Int) { state = Mutex(State(remaining: count)) }
+
+    func signal() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.remaining -= 1
+            guard state.remaining <= 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.remaining > 0 { state.waiters.append(continuation) }
+                return state.remaining <= 0
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
