@@ -131,7 +131,7 @@ final class OriginHandler: ChannelInboundHandler {
         case .none: break
         case .value(let value): headers["Content-Type"] = value
         }
-        let isChunked = route.chunked || route.bytesPerSecond != nil
+        let isChunked = route.chunked
         if !isChunked { headers["Content-Length"] = String(route.declaredLength ?? body.count) }
 
         var head = HTTPResponseHead(version: .http1_1, status: status)

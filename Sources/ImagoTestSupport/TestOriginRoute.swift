@@ -23,7 +23,7 @@ extension TestOrigin {
         public var headers: [(name: String, value: String)] = []
         /// Time before the response head is sent.
         public var latency: Duration?
-        /// Send the body chunked, at most this many bytes per second.
+        /// Send the body at most this many bytes per second (a tenth every 100 ms).
         public var bytesPerSecond: Int?
         /// Send the body with chunked transfer encoding.
         public var chunked = false

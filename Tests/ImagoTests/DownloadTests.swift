@@ -25,7 +25,10 @@ struct DownloadTests {
         try await withOrigin { origin, pipeline in
             let body = payload(200_000)
             let url = origin.serve(body, at: "/p.png")
-            origin.updateRoute("/p.png") { $0.bytesPerSecond = 1_000_000 } // chunked: no Content-Length
+            origin.updateRoute("/p.png") {
+                $0.bytesPerSecond = 1_000_000
+                $0.chunked = true // no Content-Length
+            }
             let seen = Recorder<(Int64, Int64?, URL)>()
             let done = Countdown(1)
             let task = pipeline.loadImage(with: url, progress: { seen.append(($0, $1, $2)) }) { _ in done.signal() }

@@ -1,0 +1,33 @@
+# Imago: `make demo` runs the demo, `make test` the tests. Each installs what is missing first.
+SWIFT ?= swift
+# Debian packages: curl (benchmark peer), ukui-wallpapers (large sample photos for the demo and benchmarks).
+APT_PACKAGES := curl ukui-wallpapers
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build demo test bench clean
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.1 or later is needed: https://swift.org/install"; exit 1; }
+
+build: deps
+	$(SWIFT) build
+
+demo: deps
+	$(SWIFT) build --product imago
+	$$($(SWIFT) build --show-bin-path)/imago demo
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+bench: deps
+	cd Benchmarks && $(SWIFT) build -c release
+	cd Benchmarks && $$($(SWIFT) build -c release --show-bin-path)/imago-bench
+
+clean:
+	rm -rf .build Benchmarks/.build

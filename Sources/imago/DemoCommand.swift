@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import Imago
+import ImagoTestSupport
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Start a local origin with sample images and load them through the pipeline."
+    )
+
+    static let defaultImageDirectories = ["/usr/share/backgrounds", "../shared/corpus"]
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
+
+    @Option(name: .customLong("images"), help: "A directory of sample images (repeatable). Default: \(defaultImageDirectories.joined(separator: ", ")), those that exist.")
+    var imageDirectories: [String] = []
+
+    @Option(help: "Bytes per second each transfer is throttled to at the origin, so progress is visible; 0 for none.")
+    var rate = 8_000_000
+
+    @Flag(help: "Print one JSON object per phase instead of tables.")
+    var json = false
+
+    mutating func run() async throws {
+        let files = try sampleFiles()
+        guard !files.isEmpty else {
+            throw ValidationError("no sample images found; run `make deps` (installs ukui-wallpapers) or pass --images DIR")
+        }
+        let origin = try await TestOrigin.start()
+        var urls: [URL] = []
+        for (index, file) in files.enumerated() {
+            let path = "/\(index)-\(file.lastPathComponent)"
+            var route = TestOrigin.Route(body: try Data(contentsOf: file))
+            route.bytesPerSecond = rate > 0 ? rate : nil
+            origin.setRoute(path, route)
+            urls.append(origin.url(path))
+        }
+        if !json {
+            say("Imago demo: TestOrigin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))\n")
+        }
+        let pipeline = ImagePipeline()
+        let loader = BatchLoader(pipeline: pipeline, display: ProgressDisplay(quiet: json))
+        var phases: [(String, BatchReport)] = []
+
+        if !json { say("1. cold: every image from the network") }
+        let (cold, _) = await loader.load(urls)
+        phases.append(("cold", cold))
+
+        let largest = zip(urls, cold.images).max { $0.1.bytes < $1.1.bytes }!.0
+        if !json { say("2. 50 concurrent requests for one image (\(largest.lastPathComponent))") }
+        let (coalesced, _) = await loader.load(Array(repeating: largest, count: 50))
+        phases.append(("coalesced", coalesced))
+
+        try await origin.shutdown()
+        if json {
+            try printJSON(phases.map { PhaseSummary(phase: $0.0, totals: $0.1.totals) })
+        } else {
+            printTable(phases)
+            for (name, report) in phases {
+                for image in report.images where image.status == "error" { say("\(name): \(image.error ?? "")") }
+            }
+        }
+        if phases.contains(where: { $0.1.totals.errors > 0 }) { throw ExitCode(1) }
+    }
+
+    private func sampleFiles() throws -> [URL] {
+        let directories = imageDirectories.isEmpty
+            ? Self.defaultImageDirectories.filter { FileManager.default.fileExists(atPath: $0) }
+            : imageDirectories
+        var files: [URL] = []
+        for directory in directories {
+            guard let walker = FileManager.default.enumerator(at: URL(fileURLWithPath: directory), includingPropertiesForKeys: nil) else {
+                throw ValidationError("cannot read \(directory)")
+            }
+            for case let file as URL in walker where Self.imageExtensions.contains(file.pathExtension.lowercased()) {
+                files.append(file)
+            }
+        }
+        return files.sorted { $0.path < $1.path }
+    }
+
+    private func printTable(_ phases: [(String, BatchReport)]) {
+        let header = ["phase", "images", "transfers", "coalesced", "bytes", "errors", "seconds", "images/s"]
+        let rows = phases.map { name, report in
+            let totals = report.totals
+            return [name, "\(totals.images)", "\(totals.networkRequests)", "\(totals.coalesced)", totals.bytes.byteCount,
+                    "\(totals.errors)", String(format: "%.2f", totals.seconds), String(format: "%.0f", totals.imagesPerSecond)]
+        }
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { column, cell in
+                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[column] - cell.count) + cell
+            }.joined(separator: "  ")
+        }
+        say()
+        say(line(header))
+        say(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "))
+        for row in rows { say(line(row)) }
+    }
+}
+
+/// One phase of the demo in `--json` output: its name and the same fields as `fetch --json` totals.
+struct PhaseSummary: Encodable {
+    var phase: String
+    var totals: BatchReport.Totals
+
+    func encode(to encoder: any Encoder) throws {
+        try totals.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(phase, forKey: .phase)
+    }
+
+    enum CodingKeys: String, CodingKey { case phase }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import Imago
+
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Load URLs through one pipeline, all started at once."
+    )
+
+    @Argument(help: "URLs to load (http, https, file, data). Repeats coalesce into one transfer.")
+    var urls: [String]
+
+    @Option(help: "Write each loaded image into this directory, named after its URL's last path component.")
+    var out: String?
+
+    @Option(help: "Transfers in flight at most.")
+    var concurrency = 6
+
+    @Flag(help: "Print one JSON object: per-URL results and totals.")
+    var json = false
+
+    mutating func run() async throws {
+        let parsed = try urls.map { text -> URL in
+            guard let url = URL(string: text), url.scheme != nil else {
+                if FileManager.default.fileExists(atPath: text) { return URL(fileURLWithPath: text) }
+                throw ValidationError("not a URL: \(text)")
+            }
+            return url
+        }
+        var configuration = ImagePipeline.Configuration()
+        configuration.maxConcurrentDownloads = concurrency
+        let pipeline = ImagePipeline(configuration: configuration)
+        let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
+        let (report, data) = await BatchLoader(pipeline: pipeline, display: display).load(parsed)
+        if let out { try save(data, urls: parsed, into: URL(fileURLWithPath: out)) }
+        if json {
+            try printJSON(report)
+        } else {
+            let totals = report.totals
+            say("\(totals.images) images, \(totals.networkRequests) transfers, \(totals.coalesced) coalesced, \(totals.bytes.byteCount), \(totals.errors) errors, \(String(format: "%.2f", totals.seconds)) s")
+        }
+        if report.totals.errors > 0 { throw ExitCode(1) }
+    }
+
+    /// Writes each image atomically; names that collide get a numeric suffix.
+    private func save(_ data: [Int: Data], urls: [URL], into directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var used: Set<String> = []
+        for (index, url) in urls.enumerated() {
+            guard let bytes = data[index] else { continue }
+            let base = url.lastPathComponent.isEmpty || url.scheme == "data" ? "image-\(index)" : url.lastPathComponent
+            var name = base
+            var counter = 1
+            while used.contains(name) {
+                counter += 1
+                name = "\(counter)-\(base)"
+            }
+            used.insert(name)
+            try bytes.write(to: directory.appendingPathComponent(name), options: .atomic)
+        }
+    }
+}

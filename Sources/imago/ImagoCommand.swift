@@ -1,0 +1,17 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct ImagoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "imago",
+        abstract: "Load images through the Imago pipeline.",
+        subcommands: [FetchCommand.self, DemoCommand.self]
+    )
+}
+
+/// Writes a line to standard output at once (unbuffered), so it stays in order with the progress
+/// lines on standard error.
+func say(_ line: String = "") {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
