@@ -1,0 +1,71 @@
+import Foundation
+
+/// Timing and process helpers shared by the benchmarks.
+enum Measure {
+    /// Seconds `body` takes.
+    static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        return (ContinuousClock.now - start) / .seconds(1)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+
+    /// Runs a program to completion and returns its standard output; throws on a non-zero exit.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("\(executable) \(arguments.prefix(3).joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// A `/proc/self/status` field in MB (VmRSS: now, VmHWM: peak).
+    static func memoryMB(_ field: String) -> Double {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+        let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        return kilobytes / 1024
+    }
+
+    /// Random bytes: every payload differs, so nothing can dedupe them.
+    static func payload(_ count: Int) -> Data {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum Machine {
+    static func describe() -> String {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+        let memory = ProcessInfo.processInfo.physicalMemory / 1_073_741_824
+        return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(memory) GiB"
+    }
+}
+
+/// Prints one benchmark line: Imago's figure, the peer's, and the ratio against the target.
+func report(_ name: String, imago: String, peer: String, ratio: Double, target: String, met: Bool) {
+    print("\(name)")
+    print("  imago: \(imago)")
+    print("  peer:  \(peer)")
+    print("  ratio: \(String(format: "%.2f", ratio))×  target \(target)  \(met ? "MET" : "NOT MET")")
+    print("")
+}
