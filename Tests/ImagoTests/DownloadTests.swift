@@ -102,13 +102,13 @@ struct DownloadTests {
                     return route
                 }())
             }
-            let loaded1 = try await pipeline.data(for: origin.url("/config.png"))
-            #expect(loaded1 == body)
-            let loaded2 = try await pipeline.data(for: ImageRequest(url: origin.url("/request.png"), credentials: .init(user: "request", password: "secret")))
-            #expect(loaded2 == body)
+            let fromConfiguration = try await pipeline.data(for: origin.url("/config.png"))
+            #expect(fromConfiguration == body)
+            let fromRequest = try await pipeline.data(for: ImageRequest(url: origin.url("/request.png"), credentials: .init(user: "request", password: "secret")))
+            #expect(fromRequest == body)
             let withUserInfo = URL(string: "http://url:secret@127.0.0.1:\(origin.port)/url.png")!
-            let loaded3 = try await pipeline.data(for: withUserInfo)
-            #expect(loaded3 == body)
+            let fromUserInfo = try await pipeline.data(for: withUserInfo)
+            #expect(fromUserInfo == body)
 
             let error = await loadError(pipeline, ImageRequest(url: origin.url("/request.png")))
             #expect(error?.code == .httpStatus(401))
@@ -153,8 +153,8 @@ struct DownloadTests {
         try await withOrigin { origin, pipeline in
             let body = payload(1000)
             origin.serve(body, at: "/t.jpg")
-            let loaded4 = try await pipeline.data(for: origin.url("/t.jpg?content_type=\(contentType)"))
-            #expect(loaded4 == body)
+            let served = try await pipeline.data(for: origin.url("/t.jpg?content_type=\(contentType)"))
+            #expect(served == body)
         }
     }
 
