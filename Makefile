@@ -1,7 +1,8 @@
 # Imago: `make demo` runs the demo, `make test` the tests. Each installs what is missing first.
 SWIFT ?= swift
-# Debian packages: curl (benchmark peer), ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := curl ukui-wallpapers
+# Debian packages: the codec libraries the build links (TurboJPEG, libspng), curl (benchmark peer),
+# ukui-wallpapers (large sample photos for the demo and benchmarks).
+APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test bench clean

@@ -43,6 +43,14 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case fileNotFound
         /// A loader failed for a reason none of the other codes name; see `underlying`.
         case loaderFailed
+        /// No decoder recognises the bytes; carries the first bytes seen, in hex.
+        case unsupportedFormat(firstBytes: String)
+        /// The bytes claim a format but are corrupt or truncated; carries the codec's message.
+        case invalidImage(String)
+        /// The image declares more pixels or a longer side than the decoding limits allow.
+        case imageTooLarge(width: Int, height: Int)
+        /// The image declares zero pixels.
+        case emptyImage
     }
 
     /// The part of the pipeline where the error happened.
@@ -91,6 +99,10 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case .invalidURL: "invalidURL"
         case .fileNotFound: "fileNotFound"
         case .loaderFailed: "loaderFailed"
+        case .unsupportedFormat: "unsupportedFormat"
+        case .invalidImage: "invalidImage"
+        case .imageTooLarge: "imageTooLarge"
+        case .emptyImage: "emptyImage"
         }
     }
 
@@ -125,6 +137,10 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case .invalidURL: "invalid URL"
         case .fileNotFound: "no readable file"
         case .loaderFailed: "loader error"
+        case .unsupportedFormat(let bytes): "unsupported image format (first bytes: \(bytes))"
+        case .invalidImage(let message): "invalid image data: \(message)"
+        case .imageTooLarge(let width, let height): "image of \(width)×\(height) exceeds the decoding limits"
+        case .emptyImage: "image has no pixels"
         }
     }
 

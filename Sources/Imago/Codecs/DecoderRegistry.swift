@@ -1,0 +1,37 @@
+import Foundation
+import Synchronization
+
+/// The decoders a pipeline can use: the first, most recently registered, that recognises the bytes
+/// decodes them (React Native's `RCTImageDataDecoder` registry).
+public final class DecoderRegistry: Sendable {
+    private let decoders: Mutex<[any ImageDecoding]>
+
+    /// Makes a registry; later decoders are asked first.
+    public init(_ decoders: [any ImageDecoding] = []) {
+        self.decoders = Mutex(decoders)
+    }
+
+    /// The built-in decoders.
+    public static func standard() -> DecoderRegistry {
+        DecoderRegistry([PNGDecoder(), JPEGDecoder()])
+    }
+
+    /// Adds a decoder; it is asked before every decoder registered earlier.
+    public func register(_ decoder: any ImageDecoding) {
+        decoders.withLock { $0.append(decoder) }
+    }
+
+    /// The decoder for `data`, or nil when none recognises it.
+    public func decoder(for data: Data) -> (any ImageDecoding)? {
+        decoders.withLock { $0.reversed().first { $0.canDecode(data) } }
+    }
+
+    /// Decodes `data` with the decoder that recognises it.
+    public func decode(_ data: Data, options: DecodingOptions = DecodingOptions()) throws(ImagoError) -> Image {
+        guard let decoder = decoder(for: data) else {
+            let prefix = data.prefix(12).map { String(format: "%02x", $0) }.joined(separator: " ")
+            throw ImagoError(.unsupportedFormat(firstBytes: prefix.isEmpty ? "none" : prefix), url: nil, stage: .decoding)
+        }
+        return try decoder.decode(data, options: options)
+    }
+}

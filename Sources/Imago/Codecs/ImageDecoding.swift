@@ -1,0 +1,43 @@
+import Foundation
+
+/// Decodes one encoded format into an ``Image``.
+///
+/// A decoder is chosen by sniffing the bytes (``canDecode(_:)``), never by URL or Content-Type.
+/// It must read the declared size first and refuse, with ``ImagoError/Code/imageTooLarge(width:height:)``,
+/// anything over the limits before allocating pixels; bad data is an error, never a crash.
+public protocol ImageDecoding: Sendable {
+    /// The format this decoder reads.
+    var format: ImageFormat { get }
+    /// Whether the bytes start like this format.
+    func canDecode(_ data: Data) -> Bool
+    /// Decodes the bytes.
+    func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image
+}
+
+/// Limits and choices for decoding.
+public struct DecodingOptions: Sendable, Hashable {
+    /// Most pixels an image (one frame) may declare. Default 100 megapixels.
+    public var maxPixels = 100_000_000
+    /// Longest side an image may declare. Default 65,535.
+    public var maxSide = 65_535
+    /// Most frames an animation may have. Default 1,000.
+    public var maxFrames = 1_000
+    /// Most pixels all frames of an animation may add up to. Default 500 megapixels.
+    public var maxTotalFramePixels = 500_000_000
+    /// When set, a decoder that can decode at a reduced scale (JPEG, WebP) picks the smallest scale
+    /// whose result still covers this size (after orientation).
+    public var targetSize: PixelSize?
+    /// Turn pixels upright by the EXIF orientation. Default true.
+    public var appliesOrientation = true
+
+    /// The default options.
+    public init() {}
+
+    /// Throws when `width × height` is empty or over the limits.
+    func check(width: Int, height: Int) throws(ImagoError) {
+        guard width > 0, height > 0 else { throw ImagoError(.emptyImage, url: nil, stage: .decoding) }
+        guard width <= maxSide, height <= maxSide, width * height <= maxPixels else {
+            throw ImagoError(.imageTooLarge(width: width, height: height), url: nil, stage: .decoding)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import CTurboJPEG
+import Foundation
+
+/// Decodes JPEG with libjpeg-turbo's TurboJPEG API: baseline and progressive, gray, every chroma
+/// subsampling, RGB, CMYK/YCCK to RGB; EXIF orientation applied; DCT-scaled decode when a target
+/// size allows; progressive scans limited (TJFLAG_LIMITSCANS) against the progressive-JPEG DoS.
+/// A truncated stream yields what it has, as browsers show it: libjpeg's warning is not an error.
+/// Chroma is upsampled by replication (TJFLAG_FASTUPSAMPLE), which is faster and is how the corpus
+/// references were made.
+public struct JPEGDecoder: ImageDecoding {
+    public let format = ImageFormat.jpeg
+
+    /// Makes a JPEG decoder.
+    public init() {}
+
+    public func canDecode(_ data: Data) -> Bool {
+        data.starts(with: [0xFF, 0xD8, 0xFF])
+    }
+
+    public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+        guard let handle = tjInitDecompress() else { throw Self.invalid("cannot create a TurboJPEG decompressor") }
+        defer { tjDestroy(handle) }
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(ImagoError) in try decode(bytes, handle: handle, options: options) }
+        }
+        return try result.get()
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer, handle: tjhandle, options: DecodingOptions) throws(ImagoError) -> Image {
+        guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw Self.invalid("no data") }
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        if tjDecompressHeader3(handle, base, UInt(bytes.count), &width, &height, &subsampling, &colorspace) != 0 {
+            // TurboJPEG 2.1 refuses to name unusual subsamplings (4:1:0) here, after filling in the
+            // size and colorspace; decompression itself handles them.
+            let message = String(cString: tjGetErrorStr2(handle))
+            guard message.contains("subsampling type"), width > 0, height > 0 else { throw Self.invalid(message) }
+        }
+        try options.check(width: Int(width), height: Int(height))
+        let markers = JPEGMarkers(bytes)
+        let orientation = options.appliesOrientation ? markers.orientation : .up
+        let factor = Self.scalingFactor(width: Int(width), height: Int(height), orientation: orientation, target: options.targetSize)
+        let scaledWidth = (Int(width) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+        let scaledHeight = (Int(height) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+
+        let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
+        let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
+        var pixels = [UInt8](repeating: 0, count: scaledWidth * scaledHeight * 4)
+        let status = pixels.withUnsafeMutableBufferPointer { out in
+            tjDecompress2(handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
+                          Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE)
+        }
+        if status != 0 && tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
+            throw Self.invalid(String(cString: tjGetErrorStr2(handle)))
+        }
+        if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: markers.isAdobe) }
+        let upright = orientation.apply(to: pixels, width: scaledWidth, height: scaledHeight)
+        return Image(
+            width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)],
+            metadata: ImageMetadata(format: .jpeg, originalWidth: Int(width), originalHeight: Int(height), orientationApplied: orientation, hasAlpha: false)
+        )
+    }
+
+    /// The smallest TurboJPEG scale whose output still covers `target` (given in upright terms).
+    private static func scalingFactor(width: Int, height: Int, orientation: ImageOrientation, target: PixelSize?) -> tjscalingfactor {
+        let full = tjscalingfactor(num: 1, denom: 1)
+        guard let target else { return full }
+        let (targetWidth, targetHeight) = orientation.swapsDimensions ? (target.height, target.width) : (target.width, target.height)
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count) else { return full }
+        var best = full
+        var bestArea = width * height
+        for factor in UnsafeBufferPointer(start: factors, count: Int(count)) where factor.num <= factor.denom {
+            let w = (width * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+            let h = (height * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+            if w >= targetWidth, h >= targetHeight, w * h < bestArea {
+                best = factor
+                bestArea = w * h
+            }
+        }
+        return best
+    }
+
+    /// CMYK as libjpeg returns it, to RGBA. Adobe files store CMYK inverted (255 = no ink).
+    private static func convertCMYKToRGBA(_ pixels: inout [UInt8], inverted: Bool) {
+        for offset in stride(from: 0, to: pixels.count, by: 4) {
+            var c = Int(pixels[offset]), m = Int(pixels[offset + 1]), y = Int(pixels[offset + 2]), k = Int(pixels[offset + 3])
+            if !inverted { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k }
+            pixels[offset] = UInt8((c * k + 127) / 255)
+            pixels[offset + 1] = UInt8((m * k + 127) / 255)
+            pixels[offset + 2] = UInt8((y * k + 127) / 255)
+            pixels[offset + 3] = 255
+        }
+    }
+
+    private static func invalid(_ message: String) -> ImagoError {
+        ImagoError(.invalidImage("JPEG: " + message), url: nil, stage: .decoding)
+    }
+}

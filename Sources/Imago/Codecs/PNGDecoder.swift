@@ -1,0 +1,136 @@
+import CSPNG
+import Foundation
+
+/// Decodes PNG with libspng: every color type and bit depth, palettes, tRNS transparency, 16-bit
+/// to 8-bit, Adam7 interlacing. The declared size is checked against the limits before any pixel
+/// buffer exists; CRC and zlib errors are errors, and so are a stream that ends before IEND and
+/// palette indices past the palette (libspng accepts both; browsers' decoders do not).
+public struct PNGDecoder: ImageDecoding {
+    public let format = ImageFormat.png
+    private static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// Makes a PNG decoder.
+    public init() {}
+
+    public func canDecode(_ data: Data) -> Bool {
+        data.starts(with: Self.signature)
+    }
+
+    public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+        guard let context = spng_ctx_new(0) else { throw Self.invalid("cannot create a decoder") }
+        defer { spng_ctx_free(context) }
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(ImagoError) in try decode(bytes, context: context, options: options) }
+        }
+        return try result.get()
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer, context: OpaquePointer, options: DecodingOptions) throws(ImagoError) -> Image {
+        let side = UInt32(clamping: options.maxSide)
+        try Self.check(spng_set_image_limits(context, side, side))
+        // Ancillary chunks are small; a 64 MB cap keeps a hostile file from making them large.
+        try Self.check(spng_set_chunk_limits(context, 64 << 20, 64 << 20))
+        try Self.check(spng_set_png_buffer(context, bytes.baseAddress, bytes.count))
+        var header = spng_ihdr()
+        let headerStatus = spng_get_ihdr(context, &header)
+        if headerStatus == Int32(SPNG_EWIDTH.rawValue) || headerStatus == Int32(SPNG_EHEIGHT.rawValue)
+            || headerStatus == Int32(SPNG_EUSER_WIDTH.rawValue) || headerStatus == Int32(SPNG_EUSER_HEIGHT.rawValue) {
+            throw ImagoError(.imageTooLarge(width: Int(header.width), height: Int(header.height)), url: nil, stage: .decoding)
+        }
+        try Self.check(headerStatus)
+        let width = Int(header.width), height = Int(header.height)
+        try options.check(width: width, height: height)
+        let colorType = Int(header.color_type)
+        let pixels = colorType == Int(SPNG_COLOR_TYPE_INDEXED.rawValue)
+            ? try Self.decodeIndexed(context, width: width, height: height, bitDepth: Int(header.bit_depth))
+            : try Self.decode(context, format: Int32(SPNG_FMT_RGBA8.rawValue), expectedSize: width * height * 4)
+        // Read the chunks after the image data, so a stream cut before IEND is an error; libspng
+        // accepts an IEND whose CRC is cut off, so check that the whole chunk is there.
+        try Self.check(spng_decode_chunks(context))
+        guard Self.hasCompleteEnd(bytes) else { throw Self.invalid("data ends inside the IEND chunk") }
+        var transparency = spng_trns()
+        let hasAlpha = colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue) || colorType == Int(SPNG_COLOR_TYPE_TRUECOLOR_ALPHA.rawValue)
+            || spng_get_trns(context, &transparency) == 0
+        return Image(
+            width: width, height: height, frames: [Image.Frame(pixels: pixels)],
+            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+        )
+    }
+
+    /// Decodes the whole image in `format` into a buffer of `expectedSize` bytes.
+    private static func decode(_ context: OpaquePointer, format: Int32, expectedSize: Int) throws(ImagoError) -> [UInt8] {
+        var size = 0
+        try check(spng_decoded_image_size(context, format, &size))
+        guard size == expectedSize else { throw invalid("unexpected decoded size \(size)") }
+        var pixels = [UInt8](repeating: 0, count: size)
+        let status = pixels.withUnsafeMutableBytes { out in
+            spng_decode_image(context, out.baseAddress, out.count, format, Int32(SPNG_DECODE_TRNS.rawValue))
+        }
+        try check(status)
+        return pixels
+    }
+
+    /// Decodes palette indices and expands them through PLTE and tRNS, refusing indices past the
+    /// palette's end.
+    private static func decodeIndexed(_ context: OpaquePointer, width: Int, height: Int, bitDepth: Int) throws(ImagoError) -> [UInt8] {
+        let rowBytes = (width * bitDepth + 7) / 8
+        let indices = try decode(context, format: Int32(SPNG_FMT_PNG.rawValue), expectedSize: rowBytes * height)
+        var palette = spng_plte()
+        try check(spng_get_plte(context, &palette))
+        var transparency = spng_trns()
+        let hasTransparency = spng_get_trns(context, &transparency) == 0
+        // RGBA for each index; indices without a palette entry are marked invalid.
+        var table = [UInt32?](repeating: nil, count: 256)
+        withUnsafeBytes(of: palette.entries) { entries in
+            withUnsafeBytes(of: transparency.type3_alpha) { alphas in
+                for index in 0..<Int(min(palette.n_entries, 256)) {
+                    let alpha = hasTransparency && index < Int(transparency.n_type3_entries) ? alphas[index] : 255
+                    let entry = entries.baseAddress!.advanced(by: index * 4)
+                    table[index] = UInt32(entry.load(fromByteOffset: 0, as: UInt8.self))
+                        | UInt32(entry.load(fromByteOffset: 1, as: UInt8.self)) << 8
+                        | UInt32(entry.load(fromByteOffset: 2, as: UInt8.self)) << 16
+                        | UInt32(alpha) << 24
+                }
+            }
+        }
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        let perByte = 8 / bitDepth
+        let mask = (1 << bitDepth) - 1
+        var outOfRange = false
+        pixels.withUnsafeMutableBytes { out in
+            let out = out.bindMemory(to: UInt32.self)
+            for y in 0..<height {
+                for x in 0..<width {
+                    let byte = Int(indices[y * rowBytes + x / perByte])
+                    let shift = 8 - bitDepth * (x % perByte + 1)
+                    guard let rgba = table[(byte >> shift) & mask] else { outOfRange = true; return }
+                    out[y * width + x] = UInt32(littleEndian: rgba)
+                }
+            }
+        }
+        if outOfRange { throw invalid("palette index out of range") }
+        return pixels
+    }
+
+    /// Whether the bytes hold a whole IEND chunk: length 0, type, and its 4 CRC bytes.
+    private static func hasCompleteEnd(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let end: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44]
+        var start = bytes.count - end.count
+        while start >= 8 {
+            if bytes[start] == 0, bytes[start + 4] == 0x49, bytes[start..<(start + end.count)].elementsEqual(end) {
+                return start + end.count + 4 <= bytes.count
+            }
+            start -= 1
+        }
+        return false
+    }
+
+    private static func check(_ status: Int32) throws(ImagoError) {
+        guard status != 0 else { return }
+        throw invalid(String(cString: spng_strerror(status)))
+    }
+
+    private static func invalid(_ message: String) -> ImagoError {
+        ImagoError(.invalidImage("PNG: " + message), url: nil, stage: .decoding)
+    }
+}

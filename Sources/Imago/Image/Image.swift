@@ -1,0 +1,103 @@
+import Foundation
+
+/// A decoded image: 8-bit RGBA pixels with straight (not premultiplied) alpha, row by row from the
+/// top, 4 bytes per pixel and no row padding; one frame, or several for an animation.
+public struct Image: Sendable {
+    /// One frame of pixels and how long it shows.
+    public struct Frame: Sendable {
+        /// RGBA8 pixels, straight alpha, `width × height × 4` bytes.
+        public var pixels: [UInt8]
+        /// How long the frame shows; zero for a still image.
+        public var duration: Duration
+
+        /// Makes a frame.
+        public init(pixels: [UInt8], duration: Duration = .zero) {
+            self.pixels = pixels
+            self.duration = duration
+        }
+    }
+
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// The frames; at least one.
+    public var frames: [Frame]
+    /// How many times an animation plays; 0 means forever.
+    public var loopCount: Int
+    /// Where the pixels came from.
+    public var metadata: ImageMetadata
+
+    /// Makes an image; `frames` must hold at least one frame of `width × height × 4` bytes.
+    public init(width: Int, height: Int, frames: [Frame], loopCount: Int = 0, metadata: ImageMetadata) {
+        precondition(!frames.isEmpty && frames.allSatisfy { $0.pixels.count == width * height * 4 }, "frames must match the size")
+        self.width = width
+        self.height = height
+        self.frames = frames
+        self.loopCount = loopCount
+        self.metadata = metadata
+    }
+
+    /// The first frame's pixels.
+    public var pixels: [UInt8] { frames[0].pixels }
+
+    /// Whether there is more than one frame.
+    public var isAnimated: Bool { frames.count > 1 }
+
+    /// Bytes held by the pixels of all frames: what a memory cache should count.
+    public var cost: Int { frames.reduce(0) { $0 + $1.pixels.count } }
+
+    /// The RGBA value at (x, y) of the first frame.
+    public func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
+        let offset = (y * width + x) * 4
+        let pixels = frames[0].pixels
+        return (pixels[offset], pixels[offset + 1], pixels[offset + 2], pixels[offset + 3])
+    }
+}
+
+/// Facts about a decoded image that its pixels do not say.
+public struct ImageMetadata: Sendable, Hashable {
+    /// The encoded format.
+    public var format: ImageFormat
+    /// The pixel size stored in the file, before any scaled decode or orientation.
+    public var originalWidth: Int
+    public var originalHeight: Int
+    /// The EXIF orientation the pixels were turned by (`.up` when none was applied).
+    public var orientationApplied: ImageOrientation
+    /// Whether any pixel may be transparent.
+    public var hasAlpha: Bool
+
+    /// Makes metadata.
+    public init(format: ImageFormat, originalWidth: Int, originalHeight: Int, orientationApplied: ImageOrientation = .up, hasAlpha: Bool) {
+        self.format = format
+        self.originalWidth = originalWidth
+        self.originalHeight = originalHeight
+        self.orientationApplied = orientationApplied
+        self.hasAlpha = hasAlpha
+    }
+}
+
+/// An encoded image format.
+public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let jpeg = ImageFormat(rawValue: "jpeg")
+    public static let png = ImageFormat(rawValue: "png")
+    public static let webp = ImageFormat(rawValue: "webp")
+    public static let gif = ImageFormat(rawValue: "gif")
+
+    public var description: String { rawValue }
+}
+
+/// A size in pixels.
+public struct PixelSize: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+
+    /// Makes a size.
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Imago
+
+/// The shared test corpus, `../shared/corpus` beside the project root (see its README).
+enum Corpus {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/corpus")
+
+    static func files(_ folder: String, extension ext: String) throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == ext }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    static func data(_ path: String) throws -> Data {
+        try Data(contentsOf: root.appendingPathComponent(path))
+    }
+
+    /// The reference PNG for a corpus file: the `.png` of the same stem, or of a shorter stem
+    /// (`video-001.q50.420.progressive.jpeg` → `video-001.png`), as the corpus README says.
+    static func reference(for file: URL) -> URL? {
+        var stem = file.deletingPathExtension().lastPathComponent
+        while true {
+            let candidate = root.appendingPathComponent("jpeg/\(stem).png")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
+            guard let dot = stem.lastIndex(of: ".") else { return nil }
+            stem = String(stem[..<dot])
+        }
+    }
+
+    /// The mean absolute difference per channel (R, G, B), rounded down, as Go's averageDelta.
+    static func meanDifference(_ a: Image, _ b: Image) -> Int {
+        precondition(a.width == b.width && a.height == b.height)
+        var sum = 0, count = 0
+        for (index, (x, y)) in zip(a.pixels, b.pixels).enumerated() where index % 4 != 3 {
+            sum += abs(Int(x) - Int(y))
+            count += 1
+        }
+        return sum / max(count, 1)
+    }
+
+    /// The largest difference of any channel between two images of one size.
+    static func maxDifference(_ a: Image, _ b: Image) -> Int {
+        precondition(a.width == b.width && a.height == b.height)
+        return zip(a.pixels, b.pixels).reduce(0) { max($0, abs(Int($1.0) - Int($1.1))) }
+    }
+}

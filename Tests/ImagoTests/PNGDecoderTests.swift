@@ -1,0 +1,103 @@
+import Foundation
+import Imago
+import Testing
+
+@Suite("PNG decoding (libspng)")
+struct PNGDecoderTests {
+    static let suite = ((try? Corpus.files("png", extension: "png")) ?? []).filter { $0.lastPathComponent.hasPrefix("basn") || $0.lastPathComponent.hasPrefix("ftb") }
+
+    @Test("every PngSuite basic and transparency file decodes to RGBA8 at its size (32, or the -NN suffix), alpha said when present", arguments: suite)
+    func pngSuite(file: URL) throws {
+        let name = file.lastPathComponent
+        let image = try PNGDecoder().decode(Data(contentsOf: file), options: DecodingOptions())
+        let side = name.split(separator: "-").dropFirst().first.flatMap { Int($0.prefix(2)) } ?? 32
+        #expect((image.width, image.height) == (side, side))
+        #expect(image.pixels.count == side * side * 4)
+        #expect(image.metadata.format == .png)
+        let declaresAlpha = name.contains("4a") || name.contains("6a") || name.contains("trns") || name.hasPrefix("ftb")
+        #expect(image.metadata.hasAlpha == declaresAlpha)
+        if !image.metadata.hasAlpha { #expect(image.pixels.enumerated().allSatisfy { $0.offset % 4 != 3 || $0.element == 255 }) }
+    }
+
+    @Test("1-bit gray is pure black and white; 16-bit becomes its high byte")
+    func bitDepths() throws {
+        let bilevel = try PNGDecoder().decode(Corpus.data("png/basn0g01.png"), options: DecodingOptions())
+        #expect(bilevel.pixels.allSatisfy { $0 == 0 || $0 == 255 })
+        #expect(Set(bilevel.pixels.enumerated().filter { $0.offset % 4 == 0 }.map(\.element)) == [0, 255])
+        let gray16 = try PNGDecoder().decode(Corpus.data("png/basn0g16.png"), options: DecodingOptions())
+        #expect(gray16.pixels.enumerated().allSatisfy { $0.offset % 4 == 3 ? $0.element == 255 : true })
+        #expect(Set(gray16.pixels.enumerated().filter { $0.offset % 4 == 0 }.map(\.element)).count > 16)
+    }
+
+    @Test("Adam7 interlaced and plain encodings of one picture decode to the same pixels")
+    func interlaced() throws {
+        let plain = try PNGDecoder().decode(Corpus.data("png/benchRGB.png"), options: DecodingOptions())
+        let interlaced = try PNGDecoder().decode(Corpus.data("png/benchRGB-interlace.png"), options: DecodingOptions())
+        #expect(plain.width == interlaced.width && plain.height == interlaced.height)
+        #expect(plain.pixels == interlaced.pixels)
+    }
+
+    @Test("tRNS makes transparent pixels", arguments: ["basn3p08-trns.png", "ftbbn0g04.png"])
+    func transparency(name: String) throws {
+        let image = try PNGDecoder().decode(Corpus.data("png/\(name)"), options: DecodingOptions())
+        let alphas = Set(image.pixels.enumerated().filter { $0.offset % 4 == 3 }.map(\.element))
+        #expect(alphas.contains(0) || alphas.contains { $0 < 255 })
+    }
+
+    @Test("invalid PNGs are rejected with invalidImage (no IEND may decode)", arguments: ["invalid-crc32.png", "invalid-palette.png", "invalid-trunc.png", "invalid-zlib.png", "invalid-noend.png"])
+    func invalid(name: String) throws {
+        let data = try Corpus.data("invalid/\(name)")
+        do {
+            let image = try PNGDecoder().decode(data, options: DecodingOptions())
+            #expect(name == "invalid-noend.png", "\(name) decoded to \(image.width)×\(image.height)")
+        } catch {
+            guard case .invalidImage(let message) = error.code else { Issue.record("\(name): \(error)"); return }
+            #expect(message.hasPrefix("PNG:"))
+        }
+    }
+
+    @Test("a decompression bomb (a tiny PNG declaring 50,000 × 50,000) is refused before allocating")
+    func bomb() throws {
+        let data = PNGBytes.header(width: 50_000, height: 50_000)
+        #expect(data.count < 100)
+        do {
+            _ = try PNGDecoder().decode(data, options: DecodingOptions())
+            Issue.record("decoded a bomb")
+        } catch {
+            #expect(error.code == .imageTooLarge(width: 50_000, height: 50_000))
+        }
+    }
+}
+
+/// Builds PNG byte streams for tests.
+enum PNGBytes {
+    /// A signature and a valid IHDR (8-bit RGBA) declaring `width × height`, then an empty IDAT and IEND.
+    static func header(width: UInt32, height: UInt32) -> Data {
+        var data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        var ihdr = Data()
+        for value in [width, height] { ihdr.append(contentsOf: withUnsafeBytes(of: value.bigEndian) { Array($0) }) }
+        ihdr.append(contentsOf: [8, 6, 0, 0, 0])
+        data.append(chunk("IHDR", ihdr))
+        data.append(chunk("IDAT", Data()))
+        data.append(chunk("IEND", Data()))
+        return data
+    }
+
+    static func chunk(_ type: String, _ body: Data) -> Data {
+        var out = Data(withUnsafeBytes(of: UInt32(body.count).bigEndian) { Array($0) })
+        let typed = Data(type.utf8) + body
+        out.append(typed)
+        out.append(contentsOf: withUnsafeBytes(of: crc32(typed).bigEndian) { Array($0) })
+        return out
+    }
+
+    /// CRC-32 as PNG (and zlib) compute it.
+    static func crc32(_ data: Data) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+}
