@@ -33,8 +33,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// The default options.
     public init() {}
 
-    /// Throws when `width × height` is empty or over the limits.
-    func check(width: Int, height: Int) throws(ImagoError) {
+    /// Throws `emptyImage` or `imageTooLarge` when a declared `width × height` is empty or over the
+    /// limits. Decoders call it with the header's size before allocating pixels.
+    public func check(width: Int, height: Int) throws(ImagoError) {
         guard width > 0, height > 0 else { throw ImagoError(.emptyImage, url: nil, stage: .decoding) }
         guard width <= maxSide, height <= maxSide, width * height <= maxPixels else {
             throw ImagoError(.imageTooLarge(width: width, height: height), url: nil, stage: .decoding)
