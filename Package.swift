@@ -31,10 +31,12 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 "CTurboJPEG",
                 "CSPNG",
+                "CWebP",
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CSPNG", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .target(
             name: "ImagoTestSupport",
             dependencies: [

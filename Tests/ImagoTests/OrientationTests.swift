@@ -29,12 +29,7 @@ struct OrientationTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("imago-orientation-\(UUID().uuidString).jpeg")
         try Corpus.data("jpeg/video-001.jpeg").write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/exiftool")
-        process.arguments = ["-q", "-n", "-overwrite_original", "-Orientation=\(orientation)", file.path]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        try runTool("/usr/bin/exiftool", ["-q", "-n", "-overwrite_original", "-Orientation=\(orientation)", file.path])
         return try Data(contentsOf: file)
     }
 

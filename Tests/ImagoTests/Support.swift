@@ -81,3 +81,22 @@ final class Countdown: Sendable {
         }
     }
 }
+
+/// Runs a command-line tool (exiftool, dwebp, img2webp, …) and fails the test if it fails.
+func runTool(_ path: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(path) \(arguments.joined(separator: " ")) failed", sourceLocation: sourceLocation)
+}
+
+/// A fresh temporary directory, removed by the caller.
+func temporaryDirectory() throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}

@@ -1,0 +1,101 @@
+import CWebP
+import Foundation
+
+/// Decodes WebP with libwebp: lossy, lossless, alpha, scaled decode for stills, and animations
+/// (every frame composited on the canvas by `WebPAnimDecoder`, with durations and loop count).
+public struct WebPDecoder: ImageDecoding {
+    public let format = ImageFormat.webp
+
+    /// Makes a WebP decoder.
+    public init() {}
+
+    public func canDecode(_ data: Data) -> Bool {
+        data.count >= 12 && data.starts(with: Array("RIFF".utf8)) && data.dropFirst(8).starts(with: Array("WEBP".utf8))
+    }
+
+    public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(ImagoError) in try decode(bytes, options: options) }
+        }
+        return try result.get()
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(ImagoError) -> Image {
+        guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw Self.invalid("no data") }
+        var features = WebPBitstreamFeatures()
+        let status = WebPGetFeatures(base, bytes.count, &features)
+        guard status == VP8_STATUS_OK else { throw Self.invalid("cannot read the header (status \(status.rawValue))") }
+        try options.check(width: Int(features.width), height: Int(features.height))
+        if features.has_animation != 0 { return try decodeAnimation(base, count: bytes.count, options: options) }
+
+        let width = Int(features.width), height = Int(features.height)
+        var outWidth = width, outHeight = height
+        if let target = options.targetSize, target.width < width || target.height < height {
+            // The smallest size with the image's aspect ratio that still covers the target.
+            let scale = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
+            outWidth = max(1, min(width, Int((Double(width) * scale).rounded(.up))))
+            outHeight = max(1, min(height, Int((Double(height) * scale).rounded(.up))))
+        }
+        var config = WebPDecoderConfig()
+        guard WebPInitDecoderConfig(&config) != 0 else { throw Self.invalid("libwebp version mismatch") }
+        if (outWidth, outHeight) != (width, height) {
+            config.options.use_scaling = 1
+            config.options.scaled_width = Int32(outWidth)
+            config.options.scaled_height = Int32(outHeight)
+        }
+        var pixels = [UInt8](repeating: 0, count: outWidth * outHeight * 4)
+        let decoded = pixels.withUnsafeMutableBufferPointer { out in
+            config.output.colorspace = MODE_RGBA
+            config.output.is_external_memory = 1
+            config.output.u.RGBA.rgba = out.baseAddress
+            config.output.u.RGBA.stride = Int32(outWidth * 4)
+            config.output.u.RGBA.size = out.count
+            defer { WebPFreeDecBuffer(&config.output) }
+            return WebPDecode(base, bytes.count, &config)
+        }
+        guard decoded == VP8_STATUS_OK else { throw Self.invalid("decoding failed (status \(decoded.rawValue))") }
+        return Image(
+            width: outWidth, height: outHeight, frames: [Image.Frame(pixels: pixels)],
+            metadata: ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: features.has_alpha != 0)
+        )
+    }
+
+    private func decodeAnimation(_ base: UnsafePointer<UInt8>, count: Int, options: DecodingOptions) throws(ImagoError) -> Image {
+        var data = WebPData(bytes: base, size: count)
+        var animationOptions = WebPAnimDecoderOptions()
+        guard WebPAnimDecoderOptionsInit(&animationOptions) != 0 else { throw Self.invalid("libwebp version mismatch") }
+        animationOptions.color_mode = MODE_RGBA
+        guard let decoder = WebPAnimDecoderNew(&data, &animationOptions) else { throw Self.invalid("cannot read the animation") }
+        defer { WebPAnimDecoderDelete(decoder) }
+        var info = WebPAnimInfo()
+        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else { throw Self.invalid("cannot read the animation") }
+        let width = Int(info.canvas_width), height = Int(info.canvas_height)
+        try options.check(width: width, height: height)
+        let frameCount = Int(info.frame_count)
+        guard frameCount <= options.maxFrames, frameCount * width * height <= options.maxTotalFramePixels else {
+            throw ImagoError(.imageTooLarge(width: width, height: height), url: nil, stage: .decoding)
+        }
+        var frames: [Image.Frame] = []
+        var previous: Int32 = 0
+        while WebPAnimDecoderHasMoreFrames(decoder) != 0 {
+            var buffer: UnsafeMutablePointer<UInt8>?
+            var timestamp: Int32 = 0
+            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
+                throw Self.invalid("frame \(frames.count + 1) is corrupt")
+            }
+            let pixels = [UInt8](UnsafeBufferPointer(start: buffer, count: width * height * 4))
+            frames.append(Image.Frame(pixels: pixels, duration: .milliseconds(Int(timestamp - previous))))
+            previous = timestamp
+        }
+        guard !frames.isEmpty else { throw Self.invalid("animation without frames") }
+        let hasAlpha = frames.contains { $0.pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element != 255 } }
+        return Image(
+            width: width, height: height, frames: frames, loopCount: Int(info.loop_count),
+            metadata: ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+        )
+    }
+
+    private static func invalid(_ message: String) -> ImagoError {
+        ImagoError(.invalidImage("WebP: " + message), url: nil, stage: .decoding)
+    }
+}
