@@ -13,7 +13,7 @@ public final class DecoderRegistry: Sendable {
 
     /// The built-in decoders.
     public static func standard() -> DecoderRegistry {
-        DecoderRegistry([WebPDecoder(), PNGDecoder(), JPEGDecoder()])
+        DecoderRegistry([GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 
     /// Adds a decoder; it is asked before every decoder registered earlier.

@@ -1,0 +1,203 @@
+import CGIF
+import Foundation
+
+/// Decodes GIF with giflib, record by record so every frame's size is checked before its pixels
+/// are read: all frames composited on the canvas with disposal none / background / previous,
+/// transparency, interlacing, loop count (NETSCAPE2.0) and delays, where 10 ms or less counts as
+/// 100 ms as browsers do. A stream cut after at least one whole frame yields the frames it has.
+public struct GIFDecoder: ImageDecoding {
+    public let format = ImageFormat.gif
+
+    /// Makes a GIF decoder.
+    public init() {}
+
+    public func canDecode(_ data: Data) -> Bool {
+        data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8))
+    }
+
+    public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(ImagoError) in try decode(bytes, options: options) }
+        }
+        return try result.get()
+    }
+
+    /// Where giflib's read callback takes its bytes from.
+    private final class Input {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    }
+
+    /// The graphics control extension in force for the next frame.
+    private struct Control {
+        var disposal = Int32(DISPOSAL_UNSPECIFIED)
+        var delay = 0
+        var transparentIndex = Int32(NO_TRANSPARENT_COLOR)
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(ImagoError) -> Image {
+        let input = Input(bytes)
+        var status: Int32 = 0
+        let opened = withExtendedLifetime(input) {
+            DGifOpen(Unmanaged.passUnretained(input).toOpaque(), { gif, buffer, count in
+                guard let gif, let buffer, let user = gif.pointee.UserData else { return 0 }
+                let input = Unmanaged<Input>.fromOpaque(user).takeUnretainedValue()
+                let available = min(Int(count), input.bytes.count - input.offset)
+                guard available > 0, let base = input.bytes.baseAddress else { return 0 }
+                buffer.update(from: base.advanced(by: input.offset).assumingMemoryBound(to: UInt8.self), count: available)
+                input.offset += available
+                return Int32(available)
+            }, &status)
+        }
+        guard let gif = opened else { throw Self.invalid(String(cString: GifErrorString(status))) }
+        defer { DGifCloseFile(gif, &status) }
+        return try withExtendedLifetime(input) { () throws(ImagoError) -> Image in
+            try decodeFrames(gif, options: options)
+        }
+    }
+
+    private func decodeFrames(_ gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) throws(ImagoError) -> Image {
+        let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
+        try options.check(width: width, height: height)
+        var canvas = [UInt8](repeating: 0, count: width * height * 4)
+        var frames: [Image.Frame] = []
+        var control = Control()
+        var loopCount = 1
+        var failure: ImagoError?
+        records: while true {
+            var record = UNDEFINED_RECORD_TYPE
+            guard DGifGetRecordType(gif, &record) == GIF_OK else { failure = Self.error(gif); break }
+            switch record {
+            case IMAGE_DESC_RECORD_TYPE:
+                guard DGifGetImageDesc(gif) == GIF_OK else { failure = Self.error(gif); break records }
+                guard frames.count < options.maxFrames, (frames.count + 1) * width * height <= options.maxTotalFramePixels else {
+                    throw ImagoError(.imageTooLarge(width: width, height: height), url: nil, stage: .decoding)
+                }
+                do {
+                    let frame = try Self.readFrame(gif, options: options)
+                    let saved = control.disposal == DISPOSE_PREVIOUS ? canvas : nil
+                    Self.draw(frame, gif: gif, transparentIndex: control.transparentIndex, on: &canvas, width: width, height: height)
+                    // Browsers show delays of 10 ms or less as 100 ms.
+                    let delay = control.delay <= 1 ? 100 : control.delay * 10
+                    frames.append(Image.Frame(pixels: canvas, duration: .milliseconds(delay)))
+                    if control.disposal == DISPOSE_BACKGROUND {
+                        Self.clear(frame.rect, on: &canvas, width: width, height: height)
+                    } else if let saved {
+                        canvas = saved
+                    }
+                    control = Control()
+                } catch {
+                    failure = error
+                    break records
+                }
+            case EXTENSION_RECORD_TYPE:
+                do {
+                    try Self.readExtension(gif, control: &control, loopCount: &loopCount)
+                } catch {
+                    failure = error
+                    break records
+                }
+            case TERMINATE_RECORD_TYPE:
+                break records
+            default:
+                failure = Self.invalid("unknown record")
+                break records
+            }
+        }
+        if let failure, frames.isEmpty { throw failure }
+        guard !frames.isEmpty else { throw Self.invalid("no image in the file") }
+        if frames.count == 1 { frames[0].duration = .zero }
+        let hasAlpha = frames.contains { $0.pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element != 255 } }
+        return Image(
+            width: width, height: height, frames: frames, loopCount: frames.count > 1 ? loopCount : 0,
+            metadata: ImageMetadata(format: .gif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+        )
+    }
+
+    private struct Frame {
+        var rect: (x: Int, y: Int, width: Int, height: Int)
+        var indices: [UInt8]
+    }
+
+    /// Reads the current image's indices, de-interlaced, after checking its declared size.
+    private static func readFrame(_ gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) throws(ImagoError) -> Frame {
+        let description = gif.pointee.Image
+        let rect = (x: Int(description.Left), y: Int(description.Top), width: Int(description.Width), height: Int(description.Height))
+        try options.check(width: rect.width, height: rect.height)
+        var indices = [UInt8](repeating: 0, count: rect.width * rect.height)
+        let rows: [Int] = description.Interlace
+            ? [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { start, step in Array(stride(from: start, to: rect.height, by: step)) }
+            : Array(0..<rect.height)
+        let ok = indices.withUnsafeMutableBufferPointer { out in
+            rows.allSatisfy { row in DGifGetLine(gif, out.baseAddress! + row * rect.width, Int32(rect.width)) == GIF_OK }
+        }
+        guard ok else { throw error(gif) }
+        return Frame(rect: rect, indices: indices)
+    }
+
+    /// Draws a frame's opaque pixels on the canvas through its color map (local, else global).
+    private static func draw(_ frame: Frame, gif: UnsafeMutablePointer<GifFileType>, transparentIndex: Int32, on canvas: inout [UInt8], width: Int, height: Int) {
+        guard let map = gif.pointee.Image.ColorMap ?? gif.pointee.SColorMap, let colors = map.pointee.Colors else { return }
+        let colorCount = Int(map.pointee.ColorCount)
+        for row in 0..<frame.rect.height {
+            let y = frame.rect.y + row
+            guard y < height else { break }
+            for column in 0..<frame.rect.width {
+                let x = frame.rect.x + column
+                guard x < width else { break }
+                let index = Int(frame.indices[row * frame.rect.width + column])
+                // Transparent and out-of-palette pixels leave the canvas as it is.
+                guard index != Int(transparentIndex), index < colorCount else { continue }
+                let color = colors[index]
+                let offset = (y * width + x) * 4
+                canvas[offset] = color.Red
+                canvas[offset + 1] = color.Green
+                canvas[offset + 2] = color.Blue
+                canvas[offset + 3] = 255
+            }
+        }
+    }
+
+    /// Disposal to background: browsers clear the frame's rectangle to transparent.
+    private static func clear(_ rect: (x: Int, y: Int, width: Int, height: Int), on canvas: inout [UInt8], width: Int, height: Int) {
+        for y in rect.y..<min(rect.y + rect.height, height) {
+            for x in rect.x..<min(rect.x + rect.width, width) {
+                let offset = (y * width + x) * 4
+                canvas.replaceSubrange(offset..<(offset + 4), with: [0, 0, 0, 0])
+            }
+        }
+    }
+
+    /// Reads an extension: the graphics control block, or the NETSCAPE2.0 loop count.
+    private static func readExtension(_ gif: UnsafeMutablePointer<GifFileType>, control: inout Control, loopCount: inout Int) throws(ImagoError) {
+        var code: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw error(gif) }
+        var isNetscape = false
+        var first = true
+        while let current = block {
+            let length = Int(current[0])
+            if code == GRAPHICS_EXT_FUNC_CODE, first {
+                var gcb = GraphicsControlBlock()
+                if DGifExtensionToGCB(length, current + 1, &gcb) == GIF_OK {
+                    control = Control(disposal: gcb.DisposalMode, delay: Int(gcb.DelayTime), transparentIndex: gcb.TransparentColor)
+                }
+            } else if code == APPLICATION_EXT_FUNC_CODE, first {
+                isNetscape = length == 11 && (0..<11).map { current[1 + $0] } == Array("NETSCAPE2.0".utf8)
+            } else if isNetscape, length >= 3, current[1] == 1 {
+                loopCount = Int(current[2]) | Int(current[3]) << 8
+            }
+            first = false
+            guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw error(gif) }
+        }
+    }
+
+    private static func error(_ gif: UnsafeMutablePointer<GifFileType>) -> ImagoError {
+        invalid(String(cString: GifErrorString(gif.pointee.Error)))
+    }
+
+    private static func invalid(_ message: String) -> ImagoError {
+        ImagoError(.invalidImage("GIF: " + message), url: nil, stage: .decoding)
+    }
+}

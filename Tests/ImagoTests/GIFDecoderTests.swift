@@ -1,0 +1,124 @@
+import Foundation
+import Imago
+import Testing
+
+@Suite("GIF decoding (giflib)")
+struct GIFDecoderTests {
+    static func decode(_ url: URL) throws -> Image {
+        try GIFDecoder().decode(Data(contentsOf: url), options: DecodingOptions())
+    }
+
+    @Test("single-frame corpus GIFs match their reference (64/255, 128/255 for 5 bpp, per channel)", arguments: [
+        ("video-001.gif", "video-001.png", 64), ("video-001.interlaced.gif", "video-001.png", 64),
+        ("video-001.5bpp.gif", "video-001.png", 128), ("video-005.gray.gif", "video-005.gray.png", 64),
+    ])
+    func conformance(name: String, reference: String, tolerance: Int) throws {
+        let image = try Self.decode(Corpus.root.appendingPathComponent("gif/\(name)"))
+        let expected = try PNGDecoder().decode(Corpus.data("jpeg/\(reference)"), options: DecodingOptions())
+        #expect((image.width, image.height) == (expected.width, expected.height))
+        #expect(Corpus.maxDifference(image, expected) <= tolerance)
+        #expect(image.frames.count == 1 && !image.isAnimated)
+        #expect(image.metadata.format == .gif)
+        #expect(!image.metadata.hasAlpha)
+    }
+
+    @Test("interlaced and plain encodings decode to the same pixels")
+    func interlaced() throws {
+        let plain = try Self.decode(Corpus.root.appendingPathComponent("gif/video-001.gif"))
+        let interlaced = try Self.decode(Corpus.root.appendingPathComponent("gif/video-001.interlaced.gif"))
+        #expect(plain.pixels == interlaced.pixels)
+    }
+
+    @Test("the transparent index becomes alpha 0")
+    func transparency() throws {
+        let image = try Self.decode(Corpus.root.appendingPathComponent("gif/triangle-001.gif"))
+        #expect((image.width, image.height) == (256, 128))
+        #expect(image.metadata.hasAlpha)
+        let alphas = Set(image.pixels.enumerated().filter { $0.offset % 4 == 3 }.map(\.element))
+        #expect(alphas == [0, 255])
+    }
+
+    /// video-001 full, then a 30×20 gray crop at (10, 10) with `disposal`, then a 2×2 frame at (0, 0);
+    /// delays 50 ms, 10 ms (shown as 100 ms) and 200 ms; loop count 2; made by gifsicle.
+    static func animation(disposal: String) throws -> (animation: Image, base: Image, crop: Image) {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gif = Corpus.root.appendingPathComponent("gif")
+        let crop = directory.appendingPathComponent("crop.gif"), dot = directory.appendingPathComponent("dot.gif")
+        let output = directory.appendingPathComponent("anim.gif")
+        try runTool("/usr/bin/gifsicle", ["--crop", "10,10+30x20", gif.appendingPathComponent("video-005.gray.gif").path, "-o", crop.path])
+        try runTool("/usr/bin/gifsicle", ["--crop", "0,0+2x2", gif.appendingPathComponent("triangle-001.gif").path, "-o", dot.path])
+        try runTool("/usr/bin/gifsicle", [
+            "-m", "--loopcount=2", "-d", "5", gif.appendingPathComponent("video-001.gif").path,
+            "--disposal=\(disposal)", "-d", "1", "-p", "10,10", crop.path,
+            "--disposal=none", "-d", "20", "-p", "0,0", dot.path, "-o", output.path,
+        ])
+        return (try decode(output), try decode(gif.appendingPathComponent("video-001.gif")), try decode(crop))
+    }
+
+    static func pixel(_ pixels: [UInt8], width: Int, x: Int, y: Int) -> [UInt8] {
+        Array(pixels[((y * width + x) * 4)..<((y * width + x) * 4 + 4)])
+    }
+
+    @Test("animated GIF frames are composited with disposal none, background and previous", arguments: ["none", "background", "previous"])
+    func disposal(disposal: String) throws {
+        let (animation, base, crop) = try Self.animation(disposal: disposal)
+        #expect(animation.frames.count == 3)
+        #expect(animation.loopCount == 2)
+        #expect(animation.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
+        #expect(animation.frames[0].pixels == base.pixels)
+        let width = animation.width
+        // Frame 1: the crop inside its rectangle, frame 0 outside it.
+        for (x, y) in [(10, 10), (39, 29), (25, 20)] {
+            #expect(Self.pixel(animation.frames[1].pixels, width: width, x: x, y: y) == Self.pixel(crop.pixels, width: crop.width, x: x - 10, y: y - 10))
+        }
+        #expect(Self.pixel(animation.frames[1].pixels, width: width, x: 60, y: 60) == Self.pixel(base.pixels, width: width, x: 60, y: 60))
+        // Frame 2: frame 1's rectangle after its disposal.
+        let inside = Self.pixel(animation.frames[2].pixels, width: width, x: 25, y: 20)
+        switch disposal {
+        case "none": #expect(inside == Self.pixel(crop.pixels, width: crop.width, x: 15, y: 10))
+        case "background": #expect(inside == [0, 0, 0, 0])
+        default: #expect(inside == Self.pixel(base.pixels, width: width, x: 25, y: 20))
+        }
+        #expect(animation.metadata.hasAlpha == (disposal == "background"))
+    }
+
+    @Test("frame limits are enforced while reading")
+    func frameLimit() throws {
+        let data = try GIFDecoder().decode(Corpus.data("gif/video-001.gif"), options: DecodingOptions())
+        #expect(data.frames.count == 1)
+        var options = DecodingOptions()
+        options.maxFrames = 2
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("three.gif")
+        let frame = Corpus.root.appendingPathComponent("gif/video-001.gif").path
+        try runTool("/usr/bin/gifsicle", ["-m", frame, frame, frame, "-o", output.path])
+        do {
+            _ = try GIFDecoder().decode(Data(contentsOf: output), options: options)
+            Issue.record("decoded past the frame limit")
+        } catch let error as ImagoError {
+            #expect(error.code == .imageTooLarge(width: 150, height: 103))
+        }
+    }
+
+    @Test("a GIF cut inside its first frame is an error; cut after a frame, it yields that frame")
+    func truncated() throws {
+        let data = try Corpus.data("gif/video-001.gif")
+        do {
+            _ = try GIFDecoder().decode(data.prefix(data.count / 2), options: DecodingOptions())
+            Issue.record("decoded half a frame")
+        } catch {
+            guard case .invalidImage(let message) = error.code else { Issue.record("got \(error)"); return }
+            #expect(message.hasPrefix("GIF:"))
+        }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("two.gif")
+        let frame = Corpus.root.appendingPathComponent("gif/video-001.gif").path
+        try runTool("/usr/bin/gifsicle", ["-m", frame, frame, "-o", output.path])
+        let two = try Data(contentsOf: output)
+        let image = try GIFDecoder().decode(two.prefix(two.count - 200), options: DecodingOptions())
+        #expect(image.frames.count == 1)
+    }
+}
