@@ -29,6 +29,11 @@ enum Corpus {
         }
     }
 
+    /// Whether two pixel buffers are identical; a Bool, so a failure does not print megabytes.
+    static func samePixels(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a == b
+    }
+
     /// The mean absolute difference per channel (R, G, B), rounded down, as Go's averageDelta.
     static func meanDifference(_ a: Image, _ b: Image) -> Int {
         precondition(a.width == b.width && a.height == b.height)

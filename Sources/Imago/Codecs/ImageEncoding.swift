@@ -1,0 +1,43 @@
+import Foundation
+
+/// Encodes an ``Image`` into one format. Animated images are encoded from their first frame.
+public protocol ImageEncoding: Sendable {
+    /// The format this encoder writes.
+    var format: ImageFormat { get }
+    /// Encodes the image.
+    func encode(_ image: Image) throws(ImagoError) -> Data
+}
+
+extension ImageFormat {
+    /// The format a file name's extension names (`.jpg`, `.jpeg`, `.png`, `.webp`, `.gif`), or nil.
+    public init?(fileExtension: String) {
+        switch fileExtension.lowercased() {
+        case "jpg", "jpeg": self = .jpeg
+        case "png": self = .png
+        case "webp": self = .webp
+        case "gif": self = .gif
+        default: return nil
+        }
+    }
+}
+
+extension Image {
+    /// The first frame's pixels composited over white, alpha dropped to 255: what a format without
+    /// transparency (JPEG) should show.
+    var pixelsOverWhite: [UInt8] {
+        guard metadata.hasAlpha else { return pixels }
+        var out = pixels
+        for offset in stride(from: 0, to: out.count, by: 4) {
+            let alpha = Int(out[offset + 3])
+            for channel in 0..<3 {
+                out[offset + channel] = UInt8((Int(out[offset + channel]) * alpha + 255 * (255 - alpha) + 127) / 255)
+            }
+            out[offset + 3] = 255
+        }
+        return out
+    }
+}
+
+func encodingError(_ format: ImageFormat, _ message: String) -> ImagoError {
+    ImagoError(.invalidImage("\(format) encoding: \(message)"), url: nil, stage: .processing)
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Imago
+import Testing
+
+@Suite("Encoders")
+struct EncoderTests {
+    static func photo() throws -> Image {
+        try PNGDecoder().decode(Corpus.data("jpeg/video-001.png"), options: DecodingOptions())
+    }
+
+    static func withAlpha() throws -> Image {
+        try PNGDecoder().decode(Corpus.data("png/basn6a08.png"), options: DecodingOptions())
+    }
+
+    @Test("PNG round-trips exactly, with and without alpha")
+    func png() throws {
+        for image in [try Self.photo(), try Self.withAlpha()] {
+            let data = try PNGEncoder().encode(image)
+            let back = try DecoderRegistry.standard().decode(data)
+            #expect(back.metadata.format == .png)
+            #expect(Corpus.samePixels(back.pixels, image.pixels))
+            #expect(back.metadata.hasAlpha == image.metadata.hasAlpha)
+        }
+    }
+
+    @Test("lossless WebP round-trips exactly; lossy stays close and shrinks with quality")
+    func webp() throws {
+        let image = try Self.withAlpha()
+        let lossless = try DecoderRegistry.standard().decode(WebPEncoder(lossless: true).encode(image))
+        #expect(Corpus.samePixels(lossless.pixels, image.pixels))
+        let photo = try Self.photo()
+        let high = try WebPEncoder(quality: 90).encode(photo)
+        let low = try WebPEncoder(quality: 20).encode(photo)
+        #expect(low.count < high.count)
+        let decoded = try WebPDecoder().decode(high, options: DecodingOptions())
+        #expect(Corpus.meanDifference(decoded, photo) <= 4)
+    }
+
+    @Test("JPEG: quality sets size, round trip stays close, progressive writes SOF2")
+    func jpeg() throws {
+        let photo = try Self.photo()
+        let q90 = try JPEGEncoder(quality: 90).encode(photo)
+        let q30 = try JPEGEncoder(quality: 30).encode(photo)
+        #expect(q30.count < q90.count)
+        let back = try JPEGDecoder().decode(q90, options: DecodingOptions())
+        #expect(Corpus.meanDifference(back, photo) <= 4)
+        let progressive = try JPEGEncoder(quality: 90, progressive: true).encode(photo)
+        #expect(progressive.range(of: Data([0xFF, 0xC2])) != nil)
+        #expect(q90.range(of: Data([0xFF, 0xC2])) == nil)
+        #expect(try JPEGDecoder().decode(progressive, options: DecodingOptions()).width == photo.width)
+    }
+
+    @Test("JPEG composites transparent pixels over white")
+    func jpegAlpha() throws {
+        let clear = Image(width: 8, height: 8, frames: [.init(pixels: [UInt8](repeating: 0, count: 256))],
+                          metadata: ImageMetadata(format: .png, originalWidth: 8, originalHeight: 8, hasAlpha: true))
+        let back = try JPEGDecoder().decode(JPEGEncoder(quality: 95).encode(clear), options: DecodingOptions())
+        #expect(back.pixels.allSatisfy { $0 >= 250 })
+    }
+
+    @Test("file extensions name formats")
+    func extensions() {
+        #expect(ImageFormat(fileExtension: "JPG") == .jpeg)
+        #expect(ImageFormat(fileExtension: "webp") == .webp)
+        #expect(ImageFormat(fileExtension: "bmp") == nil)
+    }
+}
