@@ -9,6 +9,10 @@ struct BatchReport: Codable {
         var error: String?
         var bytes: Int
         var source: String?
+        var width: Int?
+        var height: Int?
+        var format: String?
+        var frames: Int?
     }
 
     struct Totals: Codable {
@@ -26,13 +30,14 @@ struct BatchReport: Codable {
     var totals: Totals
 }
 
-/// Loads URLs through one pipeline, all started at once, and reports each outcome and the totals.
+/// Loads and decodes URLs through one pipeline, all started at once, and reports each outcome and
+/// the totals.
 struct BatchLoader {
     let pipeline: ImagePipeline
     let display: ProgressDisplay
 
-    /// Loads `urls` (duplicates included: they coalesce) and returns the report and the bytes by index.
-    func load(_ urls: [URL]) async -> (BatchReport, [Int: Data]) {
+    /// Loads `urls` (duplicates included: they coalesce) and returns the report and the responses by index.
+    func load(_ urls: [URL]) async -> (BatchReport, [Int: ImageResponse]) {
         let before = pipeline.statistics
         let start = ContinuousClock.now
         display.begin(total: urls.count)
@@ -59,12 +64,16 @@ struct BatchLoader {
         let seconds = (ContinuousClock.now - start) / .seconds(1)
         let after = pipeline.statistics
         var images: [BatchReport.ImageResult] = []
-        var data: [Int: Data] = [:]
+        var responses: [Int: ImageResponse] = [:]
         for (index, url) in urls.enumerated() {
             switch outcomes[index]! {
             case .success(let response):
-                data[index] = response.data
-                images.append(.init(url: url.absoluteString, status: "ok", error: nil, bytes: response.data.count, source: response.source.rawValue))
+                responses[index] = response
+                images.append(.init(
+                    url: url.absoluteString, status: "ok", error: nil, bytes: response.data.count, source: response.source.rawValue,
+                    width: response.image?.width, height: response.image?.height,
+                    format: response.image?.metadata.format.rawValue, frames: response.image?.frames.count
+                ))
             case .failure(let error):
                 images.append(.init(url: url.absoluteString, status: "error", error: error.description, bytes: 0, source: nil))
             }
@@ -77,7 +86,7 @@ struct BatchLoader {
             errors: images.filter { $0.status == "error" }.count,
             seconds: seconds
         )
-        return (BatchReport(images: images, totals: totals), data)
+        return (BatchReport(images: images, totals: totals), responses)
     }
 }
 

@@ -6,7 +6,7 @@ import ImagoTestSupport
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Start a local origin with sample images and load them through the pipeline."
+        abstract: "Start a local origin with sample images, then load and decode them through the pipeline."
     )
 
     static let defaultImageDirectories = ["/usr/share/backgrounds", "../shared/corpus"]
@@ -42,7 +42,7 @@ struct DemoCommand: AsyncParsableCommand {
         let loader = BatchLoader(pipeline: pipeline, display: ProgressDisplay(quiet: json))
         var phases: [(String, BatchReport)] = []
 
-        if !json { say("1. cold: every image from the network") }
+        if !json { say("1. cold: every image from the network, decoded") }
         let (cold, _) = await loader.load(urls)
         phases.append(("cold", cold))
 
@@ -73,6 +73,8 @@ struct DemoCommand: AsyncParsableCommand {
                 throw ValidationError("cannot read \(directory)")
             }
             for case let file as URL in walker where Self.imageExtensions.contains(file.pathExtension.lowercased()) {
+                // The corpus's deliberately broken files belong to the tests, not the demo.
+                if file.deletingLastPathComponent().lastPathComponent == "invalid" { continue }
                 files.append(file)
             }
         }

@@ -5,7 +5,7 @@ import Imago
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
-        abstract: "Load URLs through one pipeline, all started at once."
+        abstract: "Load and decode URLs through one pipeline, all started at once."
     )
 
     @Argument(help: "URLs to load (http, https, file, data). Repeats coalesce into one transfer.")
@@ -32,8 +32,8 @@ struct FetchCommand: AsyncParsableCommand {
         configuration.maxConcurrentDownloads = concurrency
         let pipeline = ImagePipeline(configuration: configuration)
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
-        let (report, data) = await BatchLoader(pipeline: pipeline, display: display).load(parsed)
-        if let out { try save(data, urls: parsed, into: URL(fileURLWithPath: out)) }
+        let (report, responses) = await BatchLoader(pipeline: pipeline, display: display).load(parsed)
+        if let out { try save(responses.mapValues(\.data), urls: parsed, into: URL(fileURLWithPath: out)) }
         if json {
             try printJSON(report)
         } else {

@@ -24,6 +24,9 @@ private struct FetchReport: Decodable {
         var error: String?
         var bytes: Int
         var source: String?
+        var width: Int?
+        var height: Int?
+        var format: String?
     }
     struct Totals: Decodable {
         var networkRequests: Int
@@ -41,8 +44,9 @@ struct CLITests {
     @Test("fetch --json reports each URL and the totals; a repeated URL is one transfer; --out writes files")
     func fetchJSON() async throws {
         let origin = try await TestOrigin.start()
-        let a = origin.serve(Data(repeating: 1, count: 1000), at: "/a.jpg")
-        let b = origin.serve(Data(repeating: 2, count: 2000), at: "/b.png")
+        let jpeg = try Corpus.data("jpeg/video-001.jpeg"), png = try Corpus.data("png/basn6a08.png")
+        let a = origin.serve(jpeg, at: "/a.jpg")
+        let b = origin.serve(png, at: "/b.png")
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("imago-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let missing = origin.url("/missing.gif")
@@ -50,16 +54,18 @@ struct CLITests {
         #expect(run.status == 1) // one URL failed
         let report = try JSONDecoder().decode(FetchReport.self, from: run.output)
         #expect(report.images.map(\.status) == ["ok", "ok", "ok", "error"])
-        #expect(report.images.map(\.bytes) == [1000, 1000, 2000, 0])
+        #expect(report.images.map(\.bytes) == [jpeg.count, jpeg.count, png.count, 0])
         #expect(report.images[0].source == "network")
+        #expect(report.images.map(\.format) == ["jpeg", "jpeg", "png", nil])
+        #expect(report.images[0].width == 150 && report.images[0].height == 103)
         #expect(report.images[3].error?.contains("HTTP status 404") == true)
         #expect(report.totals.networkRequests == 3)
         #expect(report.totals.coalesced == 1)
-        #expect(report.totals.bytes == 3000)
+        #expect(report.totals.bytes == jpeg.count + png.count)
         #expect(report.totals.errors == 1)
         #expect(origin.log.requests.count == 3)
-        #expect(try Data(contentsOf: out.appendingPathComponent("b.png")) == Data(repeating: 2, count: 2000))
-        #expect(try Data(contentsOf: out.appendingPathComponent("2-a.jpg")).count == 1000)
+        #expect(try Data(contentsOf: out.appendingPathComponent("b.png")) == png)
+        #expect(try Data(contentsOf: out.appendingPathComponent("2-a.jpg")) == jpeg)
         try await origin.shutdown()
     }
 
@@ -68,13 +74,20 @@ struct CLITests {
         let images = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: images) }
-        for index in 0..<5 { try Data(repeating: UInt8(index), count: 1000 * (index + 1)).write(to: images.appendingPathComponent("\(index).jpg")) }
+        let samples = ["jpeg/video-001.jpeg", "png/basn2c08.png", "webp/tux.lossless.webp", "gif/video-001.gif", "jpeg/video-005.gray.jpeg"]
+        var total = 0, largest = 0
+        for (index, sample) in samples.enumerated() {
+            let data = try Corpus.data(sample)
+            try data.write(to: images.appendingPathComponent("\(index)-" + URL(fileURLWithPath: sample).lastPathComponent))
+            total += data.count
+            largest = max(largest, data.count)
+        }
         let run = try imago(["demo", "--json", "--rate", "0", "--images", images.path])
         #expect(run.status == 0)
         struct Phase: Decodable { var phase: String; var images: Int; var networkRequests: Int; var coalesced: Int; var bytes: Int; var errors: Int }
         let phases = try JSONDecoder().decode([Phase].self, from: run.output)
         #expect(phases.map(\.phase) == ["cold", "coalesced"])
-        #expect(phases[0].images == 5 && phases[0].networkRequests == 5 && phases[0].bytes == 15_000 && phases[0].errors == 0)
-        #expect(phases[1].images == 50 && phases[1].networkRequests == 1 && phases[1].coalesced == 49 && phases[1].bytes == 5000)
+        #expect(phases[0].images == 5 && phases[0].networkRequests == 5 && phases[0].bytes == total && phases[0].errors == 0)
+        #expect(phases[1].images == 50 && phases[1].networkRequests == 1 && phases[1].coalesced == 49 && phases[1].bytes == largest)
     }
 }

@@ -27,9 +27,9 @@ struct CoalescingTests {
         try await withOrigin(configure: { $0.maxConcurrentDownloads = 1 }) { origin, pipeline in
             origin.serve(payload(10), at: "/blocker.jpg")
             let queuedURL = origin.serve(payload(20), at: "/queued.jpg")
-            let blocker = pipeline.imageTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
+            let blocker = pipeline.dataTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
             await origin.wait { $0.requests.count == 1 }
-            let handles = (0..<10).map { _ in pipeline.imageTask(with: ImageRequest(url: queuedURL)) }
+            let handles = (0..<10).map { _ in pipeline.dataTask(with: ImageRequest(url: queuedURL)) }
             #expect(pipeline.activity.transfers == 2)
             origin.release("open")
             _ = try await blocker.response
@@ -46,7 +46,7 @@ struct CoalescingTests {
             let url = origin.url("/shared.jpg?gate=go")
             let outcomes = Recorder<(Int, Result<Int, ImagoError>)>()
             let handles = (0..<100).map { index in
-                pipeline.imageTask(with: ImageRequest(url: url), completion: { result in
+                pipeline.dataTask(with: ImageRequest(url: url), completion: { result in
                     outcomes.append((index, result.map(\.data.count)))
                 })
             }
@@ -75,7 +75,7 @@ struct CoalescingTests {
             let url = origin.url("/slow.jpg?rate=20000")
             let firstBytes = Countdown(1)
             let handles = (0..<5).map { _ in
-                pipeline.imageTask(with: ImageRequest(url: url), progress: { _, _, _ in firstBytes.signal() })
+                pipeline.dataTask(with: ImageRequest(url: url), progress: { _, _, _ in firstBytes.signal() })
             }
             await firstBytes.wait()
             for handle in handles { handle.cancel() }
@@ -108,7 +108,7 @@ struct CoalescingTests {
             let body = payload(100)
             origin.serve(body, at: "/again.jpg")
             let held = origin.url("/again.jpg?gate=later")
-            let first = pipeline.imageTask(with: ImageRequest(url: held))
+            let first = pipeline.dataTask(with: ImageRequest(url: held))
             await origin.wait { $0.requests.count == 1 }
             first.cancel()
             origin.release("later")
@@ -143,12 +143,12 @@ struct SchedulingTests {
         var seen: [String] = []
         try await withOrigin(configure: { $0.maxConcurrentDownloads = 1; configure(&$0) }) { origin, pipeline in
             origin.serve(payload(10), at: "/blocker.jpg")
-            let blocker = pipeline.imageTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
+            let blocker = pipeline.dataTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
             await origin.wait { $0.requests.count == 1 }
             var handles: [String: ImageTask] = [:]
             for (name, priority) in queue {
                 let url = origin.serve(payload(10), at: "/\(name).jpg")
-                handles[name] = pipeline.imageTask(with: ImageRequest(url: url, priority: priority))
+                handles[name] = pipeline.dataTask(with: ImageRequest(url: url, priority: priority))
             }
             whileQueued(handles)
             origin.release("open")
@@ -190,19 +190,19 @@ struct SchedulingTests {
     func sharedPriority() async throws {
         try await withOrigin(configure: { $0.maxConcurrentDownloads = 1 }) { origin, pipeline in
             origin.serve(payload(10), at: "/blocker.jpg")
-            let blocker = pipeline.imageTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
+            let blocker = pipeline.dataTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
             await origin.wait { $0.requests.count == 1 }
             let a = origin.serve(payload(10), at: "/a.jpg")
             let b = origin.serve(payload(10), at: "/b.jpg")
             let c = origin.serve(payload(10), at: "/c.jpg")
             let handles = [
-                pipeline.imageTask(with: ImageRequest(url: a, priority: .low)),
-                pipeline.imageTask(with: ImageRequest(url: b, priority: .normal)),
-                pipeline.imageTask(with: ImageRequest(url: c, priority: .low)),
+                pipeline.dataTask(with: ImageRequest(url: a, priority: .low)),
+                pipeline.dataTask(with: ImageRequest(url: b, priority: .normal)),
+                pipeline.dataTask(with: ImageRequest(url: c, priority: .low)),
             ]
             // Joining with veryHigh lifts c's transfer; joining a with high then leaving drops it back.
-            let lift = pipeline.imageTask(with: ImageRequest(url: c, priority: .veryHigh))
-            let transient = pipeline.imageTask(with: ImageRequest(url: a, priority: .high))
+            let lift = pipeline.dataTask(with: ImageRequest(url: c, priority: .veryHigh))
+            let transient = pipeline.dataTask(with: ImageRequest(url: a, priority: .high))
             transient.cancel()
             origin.release("open")
             _ = try await blocker.response
@@ -215,7 +215,7 @@ struct SchedulingTests {
     func concurrencyLimit() async throws {
         try await withOrigin(configure: { $0.maxConcurrentDownloads = 3 }) { origin, pipeline in
             for index in 0..<10 { origin.serve(payload(10), at: "/\(index).jpg") }
-            let handles = (0..<10).map { pipeline.imageTask(with: ImageRequest(url: origin.url("/\($0).jpg?gate=g"))) }
+            let handles = (0..<10).map { pipeline.dataTask(with: ImageRequest(url: origin.url("/\($0).jpg?gate=g"))) }
             await origin.wait { $0.requests.count == 3 }
             #expect(pipeline.activity.running == 3)
             #expect(origin.log.requests.count == 3)

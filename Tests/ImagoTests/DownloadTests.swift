@@ -10,7 +10,7 @@ struct DownloadTests {
         try await withOrigin { origin, pipeline in
             let body = payload(300_000)
             let url = origin.serve(body, at: "/photo.jpg")
-            let response = try await pipeline.response(for: ImageRequest(url: url))
+            let response = try await pipeline.dataResponse(for: ImageRequest(url: url))
             #expect(response.data == body)
             #expect(response.statusCode == 200)
             #expect(response.url == url)
@@ -20,25 +20,32 @@ struct DownloadTests {
         }
     }
 
-    @Test("progress reports received and expected bytes, ending at the full length")
+    @Test("loadImage reports progress (received, expected, URL), ending at the full length, then the decoded image")
     func reportsProgress() async throws {
         try await withOrigin { origin, pipeline in
-            let body = payload(200_000)
+            let body = try Corpus.data("webp/blue-purple-pink-large.png")
             let url = origin.serve(body, at: "/p.png")
             origin.updateRoute("/p.png") {
                 $0.bytesPerSecond = 1_000_000
                 $0.chunked = true // no Content-Length
             }
             let seen = Recorder<(Int64, Int64?, URL)>()
+            let results = Recorder<Result<ImageResponse, ImagoError>>()
             let done = Countdown(1)
-            let task = pipeline.loadImage(with: url, progress: { seen.append(($0, $1, $2)) }) { _ in done.signal() }
+            let task = pipeline.loadImage(with: url, progress: { seen.append(($0, $1, $2)) }) { result in
+                results.append(result)
+                done.signal()
+            }
             await done.wait()
             let steps = seen.all
             #expect(steps.count > 1)
-            #expect(steps.last?.0 == 200_000)
+            #expect(steps.last?.0 == Int64(body.count))
             #expect(steps.allSatisfy { $0.1 == nil && $0.2 == url })
             #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.0 < $1.0 })
-            #expect(task.progress.receivedBytes == 200_000)
+            #expect(task.progress.receivedBytes == Int64(body.count))
+            let response = try #require(try results.all.first?.get())
+            #expect(response.image?.metadata.format == .png)
+            #expect(response.data == body)
         }
     }
 
@@ -48,7 +55,7 @@ struct DownloadTests {
             let url = origin.serve(payload(50_000), at: "/a.gif")
             let seen = Recorder<Int64?>()
             let done = Countdown(1)
-            pipeline.loadImage(with: url, progress: { _, expected, _ in seen.append(expected) }) { _ in done.signal() }
+            pipeline.dataTask(with: ImageRequest(url: url), progress: { _, expected, _ in seen.append(expected) }) { _ in done.signal() }
             await done.wait()
             #expect(!seen.all.isEmpty)
             #expect(seen.all.allSatisfy { $0 == 50_000 })
@@ -163,7 +170,7 @@ struct DownloadTests {
         try await withOrigin { origin, pipeline in
             let body = payload(1000)
             let url = origin.serve(body, at: "/r.jpg")
-            let response = try await pipeline.response(for: ImageRequest(url: url, headers: ["Range": "bytes=100-199"]))
+            let response = try await pipeline.dataResponse(for: ImageRequest(url: url, headers: ["Range": "bytes=100-199"]))
             #expect(response.statusCode == 206)
             #expect(response.data == body.subdata(in: 100..<200))
         }

@@ -83,7 +83,7 @@ struct FailureTests {
         try await withOrigin { origin, pipeline in
             let body = payload(500)
             origin.serve(body, at: "/hop.jpg")
-            let response = try await pipeline.response(for: ImageRequest(url: origin.url("/hop.jpg?redirects=5")))
+            let response = try await pipeline.dataResponse(for: ImageRequest(url: origin.url("/hop.jpg?redirects=5")))
             #expect(response.data == body)
             #expect(response.url == origin.url("/hop.jpg?redirects=0"))
             #expect(origin.log.requests.count == 6)

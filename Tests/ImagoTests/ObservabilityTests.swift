@@ -17,7 +17,7 @@ struct ObservabilityTests {
             async let b = pipeline.data(for: url)
             _ = try await (a, b)
             let held = origin.url("/ev.jpg?gate=never")
-            let task = pipeline.imageTask(with: ImageRequest(url: held))
+            let task = pipeline.dataTask(with: ImageRequest(url: held))
             await origin.wait { $0.requests.count == 2 }
             task.cancel()
 

@@ -27,7 +27,7 @@ enum CoalescingBenchmark {
         for _ in 0..<5 {
             origin.clearRequests()
             together.append(try await Measure.seconds {
-                let tasks = (0..<handles).map { _ in pipeline.imageTask(with: ImageRequest(url: url)) }
+                let tasks = (0..<handles).map { _ in pipeline.dataTask(with: ImageRequest(url: url)) }
                 for task in tasks { _ = try await task.response }
             })
             transfers.append(origin.log.requests.count)

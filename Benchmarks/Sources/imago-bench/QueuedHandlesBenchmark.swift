@@ -34,7 +34,7 @@ enum QueuedHandlesBenchmark {
         let baseline = Measure.memoryMB("VmRSS")
         let completions = AsyncStream<Bool>.makeStream()
         for index in 0..<handles {
-            pipeline.imageTask(with: ImageRequest(url: origin.url("/q.jpg?i=\(index)")), completion: { result in
+            pipeline.dataTask(with: ImageRequest(url: origin.url("/q.jpg?i=\(index)")), completion: { result in
                 completions.continuation.yield((try? result.get()) != nil)
             })
         }

@@ -20,7 +20,7 @@ enum ThroughputBenchmark {
             configuration.maxConcurrentDownloads = 6
             let pipeline = ImagePipeline(configuration: configuration)
             imagoTimes.append(try await Measure.seconds {
-                let tasks = urls.map { pipeline.imageTask(with: ImageRequest(url: $0)) }
+                let tasks = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
                 for task in tasks {
                     let response = try await task.response
                     guard response.data.count == size else { throw BenchmarkError("short body") }

@@ -1,11 +1,13 @@
 import Foundation
 import Synchronization
 
-/// Loads images: queues, coalesces and runs transfers through the loader registry.
+/// Loads images: queues, coalesces and runs transfers through the loader registry, then decodes
+/// through the decoder registry.
 ///
 /// ```swift
 /// let pipeline = ImagePipeline()
-/// let data = try await pipeline.data(for: URL(string: "https://example.com/a.jpg")!)
+/// let image = try await pipeline.image(for: URL(string: "https://example.com/a.jpg")!)
+/// let data = try await pipeline.data(for: url)          // the bytes, not decoded
 ///
 /// let task = pipeline.loadImage(with: url, progress: { received, expected, url in … }) { result in … }
 /// task.priority = .high
@@ -14,7 +16,9 @@ import Synchronization
 ///
 /// Requests with the same ``ImageRequest/transferKey`` share one transfer while it is queued or
 /// running; each caller keeps its own ``ImageTask``. At most `maxConcurrentDownloads` transfers run;
-/// the rest wait by priority, FIFO or LIFO.
+/// the rest wait by priority, FIFO or LIFO. A transfer is decoded once for all its handles that
+/// want an image, after its download slot is given back; decoding runs on Swift's cooperative
+/// pool, which is bounded by the core count.
 public final class ImagePipeline: Sendable {
     private struct State {
         var nextID: UInt64 = 0
@@ -45,6 +49,8 @@ public final class ImagePipeline: Sendable {
     public let configuration: Configuration
     /// The loaders this pipeline chooses from; register your own schemes here.
     public let loaders: LoaderRegistry
+    /// The decoders this pipeline chooses from by sniffing the bytes; register your own formats here.
+    public let decoders: DecoderRegistry
     private let state: Mutex<State>
     private let observers: PipelineObservers
 
@@ -52,9 +58,10 @@ public final class ImagePipeline: Sendable {
     public static let shared = ImagePipeline()
 
     /// Makes a pipeline.
-    public init(configuration: Configuration = Configuration(), loaders: LoaderRegistry = .standard()) {
+    public init(configuration: Configuration = Configuration(), loaders: LoaderRegistry = .standard(), decoders: DecoderRegistry = .standard()) {
         self.configuration = configuration
         self.loaders = loaders
+        self.decoders = decoders
         self.state = Mutex(State(queue: DownloadQueue(order: configuration.executionOrder)))
         self.observers = PipelineObservers(logger: configuration.logger, factory: configuration.metricsFactory)
     }
@@ -65,8 +72,8 @@ public final class ImagePipeline: Sendable {
 
     // MARK: - Loading
 
-    /// Loads `url` and calls back as bytes arrive and once at the end (the seeds' callback API).
-    /// Returns the handle, already started.
+    /// Loads and decodes `url`, calling back as bytes arrive and once at the end with the response
+    /// and its image (the seeds' callback API). Returns the handle, already started.
     @discardableResult
     public func loadImage(
         with url: URL,
@@ -77,17 +84,36 @@ public final class ImagePipeline: Sendable {
         imageTask(with: ImageRequest(url: url, options: options), progress: progress, completion: completion)
     }
 
-    /// Starts loading `request` and returns its handle.
+    /// Starts loading and decoding `request` and returns its handle.
     @discardableResult
     public func imageTask(
         with request: ImageRequest,
         progress: ImageTask.ProgressHandler? = nil,
         completion: ImageTask.Completion? = nil
     ) -> ImageTask {
+        makeTask(with: request, decodes: true, progress: progress, completion: completion)
+    }
+
+    /// Starts loading `request`'s bytes, without decoding them, and returns its handle.
+    @discardableResult
+    public func dataTask(
+        with request: ImageRequest,
+        progress: ImageTask.ProgressHandler? = nil,
+        completion: ImageTask.Completion? = nil
+    ) -> ImageTask {
+        makeTask(with: request, decodes: false, progress: progress, completion: completion)
+    }
+
+    private func makeTask(
+        with request: ImageRequest,
+        decodes: Bool,
+        progress: ImageTask.ProgressHandler?,
+        completion: ImageTask.Completion?
+    ) -> ImageTask {
         let key = request.transferKey
         var joinedURL: URL?
         let task = state.withLock { state -> ImageTask in
-            let task = ImageTask(id: state.makeID(), request: request, pipeline: self, onProgress: progress, onCompletion: completion)
+            let task = ImageTask(id: state.makeID(), request: request, decodes: decodes, pipeline: self, onProgress: progress, onCompletion: completion)
             if let transferID = state.transferByKey[key] {
                 state.transferOfHandle[task.id] = transferID
                 state.transfers[transferID]!.handles[task.id] = (task, request.priority)
@@ -111,14 +137,31 @@ public final class ImagePipeline: Sendable {
         return task
     }
 
-    /// Loads `request` and returns the response. Cancelling the calling task cancels the load.
+    /// Loads and decodes `request` and returns the response with its image. Cancelling the calling
+    /// task cancels the load.
     public func response(for request: ImageRequest) async throws -> ImageResponse {
         try await imageTask(with: request).response
     }
 
-    /// Loads `request` and returns its bytes.
+    /// Loads and decodes `request`.
+    public func image(for request: ImageRequest) async throws -> Image {
+        // An image task always completes with an image or an error.
+        try await response(for: request).image!
+    }
+
+    /// Loads and decodes `url`.
+    public func image(for url: URL) async throws -> Image {
+        try await image(for: ImageRequest(url: url))
+    }
+
+    /// Loads `request`'s bytes, without decoding, and returns the response.
+    public func dataResponse(for request: ImageRequest) async throws -> ImageResponse {
+        try await dataTask(with: request).response
+    }
+
+    /// Loads `request` and returns its bytes, without decoding.
     public func data(for request: ImageRequest) async throws -> Data {
-        try await response(for: request).data
+        try await dataResponse(for: request).data
     }
 
     /// Loads `url` and returns its bytes.
@@ -167,6 +210,7 @@ public final class ImagePipeline: Sendable {
             let transfer = state.transfers.removeValue(forKey: transferID)!
             state.transferByKey[transfer.key] = nil
             state.statistics.stopped += 1
+            // A decoding transfer just finishes unseen; a queued one is skipped when popped.
             if case .running(let runningTask, let sink) = transfer.phase {
                 sink.cancel()
                 runningTask.cancel()
@@ -255,12 +299,36 @@ public final class ImagePipeline: Sendable {
         } catch {
             result = .failure(ImagoError(.loaderFailed, url: request.url, underlying: error))
         }
-        finish(transferID, request: request, result: result, elapsed: ContinuousClock.now - start)
+        let elapsed = ContinuousClock.now - start
+        // Give the download slot back, and keep the transfer joinable while it decodes.
+        let decodes = state.withLock { state -> Bool in
+            state.running -= 1
+            defer { startQueued(in: &state) }
+            guard case .success = result, state.transfers[transferID]?.handles.values.contains(where: \.task.decodes) == true else { return false }
+            state.transfers[transferID]!.phase = .decoding
+            return true
+        }
+        let image: Result<Image, ImagoError>? = switch result {
+        case .success(let (response, data)) where decodes: decode(data, url: response.url)
+        default: nil
+        }
+        finish(transferID, request: request, result: result, image: image, elapsed: elapsed)
     }
 
-    private func finish(_ transferID: UInt64, request: ImageRequest, result: Result<(DataResponse, Data), ImagoError>, elapsed: Duration) {
+    private func decode(_ data: Data, url: URL) -> Result<Image, ImagoError> {
+        Result { () throws(ImagoError) in try decoders.decode(data, options: configuration.decodingOptions) }
+            .mapError { error in
+                var error = error
+                error.url = url
+                return error
+            }
+    }
+
+    private func finish(
+        _ transferID: UInt64, request: ImageRequest, result: Result<(DataResponse, Data), ImagoError>,
+        image decoded: Result<Image, ImagoError>?, elapsed: Duration
+    ) {
         let (transfer, idleWaiters) = state.withLock { state -> (Transfer?, [CheckedContinuation<Void, Never>]) in
-            state.running -= 1
             let transfer = state.transfers.removeValue(forKey: transferID)
             if let transfer {
                 state.transferByKey[transfer.key] = nil
@@ -270,20 +338,29 @@ public final class ImagePipeline: Sendable {
                 case .failure: state.statistics.errors += 1
                 }
             }
-            startQueued(in: &state)
             return (transfer, state.takeIdleWaiters())
         }
         defer { for waiter in idleWaiters { waiter.resume() } }
         // A transfer no handle wanted any more was already reported as stopped.
         guard let transfer else { return }
         observers.finished(request.url, result: result.map { $0.1.count }, elapsed: elapsed)
+        // A handle that wants an image may have joined after the decode was decided; decode then.
+        var image = decoded
         for (task, _) in transfer.handles.values {
-            task.complete(with: result.map { response, data in
-                ImageResponse(
-                    request: task.request, data: data, url: response.url,
-                    statusCode: response.statusCode, headers: response.headers, source: .network
-                )
-            })
+            let outcome = result.flatMap { (response, data) -> Result<ImageResponse, ImagoError> in
+                var imageResult: Result<Image?, ImagoError> = .success(nil)
+                if task.decodes {
+                    if image == nil { image = decode(data, url: response.url) }
+                    imageResult = image!.map { $0 }
+                }
+                return imageResult.map { image in
+                    ImageResponse(
+                        request: task.request, data: data, image: image, url: response.url,
+                        statusCode: response.statusCode, headers: response.headers, source: .network
+                    )
+                }
+            }
+            task.complete(with: outcome)
         }
     }
 

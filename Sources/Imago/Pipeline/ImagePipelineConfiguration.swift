@@ -39,6 +39,8 @@ extension ImagePipeline {
         public var cookies: (@Sendable (URL) -> String?)?
         /// Accept TLS certificates that do not verify, for every request. Default false.
         public var allowInvalidCertificates = false
+        /// Limits for decoding (pixels, side, frames) and whether EXIF orientation is applied.
+        public var decodingOptions = DecodingOptions()
         /// Where debug lines about transfers go.
         public var logger = Logger(label: "imago")
         /// Where counters and timers go; nil uses the process-wide `MetricsSystem`.

@@ -12,6 +12,8 @@ public struct ImageResponse: Sendable {
     public var request: ImageRequest
     /// The encoded image bytes.
     public var data: Data
+    /// The decoded image; nil for data-only requests (`data(for:)`, `dataTask(with:)`).
+    public var image: Image?
     /// The URL the bytes came from, after redirects.
     public var url: URL
     /// The HTTP status, or nil for loaders without one.

@@ -31,12 +31,15 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     public let id: UInt64
     /// The request this handle was made for.
     public let request: ImageRequest
+    /// Whether the handle wants the decoded image, or only the bytes.
+    public let decodes: Bool
     private let pipeline: ImagePipeline
     private let state: Mutex<State>
 
-    init(id: UInt64, request: ImageRequest, pipeline: ImagePipeline, onProgress: ProgressHandler?, onCompletion: Completion?) {
+    init(id: UInt64, request: ImageRequest, decodes: Bool, pipeline: ImagePipeline, onProgress: ProgressHandler?, onCompletion: Completion?) {
         self.id = id
         self.request = request
+        self.decodes = decodes
         self.pipeline = pipeline
         self.state = Mutex(State(priority: request.priority, onProgress: onProgress, onCompletion: onCompletion))
     }

@@ -8,6 +8,9 @@ struct Transfer {
         case queued(token: UInt64)
         /// Loading; cancelling both stops the loader wherever it is waiting.
         case running(task: Task<Void, Never>, sink: DataSink)
+        /// Downloaded, its slot given back, decoding once for every handle that wants an image;
+        /// still joinable, so a late request shares the decode.
+        case decoding
     }
 
     let id: UInt64
