@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 import ImagoTestSupport
 import Testing
 
@@ -89,5 +90,48 @@ struct CLITests {
         #expect(phases.map(\.phase) == ["cold", "coalesced"])
         #expect(phases[0].images == 5 && phases[0].networkRequests == 5 && phases[0].bytes == total && phases[0].errors == 0)
         #expect(phases[1].images == 50 && phases[1].networkRequests == 1 && phases[1].coalesced == 49 && phases[1].bytes == largest)
+    }
+}
+
+@Suite("imago convert", .timeLimit(.minutes(1)))
+struct ConvertCLITests {
+    struct Summary: Decodable {
+        var width: Int
+        var height: Int
+        var format: String
+        var frames: Int
+        var bytes: Int
+    }
+
+    @Test("convert a file to each format: the output decodes to the same size, and --json describes the input", arguments: ["png", "jpg", "webp"])
+    func convertFile(ext: String) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.\(ext)")
+        let run = try imago(["convert", "--json", Corpus.root.appendingPathComponent("gif/video-001.gif").path, output.path])
+        #expect(run.status == 0)
+        let summary = try JSONDecoder().decode(Summary.self, from: run.output)
+        #expect((summary.width, summary.height, summary.format, summary.frames) == (150, 103, "gif", 1))
+        let written = try Data(contentsOf: output)
+        #expect(summary.bytes == written.count)
+        let decoded = try DecoderRegistry.standard().decode(written)
+        #expect((decoded.width, decoded.height) == (150, 103))
+        #expect(decoded.metadata.format == ImageFormat(fileExtension: ext))
+    }
+
+    @Test("convert loads URLs through the pipeline; an unknown output extension is refused and nothing is written")
+    func convertURL() async throws {
+        let origin = try await TestOrigin.start()
+        let url = origin.serve(try Corpus.data("webp/tux.lossless.webp"), at: "/tux.webp")
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let png = directory.appendingPathComponent("tux.png")
+        #expect(try imago(["convert", url.absoluteString, png.path]).status == 0)
+        let expected = try WebPDecoder().decode(Corpus.data("webp/tux.lossless.webp"), options: DecodingOptions())
+        #expect(Corpus.samePixels(try PNGDecoder().decode(Data(contentsOf: png), options: DecodingOptions()).pixels, expected.pixels))
+        let bmp = directory.appendingPathComponent("tux.bmp")
+        #expect(try imago(["convert", url.absoluteString, bmp.path]).status != 0)
+        #expect(!FileManager.default.fileExists(atPath: bmp.path))
+        try await origin.shutdown()
     }
 }
