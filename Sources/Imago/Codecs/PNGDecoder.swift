@@ -57,6 +57,33 @@ public struct PNGDecoder: ImageDecoding {
         )
     }
 
+    /// The rows of a non-interlaced PNG decodable from the bytes so far (the rest transparent), for
+    /// previews; nil when the header is incomplete, the image is interlaced or over the limits.
+    func partialImage(_ data: Data, options: DecodingOptions) -> (image: Image, rows: Int)? {
+        guard let context = spng_ctx_new(0) else { return nil }
+        defer { spng_ctx_free(context) }
+        return data.withUnsafeBytes { bytes -> (image: Image, rows: Int)? in
+            let side = UInt32(clamping: options.maxSide)
+            guard spng_set_image_limits(context, side, side) == 0, spng_set_png_buffer(context, bytes.baseAddress, bytes.count) == 0 else { return nil }
+            var header = spng_ihdr()
+            guard spng_get_ihdr(context, &header) == 0, header.interlace_method == 0 else { return nil }
+            let width = Int(header.width), height = Int(header.height)
+            guard (try? options.check(width: width, height: height)) != nil else { return nil }
+            let format = Int32(SPNG_FMT_RGBA8.rawValue)
+            let flags = Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)
+            guard spng_decode_image(context, nil, 0, format, flags) == 0 else { return nil }
+            var pixels = [UInt8](repeating: 0, count: width * height * 4)
+            var rows = 0
+            pixels.withUnsafeMutableBytes { out in
+                while rows < height, spng_decode_row(context, out.baseAddress! + rows * width * 4, width * 4) == 0 { rows += 1 }
+            }
+            guard rows > 0 else { return nil }
+            let image = Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)],
+                              metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
+            return (image, rows)
+        }
+    }
+
     /// Decodes the whole image in `format` into a buffer of `expectedSize` bytes.
     private static func decode(_ context: OpaquePointer, format: Int32, expectedSize: Int) throws(ImagoError) -> [UInt8] {
         var size = 0

@@ -60,6 +60,32 @@ public struct WebPDecoder: ImageDecoding {
         )
     }
 
+    /// The rows of a still WebP decodable from the bytes so far (the rest transparent), for previews,
+    /// through libwebp's incremental decoder; nil when the header is incomplete or over the limits.
+    func partialImage(_ data: Data, options: DecodingOptions) -> (image: Image, rows: Int)? {
+        data.withUnsafeBytes { bytes -> (image: Image, rows: Int)? in
+            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }
+            var features = WebPBitstreamFeatures()
+            guard WebPGetFeatures(base, bytes.count, &features) == VP8_STATUS_OK, features.has_animation == 0,
+                  (try? options.check(width: Int(features.width), height: Int(features.height))) != nil,
+                  let decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0) else { return nil }
+            defer { WebPIDelete(decoder) }
+            let status = WebPIUpdate(decoder, base, bytes.count)
+            guard status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED else { return nil }
+            var lastRow: Int32 = 0, width: Int32 = 0, height: Int32 = 0, stride: Int32 = 0
+            guard let rgba = WebPIDecGetRGB(decoder, &lastRow, &width, &height, &stride), lastRow > 0 else { return nil }
+            var pixels = [UInt8](repeating: 0, count: Int(width) * Int(height) * 4)
+            for row in 0..<Int(lastRow) {
+                pixels.withUnsafeMutableBytes { out in
+                    (out.baseAddress! + row * Int(width) * 4).copyMemory(from: rgba + row * Int(stride), byteCount: Int(width) * 4)
+                }
+            }
+            let image = Image(width: Int(width), height: Int(height), frames: [Image.Frame(pixels: pixels)],
+                              metadata: ImageMetadata(format: .webp, originalWidth: Int(width), originalHeight: Int(height), hasAlpha: true))
+            return (image, Int(lastRow))
+        }
+    }
+
     private func decodeAnimation(_ base: UnsafePointer<UInt8>, count: Int, options: DecodingOptions) throws(ImagoError) -> Image {
         var data = WebPData(bytes: base, size: count)
         var animationOptions = WebPAnimDecoderOptions()

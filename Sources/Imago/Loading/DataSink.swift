@@ -78,6 +78,11 @@ public final class DataSink: Sendable {
         state.withLock { $0.isCancelled = true }
     }
 
+    /// The bytes received so far, for previews.
+    var snapshot: Data {
+        state.withLock { $0.data }
+    }
+
     /// The bytes received so far and the length the response announced.
     public var progress: (received: Int64, expected: Int64?) {
         state.withLock { (Int64($0.data.count), $0.response?.expectedContentLength) }

@@ -73,15 +73,18 @@ public final class ImagePipeline: Sendable {
     // MARK: - Loading
 
     /// Loads and decodes `url`, calling back as bytes arrive and once at the end with the response
-    /// and its image (the seeds' callback API). Returns the handle, already started.
+    /// and its image (the seeds' callback API), and with previews when `options` has `.previews`
+    /// (the seeds' `finished == false`). Returns the handle, already started. `preview` comes last so
+    /// an unlabelled trailing closure is the completion.
     @discardableResult
     public func loadImage(
         with url: URL,
         options: ImageRequest.Options = [],
         progress: ImageTask.ProgressHandler? = nil,
-        completion: ImageTask.Completion? = nil
+        completion: ImageTask.Completion? = nil,
+        preview: ImageTask.PreviewHandler? = nil
     ) -> ImageTask {
-        imageTask(with: ImageRequest(url: url, options: options), progress: progress, completion: completion)
+        imageTask(with: ImageRequest(url: url, options: options), progress: progress, completion: completion, preview: preview)
     }
 
     /// Starts loading and decoding `request` and returns its handle.
@@ -89,9 +92,10 @@ public final class ImagePipeline: Sendable {
     public func imageTask(
         with request: ImageRequest,
         progress: ImageTask.ProgressHandler? = nil,
-        completion: ImageTask.Completion? = nil
+        completion: ImageTask.Completion? = nil,
+        preview: ImageTask.PreviewHandler? = nil
     ) -> ImageTask {
-        makeTask(with: request, decodes: true, progress: progress, completion: completion)
+        makeTask(with: request, decodes: true, progress: progress, preview: preview, completion: completion)
     }
 
     /// Starts loading `request`'s bytes, without decoding them, and returns its handle.
@@ -101,19 +105,23 @@ public final class ImagePipeline: Sendable {
         progress: ImageTask.ProgressHandler? = nil,
         completion: ImageTask.Completion? = nil
     ) -> ImageTask {
-        makeTask(with: request, decodes: false, progress: progress, completion: completion)
+        makeTask(with: request, decodes: false, progress: progress, preview: nil, completion: completion)
     }
 
     private func makeTask(
         with request: ImageRequest,
         decodes: Bool,
         progress: ImageTask.ProgressHandler?,
+        preview: ImageTask.PreviewHandler?,
         completion: ImageTask.Completion?
     ) -> ImageTask {
         let key = request.transferKey
         var joinedURL: URL?
         let task = state.withLock { state -> ImageTask in
-            let task = ImageTask(id: state.makeID(), request: request, decodes: decodes, pipeline: self, onProgress: progress, onCompletion: completion)
+            let task = ImageTask(
+                id: state.makeID(), request: request, decodes: decodes, pipeline: self,
+                onProgress: progress, onPreview: preview, onCompletion: completion
+            )
             if let transferID = state.transferByKey[key] {
                 state.transferOfHandle[task.id] = transferID
                 state.transfers[transferID]!.handles[task.id] = (task, request.priority)
@@ -123,7 +131,10 @@ public final class ImagePipeline: Sendable {
             } else {
                 let transferID = state.makeID()
                 let token = state.makeID()
-                var transfer = Transfer(id: transferID, key: key, request: request, priority: request.priority, phase: .queued(token: token))
+                var transfer = Transfer(
+                    id: transferID, key: key, request: request, priority: request.priority, phase: .queued(token: token),
+                    previewDecoder: PreviewDecoder(options: configuration.decodingOptions)
+                )
                 transfer.handles[task.id] = (task, request.priority)
                 state.transfers[transferID] = transfer
                 state.transferByKey[key] = transferID
@@ -368,6 +379,41 @@ public final class ImagePipeline: Sendable {
         guard let transfer = state.withLock({ $0.transfers[transferID] }) else { return }
         for (task, _) in transfer.handles.values {
             task.reportProgress(received: received, expected: expected, url: transfer.request.url)
+        }
+        if transfer.wantsPreviews { startPreview(of: transferID) }
+    }
+
+    /// Decodes a preview from the bytes so far, off the loader's task, when the interval has passed
+    /// and no other preview of the transfer is being made.
+    private func startPreview(of transferID: UInt64) {
+        let now = ContinuousClock.now
+        let job = state.withLock { state -> (PreviewDecoder, Data)? in
+            guard let transfer = state.transfers[transferID], !transfer.isMakingPreview,
+                  case .running(_, let sink) = transfer.phase,
+                  transfer.lastPreview.map({ now - $0 >= configuration.previewInterval }) ?? true else { return nil }
+            state.transfers[transferID]!.isMakingPreview = true
+            return (transfer.previewDecoder, sink.snapshot)
+        }
+        guard let (startingDecoder, data) = job else { return }
+        Task(priority: .low) {
+            var decoder = startingDecoder
+            let image = decoder.preview(of: data)
+            let transfer = state.withLock { state -> Transfer? in
+                guard state.transfers[transferID] != nil else { return nil }
+                state.transfers[transferID]!.isMakingPreview = false
+                state.transfers[transferID]!.previewDecoder = decoder
+                if image != nil { state.transfers[transferID]!.lastPreview = .now }
+                // Only while the bytes are still arriving: a finished transfer delivers the image.
+                guard case .running = state.transfers[transferID]!.phase else { return nil }
+                return state.transfers[transferID]
+            }
+            guard let image, let transfer else { return }
+            for (task, _) in transfer.handles.values where task.decodes && task.request.options.contains(.previews) {
+                task.reportPreview(ImageResponse(
+                    request: task.request, data: data, image: image, url: transfer.request.url,
+                    statusCode: nil, headers: [], source: .network, isPreview: true
+                ))
+            }
         }
     }
 

@@ -41,6 +41,8 @@ extension ImagePipeline {
         public var allowInvalidCertificates = false
         /// Limits for decoding (pixels, side, frames) and whether EXIF orientation is applied.
         public var decodingOptions = DecodingOptions()
+        /// Least time between two previews of one transfer, for requests with `.previews`.
+        public var previewInterval: Duration = .milliseconds(100)
         /// Where debug lines about transfers go.
         public var logger = Logger(label: "imago")
         /// Where counters and timers go; nil uses the process-wide `MetricsSystem`.

@@ -22,4 +22,6 @@ public struct ImageResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// Where the response was served from.
     public var source: Source
+    /// True for a preview made from the bytes received so far (the seeds' `finished == false`).
+    public var isPreview = false
 }

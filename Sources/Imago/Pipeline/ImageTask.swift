@@ -17,6 +17,15 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     public typealias ProgressHandler = @Sendable (_ receivedBytes: Int64, _ expectedBytes: Int64?, _ url: URL) -> Void
     /// Called once when the handle finishes, fails or is cancelled.
     public typealias Completion = @Sendable (Result<ImageResponse, ImagoError>) -> Void
+    /// Called with each preview (`isPreview == true`) of a request with `.previews`.
+    public typealias PreviewHandler = @Sendable (ImageResponse) -> Void
+
+    /// What happens to a handle, in order: progress and previews, then `finished` once.
+    public enum Event: Sendable {
+        case progress(Progress)
+        case preview(ImageResponse)
+        case finished(Result<ImageResponse, ImagoError>)
+    }
 
     private struct State {
         var priority: ImageRequest.Priority
@@ -24,7 +33,9 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
         var result: Result<ImageResponse, ImagoError>?
         var onProgress: ProgressHandler?
         var onCompletion: Completion?
+        var onPreview: PreviewHandler?
         var waiters: [CheckedContinuation<ImageResponse, any Error>] = []
+        var streams: [AsyncStream<Event>.Continuation] = []
     }
 
     /// Unique within the process.
@@ -36,12 +47,30 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     private let pipeline: ImagePipeline
     private let state: Mutex<State>
 
-    init(id: UInt64, request: ImageRequest, decodes: Bool, pipeline: ImagePipeline, onProgress: ProgressHandler?, onCompletion: Completion?) {
+    init(
+        id: UInt64, request: ImageRequest, decodes: Bool, pipeline: ImagePipeline,
+        onProgress: ProgressHandler?, onPreview: PreviewHandler?, onCompletion: Completion?
+    ) {
         self.id = id
         self.request = request
         self.decodes = decodes
         self.pipeline = pipeline
-        self.state = Mutex(State(priority: request.priority, onProgress: onProgress, onCompletion: onCompletion))
+        self.state = Mutex(State(priority: request.priority, onProgress: onProgress, onCompletion: onCompletion, onPreview: onPreview))
+    }
+
+    /// The handle's events from now on: progress, previews, then `finished`, after which the stream
+    /// ends. A stream made after the handle finished yields only `finished`.
+    public var events: AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        let result = state.withLock { state in
+            if state.result == nil { state.streams.append(continuation) }
+            return state.result
+        }
+        if let result {
+            continuation.yield(.finished(result))
+            continuation.finish()
+        }
+        return stream
     }
 
     /// The handle's priority. Changing it re-orders a queued transfer at once; a shared transfer runs
@@ -88,30 +117,49 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     }
 
     func reportProgress(received: Int64, expected: Int64?, url: URL) {
-        let handler = state.withLock { state -> ProgressHandler? in
+        let progress = Progress(receivedBytes: received, expectedBytes: expected)
+        let taken = state.withLock { state -> (ProgressHandler?, [AsyncStream<Event>.Continuation])? in
             guard state.result == nil else { return nil }
-            state.progress = Progress(receivedBytes: received, expectedBytes: expected)
-            return state.onProgress
+            state.progress = progress
+            return (state.onProgress, state.streams)
         }
+        guard let (handler, streams) = taken else { return }
+        for stream in streams { stream.yield(.progress(progress)) }
         handler?(received, expected, url)
+    }
+
+    func reportPreview(_ preview: ImageResponse) {
+        let taken = state.withLock { state -> (PreviewHandler?, [AsyncStream<Event>.Continuation])? in
+            guard state.result == nil else { return nil }
+            return (state.onPreview, state.streams)
+        }
+        guard let (handler, streams) = taken else { return }
+        for stream in streams { stream.yield(.preview(preview)) }
+        handler?(preview)
     }
 
     /// Completes the handle; only the first call has an effect. Returns whether it was the first.
     @discardableResult
     func complete(with result: Result<ImageResponse, ImagoError>) -> Bool {
-        let taken = state.withLock { state -> (Completion?, [CheckedContinuation<ImageResponse, any Error>])? in
+        let taken = state.withLock { state -> (Completion?, [CheckedContinuation<ImageResponse, any Error>], [AsyncStream<Event>.Continuation])? in
             guard state.result == nil else { return nil }
             state.result = result
             defer {
                 state.onProgress = nil
+                state.onPreview = nil
                 state.onCompletion = nil
                 state.waiters = []
+                state.streams = []
             }
-            return (state.onCompletion, state.waiters)
+            return (state.onCompletion, state.waiters, state.streams)
         }
-        guard let (completion, waiters) = taken else { return false }
+        guard let (completion, waiters, streams) = taken else { return false }
         completion?(result)
         for waiter in waiters { waiter.resume(with: result) }
+        for stream in streams {
+            stream.yield(.finished(result))
+            stream.finish()
+        }
         return true
     }
 

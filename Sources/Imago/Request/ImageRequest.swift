@@ -41,7 +41,7 @@ public struct ImageRequest: Sendable, Hashable {
             url: url.absoluteString,
             headers: headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { "\($0.key.lowercased()):\($0.value)" },
             credentials: credentials,
-            options: options
+            options: options.intersection(Options.changingTransfer)
         )
     }
 }
@@ -56,6 +56,12 @@ extension ImageRequest {
         public static let allowInvalidCertificates = Options(rawValue: 1 << 0)
         /// Send cookies from the configuration's cookie provider. Cookies are never sent otherwise.
         public static let sendCookies = Options(rawValue: 1 << 1)
+        /// Deliver previews while the bytes arrive (progressive JPEG scans, partial rows), throttled
+        /// by the configuration's `previewInterval`.
+        public static let previews = Options(rawValue: 1 << 2)
+
+        /// The options that change how bytes are fetched, and so belong in the transfer key.
+        static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]
     }
 
     /// Basic-auth user name and password.

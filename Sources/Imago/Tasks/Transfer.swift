@@ -20,6 +20,16 @@ struct Transfer {
     var handles: [UInt64: (task: ImageTask, priority: ImageRequest.Priority)] = [:]
     var priority: ImageRequest.Priority
     var phase: Phase
+    /// Previews: the decoder's memory of what it showed, whether one is being made, and when the
+    /// last was delivered.
+    var previewDecoder: PreviewDecoder
+    var isMakingPreview = false
+    var lastPreview: ContinuousClock.Instant?
+
+    /// Whether any handle wants previews.
+    var wantsPreviews: Bool {
+        handles.values.contains { $0.task.decodes && $0.task.request.options.contains(.previews) }
+    }
 
     /// The highest priority among the handles, which the transfer runs at.
     var handlesPriority: ImageRequest.Priority {

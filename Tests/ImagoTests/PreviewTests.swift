@@ -1,0 +1,91 @@
+import Foundation
+import Imago
+import ImagoTestSupport
+import Testing
+
+@Suite("Progressive previews", .timeLimit(.minutes(1)))
+struct PreviewTests {
+    /// Every preview made while feeding `data` in `step`-byte pieces.
+    static func previews(of data: Data, step: Int) -> [Image] {
+        var decoder = PreviewDecoder()
+        return (Array(stride(from: step, to: data.count, by: step)) + [data.count]).compactMap { decoder.preview(of: data.prefix($0)) }
+    }
+
+    static func photo() throws -> Image {
+        try PNGDecoder().decode(Corpus.data("webp/blue-purple-pink-large.png"), options: DecodingOptions())
+    }
+
+    @Test("a progressive JPEG yields a full-size preview after each complete scan, the last equal to the image")
+    func progressiveJPEG() throws {
+        let data = try JPEGEncoder(quality: 90, progressive: true).encode(Self.photo())
+        let previews = Self.previews(of: data, step: 512)
+        let full = try JPEGDecoder().decode(data, options: DecodingOptions())
+        #expect(previews.count >= 5) // libjpeg's default progression has about ten scans
+        #expect(previews.allSatisfy { ($0.width, $0.height) == (full.width, full.height) })
+        #expect(Corpus.samePixels(previews.last!.pixels, full.pixels))
+        // Each scan refines the picture: the first preview is the furthest from the final one.
+        #expect(Corpus.meanDifference(previews.first!, full) > Corpus.meanDifference(previews[previews.count / 2], full), "\(previews.map { Corpus.meanDifference($0, full) })")
+    }
+
+    @Test("baseline JPEG, PNG and WebP yield partial rows: the top of a half-received image matches the whole", arguments: ["jpeg", "png", "webp"])
+    func partialRows(format: String) throws {
+        let photo = try Self.photo()
+        let data: Data = switch format {
+        case "jpeg": try JPEGEncoder(quality: 90).encode(photo)
+        case "png": try PNGEncoder().encode(photo)
+        default: try WebPEncoder(quality: 90).encode(photo)
+        }
+        let full = try DecoderRegistry.standard().decode(data)
+        var decoder = PreviewDecoder()
+        let preview = decoder.preview(of: data.prefix(data.count / 2))
+        let half = try #require(preview)
+        #expect((half.width, half.height) == (full.width, full.height))
+        let topRows = full.width * 4 * 8
+        #expect(Corpus.samePixels(Array(half.pixels.prefix(topRows)), Array(full.pixels.prefix(topRows))))
+        #expect(!Corpus.samePixels(half.pixels, full.pixels))
+        let again = decoder.preview(of: data.prefix(data.count / 2))
+        #expect(again == nil, "nothing new, no preview")
+    }
+
+    @Test("GIF and data too short for a header give no preview")
+    func none() throws {
+        var decoder = PreviewDecoder()
+        let gif = decoder.preview(of: try Corpus.data("gif/video-001.gif"))
+        let header = decoder.preview(of: Data([0xFF, 0xD8, 0xFF]))
+        let empty = decoder.preview(of: Data())
+        #expect(gif == nil && header == nil && empty == nil)
+    }
+
+    @Test("the pipeline delivers previews while bytes arrive, only to requests that ask, before the final image")
+    func pipelinePreviews() async throws {
+        let data = try JPEGEncoder(quality: 90, progressive: true).encode(Self.photo())
+        try await withOrigin(configure: { $0.previewInterval = .zero }) { origin, pipeline in
+            origin.serve(data, at: "/progressive.jpg")
+            // Ten chunks, one every 100 ms.
+            let url = origin.url("/progressive.jpg?rate=\(data.count)")
+            let previews = Recorder<ImageResponse>()
+            let plainPreviews = Recorder<ImageResponse>()
+            let asking = pipeline.imageTask(with: ImageRequest(url: url, options: .previews), preview: { previews.append($0) })
+            let plain = pipeline.imageTask(with: ImageRequest(url: url), preview: { plainPreviews.append($0) })
+            let events = asking.events
+            let final = try await asking.response
+            _ = try await plain.response
+            #expect(!final.isPreview)
+            #expect(previews.all.count >= 1)
+            #expect(previews.all.allSatisfy { $0.isPreview && $0.image?.width == final.image?.width })
+            #expect(plainPreviews.all.isEmpty)
+            var kinds: [String] = []
+            for await event in events {
+                switch event {
+                case .progress: if kinds.last != "progress" { kinds.append("progress") }
+                case .preview: kinds.append("preview")
+                case .finished: kinds.append("finished")
+                }
+            }
+            #expect(kinds.last == "finished")
+            #expect(kinds.filter { $0 == "finished" }.count == 1)
+            #expect(kinds.contains("preview"))
+            #expect(origin.log.requests.count == 1)
+        }
+    }
+}
