@@ -27,9 +27,13 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
+# Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), Pillow in a venv under Benchmarks/.
 bench: deps
+	@dpkg -s libjpeg-turbo-progs python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q libjpeg-turbo-progs python3-venv; }
+	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
+	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
 	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && $$($(SWIFT) build -c release --show-bin-path)/imago-bench
+	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python $$($(SWIFT) build -c release --show-bin-path)/imago-bench
 
 clean:
 	rm -rf .build Benchmarks/.build

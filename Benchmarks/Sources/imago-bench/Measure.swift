@@ -31,6 +31,21 @@ enum Measure {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Runs a program and returns what it wrote on standard error (dwebp reports timings there).
+    static func runCapturingError(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("\(executable) exited with \(process.terminationStatus)") }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// A `/proc/self/status` field in MB (VmRSS: now, VmHWM: peak).
     static func memoryMB(_ field: String) -> Double {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""

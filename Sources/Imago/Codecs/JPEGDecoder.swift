@@ -44,13 +44,14 @@ public struct JPEGDecoder: ImageDecoding {
 
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
-        var pixels = [UInt8](repeating: 0, count: scaledWidth * scaledHeight * 4)
-        let status = pixels.withUnsafeMutableBufferPointer { out in
-            tjDecompress2(handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
-                          Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE)
-        }
-        if status != 0 && tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
-            throw Self.invalid(String(cString: tjGetErrorStr2(handle)))
+        var pixels = try makePixelBuffer(count: scaledWidth * scaledHeight * 4) { out in
+            let status = tjDecompress2(handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
+                                       Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE)
+            // A warning (a truncated stream) still fills every row.
+            if status != 0 && tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
+                return .failure(Self.invalid(String(cString: tjGetErrorStr2(handle))))
+            }
+            return .success(())
         }
         if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: markers.isAdobe) }
         let upright = orientation.apply(to: pixels, width: scaledWidth, height: scaledHeight)

@@ -89,12 +89,15 @@ public struct PNGDecoder: ImageDecoding {
         var size = 0
         try check(spng_decoded_image_size(context, format, &size))
         guard size == expectedSize else { throw invalid("unexpected decoded size \(size)") }
-        var pixels = [UInt8](repeating: 0, count: size)
-        let status = pixels.withUnsafeMutableBytes { out in
-            spng_decode_image(context, out.baseAddress, out.count, format, Int32(SPNG_DECODE_TRNS.rawValue))
+        let fill = { (out: UnsafeMutableBufferPointer<UInt8>) -> Result<Void, ImagoError> in
+            let status = spng_decode_image(context, out.baseAddress, out.count, format, Int32(SPNG_DECODE_TRNS.rawValue))
+            return status == 0 ? .success(()) : .failure(invalid(String(cString: spng_strerror(status))))
         }
-        try check(status)
-        return pixels
+        guard format == Int32(SPNG_FMT_PNG.rawValue) else { return try makePixelBuffer(count: size, fill) }
+        // Packed sub-byte rows are assembled by OR-ing bits into the output: it must start zeroed.
+        var packed = [UInt8](repeating: 0, count: size)
+        try packed.withUnsafeMutableBufferPointer { fill($0) }.get()
+        return packed
     }
 
     /// Decodes palette indices and expands them through PLTE and tRNS, refusing indices past the

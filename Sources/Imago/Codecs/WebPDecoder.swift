@@ -43,17 +43,16 @@ public struct WebPDecoder: ImageDecoding {
             config.options.scaled_width = Int32(outWidth)
             config.options.scaled_height = Int32(outHeight)
         }
-        var pixels = [UInt8](repeating: 0, count: outWidth * outHeight * 4)
-        let decoded = pixels.withUnsafeMutableBufferPointer { out in
+        let pixels = try makePixelBuffer(count: outWidth * outHeight * 4) { out in
             config.output.colorspace = MODE_RGBA
             config.output.is_external_memory = 1
             config.output.u.RGBA.rgba = out.baseAddress
             config.output.u.RGBA.stride = Int32(outWidth * 4)
             config.output.u.RGBA.size = out.count
             defer { WebPFreeDecBuffer(&config.output) }
-            return WebPDecode(base, bytes.count, &config)
+            let decoded = WebPDecode(base, bytes.count, &config)
+            return decoded == VP8_STATUS_OK ? .success(()) : .failure(Self.invalid("decoding failed (status \(decoded.rawValue))"))
         }
-        guard decoded == VP8_STATUS_OK else { throw Self.invalid("decoding failed (status \(decoded.rawValue))") }
         return Image(
             width: outWidth, height: outHeight, frames: [Image.Frame(pixels: pixels)],
             metadata: ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: features.has_alpha != 0)
