@@ -5,17 +5,7 @@ import Testing
 
 /// Runs the built `imago` executable, which `swift build --build-tests` puts beside the test bundle.
 private func imago(_ arguments: [String]) throws -> (status: Int32, output: Data) {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let process = Process()
-    process.executableURL = directory.appendingPathComponent("imago")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, output)
+    try runProcess(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago"), arguments)
 }
 
 private struct FetchReport: Decodable {

@@ -82,16 +82,24 @@ final class Countdown: Sendable {
     }
 }
 
-/// Runs a command-line tool (exiftool, dwebp, img2webp, …) and fails the test if it fails.
-func runTool(_ path: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+/// Runs a program to completion; returns its exit status and standard output.
+func runProcess(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: Data) {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
+    process.executableURL = executable
     process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
+    let pipe = Pipe()
+    process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice
     try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "\(path) \(arguments.joined(separator: " ")) failed", sourceLocation: sourceLocation)
+    return (process.terminationStatus, output)
+}
+
+/// Runs a command-line tool (exiftool, dwebp, img2webp, …) and fails the test if it fails.
+func runTool(_ path: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let status = try runProcess(URL(fileURLWithPath: path), arguments).status
+    #expect(status == 0, "\(path) \(arguments.joined(separator: " ")) failed", sourceLocation: sourceLocation)
 }
 
 /// A fresh temporary directory, removed by the caller.

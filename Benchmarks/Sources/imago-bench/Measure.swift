@@ -14,35 +14,26 @@ enum Measure {
         return sorted[sorted.count / 2]
     }
 
-    /// Runs a program to completion and returns its standard output; throws on a non-zero exit.
+    /// Runs a program to completion and returns what it wrote on standard output (or, with
+    /// `standardError`, on standard error: dwebp reports timings there); throws on a non-zero exit.
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String]) throws -> String {
+    static func run(_ executable: String, _ arguments: [String], standardError: Bool = false) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let pipe = Pipe()
-        process.standardOutput = pipe
+        if standardError {
+            process.standardError = pipe
+            process.standardOutput = FileHandle.nullDevice
+        } else {
+            process.standardOutput = pipe
+        }
         try process.run()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw BenchmarkError("\(executable) \(arguments.prefix(3).joined(separator: " ")) exited with \(process.terminationStatus)")
         }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// Runs a program and returns what it wrote on standard error (dwebp reports timings there).
-    static func runCapturingError(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchmarkError("\(executable) exited with \(process.terminationStatus)") }
         return String(decoding: output, as: UTF8.self)
     }
 
