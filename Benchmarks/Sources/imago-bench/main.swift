@@ -13,8 +13,8 @@ case "queued":
 case "decode-rss":
     try CodecBenchmark.decodeForMemory(arguments[1])
 default:
-    // `imago-bench [network] [codecs]` runs those groups; no argument runs both.
-    let groups = arguments.isEmpty ? ["network", "codecs"] : arguments
+    // `imago-bench [network] [codecs] [cache]` runs those groups; no argument runs all.
+    let groups = arguments.isEmpty ? ["network", "codecs", "cache"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
     if groups.contains("network") {
@@ -23,4 +23,5 @@ default:
         try QueuedHandlesBenchmark.run()
     }
     if groups.contains("codecs") { try CodecBenchmark.run() }
+    if groups.contains("cache") { MemoryCacheBenchmark.run() }
 }
