@@ -19,6 +19,7 @@ struct BatchReport: Codable {
         var images: Int
         var networkRequests: Int
         var coalesced: Int
+        var memoryHits: Int
         var bytes: Int64
         var errors: Int
         var seconds: Double
@@ -82,6 +83,7 @@ struct BatchLoader {
             images: urls.count,
             networkRequests: after.transfers - before.transfers,
             coalesced: after.coalesced - before.coalesced,
+            memoryHits: after.memoryHits - before.memoryHits,
             bytes: after.bytes - before.bytes,
             errors: images.filter { $0.status == "error" }.count,
             seconds: seconds

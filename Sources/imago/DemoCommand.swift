@@ -38,17 +38,21 @@ struct DemoCommand: AsyncParsableCommand {
         if !json {
             say("Imago demo: TestOrigin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))\n")
         }
-        let pipeline = ImagePipeline()
-        let loader = BatchLoader(pipeline: pipeline, display: ProgressDisplay(quiet: json))
+        let display = ProgressDisplay(quiet: json)
+        let loader = BatchLoader(pipeline: ImagePipeline(), display: display)
         var phases: [(String, BatchReport)] = []
 
         if !json { say("1. cold: every image from the network, decoded") }
         let (cold, _) = await loader.load(urls)
         phases.append(("cold", cold))
 
+        if !json { say("2. again: every image from the memory cache") }
+        let (memory, _) = await loader.load(urls)
+        phases.append(("memory", memory))
+
         let largest = zip(urls, cold.images).max { $0.1.bytes < $1.1.bytes }!.0
-        if !json { say("2. 50 concurrent requests for one image (\(largest.lastPathComponent))") }
-        let (coalesced, _) = await loader.load(Array(repeating: largest, count: 50))
+        if !json { say("3. a new pipeline, 50 concurrent requests for one image (\(largest.lastPathComponent))") }
+        let (coalesced, _) = await BatchLoader(pipeline: ImagePipeline(), display: display).load(Array(repeating: largest, count: 50))
         phases.append(("coalesced", coalesced))
 
         try await origin.shutdown()
@@ -82,10 +86,10 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private func printTable(_ phases: [(String, BatchReport)]) {
-        let header = ["phase", "images", "transfers", "coalesced", "bytes", "errors", "seconds", "images/s"]
+        let header = ["phase", "images", "transfers", "coalesced", "memory hits", "bytes", "errors", "seconds", "images/s"]
         let rows = phases.map { name, report in
             let totals = report.totals
-            return [name, "\(totals.images)", "\(totals.networkRequests)", "\(totals.coalesced)", totals.bytes.byteCount,
+            return [name, "\(totals.images)", "\(totals.networkRequests)", "\(totals.coalesced)", "\(totals.memoryHits)", totals.bytes.byteCount,
                     "\(totals.errors)", String(format: "%.2f", totals.seconds), String(format: "%.0f", totals.imagesPerSecond)]
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }

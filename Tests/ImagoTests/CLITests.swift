@@ -60,7 +60,7 @@ struct CLITests {
         try await origin.shutdown()
     }
 
-    @Test("demo --json: the cold phase loads every image, the coalesced phase makes one transfer")
+    @Test("demo --json: the cold phase loads every image, the memory phase makes no transfer, the coalesced phase one")
     func demoJSON() throws {
         let images = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
@@ -75,11 +75,12 @@ struct CLITests {
         }
         let run = try imago(["demo", "--json", "--rate", "0", "--images", images.path])
         #expect(run.status == 0)
-        struct Phase: Decodable { var phase: String; var images: Int; var networkRequests: Int; var coalesced: Int; var bytes: Int; var errors: Int }
+        struct Phase: Decodable { var phase: String; var images: Int; var networkRequests: Int; var coalesced: Int; var memoryHits: Int; var bytes: Int; var errors: Int }
         let phases = try JSONDecoder().decode([Phase].self, from: run.output)
-        #expect(phases.map(\.phase) == ["cold", "coalesced"])
-        #expect(phases[0].images == 5 && phases[0].networkRequests == 5 && phases[0].bytes == total && phases[0].errors == 0)
-        #expect(phases[1].images == 50 && phases[1].networkRequests == 1 && phases[1].coalesced == 49 && phases[1].bytes == largest)
+        #expect(phases.map(\.phase) == ["cold", "memory", "coalesced"])
+        #expect(phases[0].images == 5 && phases[0].networkRequests == 5 && phases[0].bytes == total && phases[0].errors == 0 && phases[0].memoryHits == 0)
+        #expect(phases[1].images == 5 && phases[1].networkRequests == 0 && phases[1].memoryHits == 5 && phases[1].bytes == 0)
+        #expect(phases[2].images == 50 && phases[2].networkRequests == 1 && phases[2].coalesced == 49 && phases[2].bytes == largest)
     }
 }
 

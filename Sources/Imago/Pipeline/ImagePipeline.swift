@@ -87,6 +87,12 @@ public final class ImagePipeline: Sendable {
         imageTask(with: ImageRequest(url: url, options: options), progress: progress, completion: completion, preview: preview)
     }
 
+    /// Loads and decodes `url` and calls `completion` once: `loadImage(with: url) { result in … }`.
+    @discardableResult
+    public func loadImage(with url: URL, options: ImageRequest.Options = [], completion: @escaping ImageTask.Completion) -> ImageTask {
+        imageTask(with: ImageRequest(url: url, options: options), progress: nil, completion: completion, preview: nil)
+    }
+
     /// Starts loading and decoding `request` and returns its handle.
     @discardableResult
     public func imageTask(
@@ -116,6 +122,9 @@ public final class ImagePipeline: Sendable {
         completion: ImageTask.Completion?
     ) -> ImageTask {
         let key = request.transferKey
+        if decodes, let cached = configuration.memoryCache?.value(forKey: key) {
+            return memoryHit(cached, request: request, progress: progress, preview: preview, completion: completion)
+        }
         var joinedURL: URL?
         let task = state.withLock { state -> ImageTask in
             let task = ImageTask(
@@ -145,6 +154,34 @@ public final class ImagePipeline: Sendable {
             return task
         }
         if let joinedURL { observers.coalesced(joinedURL) }
+        return task
+    }
+
+    /// The response the memory cache holds for `request`, answered synchronously; nil on a miss.
+    public func cachedResponse(for request: ImageRequest) -> ImageResponse? {
+        configuration.memoryCache?.value(forKey: request.transferKey).map { cached in
+            var response = cached
+            response.request = request
+            response.source = .memory
+            return response
+        }
+    }
+
+    /// A handle completed before it is returned: its callbacks run on the caller's thread, with no
+    /// transfer, task or decode.
+    private func memoryHit(
+        _ cached: ImageResponse, request: ImageRequest,
+        progress: ImageTask.ProgressHandler?, preview: ImageTask.PreviewHandler?, completion: ImageTask.Completion?
+    ) -> ImageTask {
+        let id = state.withLock { state in
+            state.statistics.memoryHits += 1
+            return state.makeID()
+        }
+        let task = ImageTask(id: id, request: request, decodes: true, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
+        var response = cached
+        response.request = request
+        response.source = .memory
+        task.complete(with: .success(response))
         return task
     }
 
@@ -319,11 +356,23 @@ public final class ImagePipeline: Sendable {
             state.transfers[transferID]!.phase = .decoding
             return true
         }
-        let image: Result<Image, ImagoError>? = switch result {
-        case .success(let (response, data)) where decodes: decode(data, url: response.url)
-        default: nil
+        var image: Result<Image, ImagoError>?
+        if decodes, case .success(let (response, data)) = result {
+            image = decode(data, url: response.url)
+            // Cached before any handle completes, so a caller asking again right away hits it.
+            remember(image!, response: response, data: data, request: request)
         }
         finish(transferID, request: request, result: result, image: image, elapsed: elapsed)
+    }
+
+    /// Puts a decoded image in the memory cache, its cost the pixels plus the encoded bytes.
+    private func remember(_ image: Result<Image, ImagoError>, response: DataResponse, data: Data, request: ImageRequest) {
+        guard case .success(let decoded) = image, let cache = configuration.memoryCache else { return }
+        let entry = ImageResponse(
+            request: request, data: data, image: decoded, url: response.url,
+            statusCode: response.statusCode, headers: response.headers, source: .network
+        )
+        cache.setValue(entry, forKey: request.transferKey, cost: decoded.cost + data.count)
     }
 
     private func decode(_ data: Data, url: URL) -> Result<Image, ImagoError> {
@@ -361,7 +410,10 @@ public final class ImagePipeline: Sendable {
             let outcome = result.flatMap { (response, data) -> Result<ImageResponse, ImagoError> in
                 var imageResult: Result<Image?, ImagoError> = .success(nil)
                 if task.decodes {
-                    if image == nil { image = decode(data, url: response.url) }
+                    if image == nil {
+                        image = decode(data, url: response.url)
+                        remember(image!, response: response, data: data, request: transfer.request)
+                    }
                     imageResult = image!.map { $0 }
                 }
                 return imageResult.map { image in

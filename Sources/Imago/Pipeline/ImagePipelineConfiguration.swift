@@ -43,6 +43,9 @@ extension ImagePipeline {
         public var decodingOptions = DecodingOptions()
         /// Least time between two previews of one transfer, for requests with `.previews`.
         public var previewInterval: Duration = .milliseconds(100)
+        /// Decoded images by transfer key, answered synchronously; nil turns memory caching off.
+        /// Pipelines made from one configuration value share its cache.
+        public var memoryCache: MemoryCache<ImageRequest.TransferKey, ImageResponse>? = MemoryCache()
         /// Where debug lines about transfers go.
         public var logger = Logger(label: "imago")
         /// Where counters and timers go; nil uses the process-wide `MetricsSystem`.

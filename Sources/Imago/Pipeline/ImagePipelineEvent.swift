@@ -28,5 +28,7 @@ extension ImagePipeline {
         public var errors = 0
         /// Transfers stopped because all their handles were cancelled.
         public var stopped = 0
+        /// Image requests answered from the memory cache.
+        public var memoryHits = 0
     }
 }

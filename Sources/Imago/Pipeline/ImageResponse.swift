@@ -6,6 +6,8 @@ public struct ImageResponse: Sendable {
     public enum Source: String, Sendable, Hashable {
         /// A transfer made for this request (or shared with it).
         case network
+        /// The memory cache, answered synchronously without a transfer or a decode.
+        case memory
     }
 
     /// The request as the caller made it.
