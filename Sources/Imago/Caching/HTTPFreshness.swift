@@ -1,0 +1,95 @@
+import Foundation
+
+/// What a response's headers say about caching it (RFC 9111, for a private cache): whether it may
+/// be stored, how long it stays fresh, whether it must be revalidated, and the validators for a
+/// conditional request.
+public struct HTTPFreshness: Sendable, Hashable {
+    /// False for `Cache-Control: no-store`: the response must not be written to any cache.
+    public var isStorable: Bool
+    /// How long the response is fresh from when it was generated (max-age, else Expires − Date,
+    /// else the heuristic), zero with `no-cache`.
+    public var lifetime: Duration
+    /// The response's age when it was received (Age header, or Date to the receive time).
+    public var initialAge: Duration
+    /// `Cache-Control: immutable`: while fresh, not even a reload revalidates it.
+    public var isImmutable: Bool
+    /// `no-cache` or `must-revalidate`: once stale (at once, for no-cache), never served without
+    /// revalidation.
+    public var requiresRevalidation: Bool
+    /// The `ETag`, for `If-None-Match`.
+    public var etag: String?
+    /// The `Last-Modified` date as sent, for `If-Modified-Since`.
+    public var lastModified: String?
+
+    /// Reads the headers of a response received at `receivedAt`. `heuristicLifetime` is used when
+    /// the response says nothing of freshness and has no Last-Modified; with a Last-Modified, the
+    /// heuristic is 10% of the time since then (RFC 9111 §4.2.2), capped at `heuristicLifetime`.
+    public init(headers: [(name: String, value: String)], receivedAt: Date, heuristicLifetime: Duration = .seconds(3600)) {
+        func header(_ name: String) -> String? {
+            headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+        let directives = Self.directives(header("cache-control") ?? "")
+        let date = header("date").flatMap(Self.parseDate)
+        etag = header("etag")
+        lastModified = header("last-modified")
+        isStorable = directives["no-store"] == nil
+        isImmutable = directives["immutable"] != nil
+        requiresRevalidation = directives["no-cache"] != nil || directives["must-revalidate"] != nil
+
+        let base = date ?? receivedAt
+        if directives["no-cache"] != nil {
+            lifetime = .zero
+        } else if let maxAge = directives["max-age"].flatMap({ Int($0 ?? "") }) {
+            lifetime = .seconds(max(0, maxAge))
+        } else if let expiresText = header("expires") {
+            // An Expires that does not parse ("0", "-1") means already expired.
+            let expires = Self.parseDate(expiresText) ?? .distantPast
+            lifetime = .seconds(max(0, expires.timeIntervalSince(base)))
+        } else if let modified = lastModified.flatMap(Self.parseDate) {
+            let tenth = Duration.seconds(max(0, base.timeIntervalSince(modified)) / 10)
+            lifetime = min(tenth, heuristicLifetime)
+        } else {
+            lifetime = heuristicLifetime
+        }
+        let apparentAge = Duration.seconds(max(0, receivedAt.timeIntervalSince(base)))
+        let ageHeader = Duration.seconds(max(0, Int(header("age") ?? "") ?? 0))
+        initialAge = max(apparentAge, ageHeader)
+    }
+
+    /// Whether a response stored at `storedAt` is still fresh at `now`.
+    public func isFresh(storedAt: Date, now: Date) -> Bool {
+        let age = initialAge + .seconds(max(0, now.timeIntervalSince(storedAt)))
+        return age < lifetime
+    }
+
+    /// The headers of a conditional request that revalidates this response.
+    public var validationHeaders: [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        if let etag { headers.append(("If-None-Match", etag)) }
+        if let lastModified { headers.append(("If-Modified-Since", lastModified)) }
+        return headers
+    }
+
+    /// `max-age=60, no-cache, private` → ["max-age": "60", "no-cache": nil, "private": nil].
+    static func directives(_ header: String) -> [String: String?] {
+        var result: [String: String?] = [:]
+        for part in header.split(separator: ",") {
+            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
+            result[name] = pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+        }
+        return result
+    }
+
+    /// An HTTP date in any of the three forms RFC 9110 requires a recipient to accept.
+    static func parseDate(_ text: String) -> Date? {
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
+        }
+        return nil
+    }
+}
