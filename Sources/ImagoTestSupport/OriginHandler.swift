@@ -180,12 +180,9 @@ final class OriginHandler: ChannelInboundHandler {
     private func end(_ ending: Ending, context: ChannelHandlerContext) {
         switch ending {
         case .complete:
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenSuccess {
-                let (handler, _) = bound.value
-                guard handler.isResponding else { return }
-                handler.isResponding = false
-                handler.origin.updateLog { $0.completedResponses += 1 }
+                bound.value.isResponding = false
             }
         case .close:
             isResponding = false

@@ -30,8 +30,6 @@ extension TestOrigin {
         public var openConnections = 0
         /// Responses whose connection the client closed before the response was complete.
         public var abortedResponses = 0
-        /// Responses sent in full.
-        public var completedResponses = 0
 
         /// Requests whose path is `path`.
         public func requests(to path: String) -> [RecordedRequest] {

@@ -105,11 +105,6 @@ public final class TestOrigin: Sendable {
         }
     }
 
-    /// The paths served, sorted.
-    public var paths: [String] {
-        state.withLock { $0.routes.keys.sorted() }
-    }
-
     func route(for path: String) -> Route? {
         state.withLock { $0.routes[path] }
     }
@@ -134,11 +129,6 @@ public final class TestOrigin: Sendable {
             return state.heldResponses.removeValue(forKey: name) ?? []
         }
         for respond in held { respond() }
-    }
-
-    /// Closes the gate `name` again: responses at it are held until the next release.
-    public func hold(_ name: String) {
-        _ = state.withLock { $0.openGates.remove(name) }
     }
 
     func whenGateOpens(_ name: String, _ respond: @escaping @Sendable () -> Void) {
