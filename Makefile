@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Debian packages: the codec libraries the build links (TurboJPEG, libspng, libwebp, giflib); tools the
 # tests use to make or check images (exiftool, webp's dwebp/img2webp, gifsicle); curl (benchmark peer);
 # ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libimage-exiftool-perl webp gifsicle curl ukui-wallpapers
+APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libimage-exiftool-perl webp gifsicle curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test bench clean

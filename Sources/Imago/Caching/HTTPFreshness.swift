@@ -56,6 +56,17 @@ public struct HTTPFreshness: Sendable, Hashable {
         initialAge = max(apparentAge, ageHeader)
     }
 
+    /// Freshness as stored (by the disk cache).
+    init(isStorable: Bool, lifetime: Duration, initialAge: Duration, isImmutable: Bool, requiresRevalidation: Bool, etag: String?, lastModified: String?) {
+        self.isStorable = isStorable
+        self.lifetime = lifetime
+        self.initialAge = initialAge
+        self.isImmutable = isImmutable
+        self.requiresRevalidation = requiresRevalidation
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
     /// Whether a response stored at `storedAt` is still fresh at `now`.
     public func isFresh(storedAt: Date, now: Date) -> Bool {
         let age = initialAge + .seconds(max(0, now.timeIntervalSince(storedAt)))

@@ -1,0 +1,189 @@
+import Foundation
+import GRDB
+
+/// The disk cache's SQLite index: one row per entry. A `DatabasePool` in WAL mode, so lookups run
+/// on reader connections while the writer commits.
+struct DiskIndex: Sendable {
+    struct Row: Sendable {
+        var key: String
+        var file: String
+        var size: Int
+        var checksum: UInt64
+        var created: Double
+        var metadata: DiskCache.Metadata
+    }
+
+    enum Change: Sendable {
+        case upsert(Row)
+        case refresh(key: String, metadata: DiskCache.Metadata)
+        case remove(key: String)
+    }
+
+    private let pool: DatabasePool
+
+    init(path: String) throws {
+        var configuration = Configuration()
+        // Another process may hold the write lock for a batch; wait for it rather than fail.
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // WAL with NORMAL is crash safe; payload checksums catch the rest.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE entry (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    file TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    checksum INTEGER NOT NULL,
+                    created REAL NOT NULL,
+                    accessed REAL NOT NULL,
+                    contentType TEXT,
+                    receivedAt REAL NOT NULL,
+                    lifetime REAL NOT NULL,
+                    initialAge REAL NOT NULL,
+                    flags INTEGER NOT NULL,
+                    etag TEXT,
+                    lastModified TEXT
+                ) WITHOUT ROWID;
+                CREATE INDEX entry_accessed ON entry(accessed);
+                CREATE INDEX entry_created ON entry(created);
+                """)
+        }
+        try migrator.migrate(pool)
+    }
+
+    private static let columns = "key, file, size, checksum, created, contentType, receivedAt, lifetime, initialAge, flags, etag, lastModified"
+
+    func row(for key: String) throws -> Row? {
+        // A single SELECT needs no transaction around it.
+        try pool.unsafeRead { db in
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.columns) FROM entry WHERE key = ?")
+            return try GRDB.Row.fetchOne(statement, arguments: [key]).map(Self.decode)
+        }
+    }
+
+    func count() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") ?? 0 }
+    }
+
+    func totalSize() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM entry") ?? 0 }
+    }
+
+    func allFiles() throws -> Set<String> {
+        try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT file FROM entry")) }
+    }
+
+    /// Applies a batch in one transaction; returns the files of replaced and removed rows.
+    func apply(_ changes: [Change], accessed: Double) throws -> [String] {
+        try pool.write { db in
+            var released: [String] = []
+            let fileOf = try db.cachedStatement(sql: "SELECT file FROM entry WHERE key = ?")
+            for change in changes {
+                switch change {
+                case .upsert(let row):
+                    if let old = try String.fetchOne(fileOf, arguments: [row.key]) { released.append(old) }
+                    let flags = (row.metadata.freshness.isImmutable ? 1 : 0) | (row.metadata.freshness.requiresRevalidation ? 2 : 0)
+                    try db.cachedStatement(sql: """
+                        INSERT OR REPLACE INTO entry (key, file, size, checksum, created, accessed, contentType, receivedAt, lifetime, initialAge, flags, etag, lastModified)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """).execute(arguments: [
+                            row.key, row.file, row.size, Int64(bitPattern: row.checksum), row.created, accessed,
+                            row.metadata.contentType, row.metadata.receivedAt.timeIntervalSince1970,
+                            row.metadata.freshness.lifetime.seconds, row.metadata.freshness.initialAge.seconds, flags,
+                            row.metadata.freshness.etag, row.metadata.freshness.lastModified,
+                        ])
+                case .refresh(let key, let metadata):
+                    let flags = (metadata.freshness.isImmutable ? 1 : 0) | (metadata.freshness.requiresRevalidation ? 2 : 0)
+                    try db.cachedStatement(sql: """
+                        UPDATE entry SET contentType = coalesce(?, contentType), receivedAt = ?, lifetime = ?, initialAge = ?, flags = ?,
+                            etag = ?, lastModified = ?, accessed = ? WHERE key = ?
+                        """).execute(arguments: [
+                            metadata.contentType, metadata.receivedAt.timeIntervalSince1970, metadata.freshness.lifetime.seconds,
+                            metadata.freshness.initialAge.seconds, flags, metadata.freshness.etag, metadata.freshness.lastModified,
+                            accessed, key,
+                        ])
+                case .remove(let key):
+                    if let old = try String.fetchOne(fileOf, arguments: [key]) { released.append(old) }
+                    try db.cachedStatement(sql: "DELETE FROM entry WHERE key = ?").execute(arguments: [key])
+                }
+            }
+            return released
+        }
+    }
+
+    func touch(_ touches: [String: Double]) throws {
+        try pool.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE entry SET accessed = max(accessed, ?) WHERE key = ?")
+            for (key, time) in touches { try statement.execute(arguments: [time, key]) }
+        }
+    }
+
+    /// Deletes rows created before `cutoff`; returns their files.
+    func removeCreated(before cutoff: Double) throws -> [String] {
+        try pool.write { db in
+            let files = try String.fetchAll(db, sql: "SELECT file FROM entry WHERE created < ?", arguments: [cutoff])
+            if !files.isEmpty { try db.execute(sql: "DELETE FROM entry WHERE created < ?", arguments: [cutoff]) }
+            return files
+        }
+    }
+
+    /// When the payloads total more than `limit`, deletes rows least recently accessed first until
+    /// they total at most `target`; returns their files.
+    func evict(above limit: Int, downTo target: Int) throws -> [String] {
+        try pool.write { db in
+            var total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(size), 0) FROM entry") ?? 0
+            guard total > limit else { return [] }
+            var victims: [(key: String, file: String)] = []
+            let rows = try GRDB.Row.fetchCursor(db, sql: "SELECT key, file, size FROM entry ORDER BY accessed")
+            while total > target, let row = try rows.next() {
+                victims.append((row[0], row[1]))
+                total -= row[2] as Int
+            }
+            let delete = try db.cachedStatement(sql: "DELETE FROM entry WHERE key = ?")
+            for victim in victims { try delete.execute(arguments: [victim.key]) }
+            return victims.map(\.file)
+        }
+    }
+
+    /// Deletes the rows among `known` whose files are not in `present`.
+    func removeRows(whereFileNotIn present: Set<String>, among known: Set<String>) throws {
+        let missing = known.subtracting(present)
+        guard !missing.isEmpty else { return }
+        try pool.write { db in
+            let delete = try db.cachedStatement(sql: "DELETE FROM entry WHERE file = ?")
+            for file in missing { try delete.execute(arguments: [file]) }
+        }
+    }
+
+    func removeAll() throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM entry") }
+    }
+
+    private static func decode(_ row: GRDB.Row) -> Row {
+        let flags: Int = row[9]
+        let freshness = HTTPFreshness(
+            isStorable: true,
+            lifetime: .seconds(row[7] as Double),
+            initialAge: .seconds(row[8] as Double),
+            isImmutable: flags & 1 != 0,
+            requiresRevalidation: flags & 2 != 0,
+            etag: row[10],
+            lastModified: row[11]
+        )
+        return Row(
+            key: row[0], file: row[1], size: row[2], checksum: UInt64(bitPattern: row[3] as Int64), created: row[4],
+            metadata: DiskCache.Metadata(contentType: row[5], receivedAt: Date(timeIntervalSince1970: row[6]), freshness: freshness)
+        )
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
