@@ -58,6 +58,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "imago-cache-writer",
+            dependencies: ["Imago", "ImagoTestSupport"]
+        ),
         .testTarget(
             name: "ImagoTests",
             dependencies: [
