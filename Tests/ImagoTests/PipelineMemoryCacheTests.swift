@@ -62,7 +62,7 @@ struct PipelineMemoryCacheTests {
 
     @Test("the cache holds the pixels plus the encoded bytes as cost, and honours its limits")
     func cost() async throws {
-        let cache = MemoryCache<ImageRequest.TransferKey, ImageResponse>(limits: .init(cost: 100_000_000))
+        let cache = MemoryCache<ImageRequest.CacheKey, ImageResponse>(limits: .init(cost: 100_000_000))
         try await withOrigin(configure: { $0.memoryCache = cache }) { origin, pipeline in
             let data = try Corpus.data("jpeg/video-001.jpeg")
             let url = origin.serve(data, at: "/c.jpg")

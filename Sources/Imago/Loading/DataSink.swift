@@ -34,7 +34,11 @@ public final class DataSink: Sendable {
     /// length above the limit, before any body byte is read.
     public func receive(_ response: DataResponse) throws(ImagoError) {
         if let status = response.statusCode {
-            if status == 304 { throw ImagoError(.notModified, url: response.url) }
+            if status == 304 {
+                // Kept: its headers refresh the cached entry's freshness.
+                state.withLock { $0.response = response }
+                throw ImagoError(.notModified, url: response.url)
+            }
             guard (200..<300).contains(status) else { throw ImagoError(.httpStatus(status), url: response.url) }
         }
         if let expected = response.expectedContentLength, expected > maxSize {
@@ -76,6 +80,11 @@ public final class DataSink: Sendable {
     /// Makes every later `receive` throw `cancelled`, for loaders that deliver from other threads.
     func cancel() {
         state.withLock { $0.isCancelled = true }
+    }
+
+    /// The response head, once received.
+    var response: DataResponse? {
+        state.withLock { $0.response }
     }
 
     /// The bytes received so far, for previews.

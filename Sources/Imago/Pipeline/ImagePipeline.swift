@@ -54,8 +54,13 @@ public final class ImagePipeline: Sendable {
     private let state: Mutex<State>
     private let observers: PipelineObservers
 
-    /// A pipeline with the default configuration and loaders, for apps that want one.
-    public static let shared = ImagePipeline()
+    /// A pipeline with the default configuration and loaders, for apps that want one, with a disk
+    /// cache in ``DiskCache/defaultDirectory`` (none if that directory cannot be opened).
+    public static let shared: ImagePipeline = {
+        var configuration = Configuration()
+        configuration.diskCache = try? DiskCache()
+        return ImagePipeline(configuration: configuration)
+    }()
 
     /// Makes a pipeline.
     public init(configuration: Configuration = Configuration(), loaders: LoaderRegistry = .standard(), decoders: DecoderRegistry = .standard()) {
@@ -121,10 +126,10 @@ public final class ImagePipeline: Sendable {
         preview: ImageTask.PreviewHandler?,
         completion: ImageTask.Completion?
     ) -> ImageTask {
-        let key = request.transferKey
-        if decodes, let cached = configuration.memoryCache?.value(forKey: key) {
+        if decodes, Self.readsMemory(request), let cached = configuration.memoryCache?.value(forKey: request.cacheKey) {
             return memoryHit(cached, request: request, progress: progress, preview: preview, completion: completion)
         }
+        let key = request.transferKey
         var joinedURL: URL?
         let task = state.withLock { state -> ImageTask in
             let task = ImageTask(
@@ -158,8 +163,9 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The response the memory cache holds for `request`, answered synchronously; nil on a miss.
+    /// The disk cache is not consulted: use `returnCacheDataDontLoad` for that.
     public func cachedResponse(for request: ImageRequest) -> ImageResponse? {
-        configuration.memoryCache?.value(forKey: request.transferKey).map { cached in
+        configuration.memoryCache?.value(forKey: request.cacheKey).map { cached in
             var response = cached
             response.request = request
             response.source = .memory
@@ -318,28 +324,15 @@ public final class ImagePipeline: Sendable {
             }
             state.transfers[transferID]!.phase = .running(task: task, sink: sink)
             state.running += 1
-            state.statistics.transfers += 1
         }
     }
 
     private func run(_ transferID: UInt64, request: ImageRequest, sink: DataSink) async {
         let start = ContinuousClock.now
-        observers.started(request.url)
-        let result: Result<(DataResponse, Data), ImagoError>
+        var contacted = false
+        let result: Result<Loaded, ImagoError>
         do {
-            guard let loader = loaders.loader(for: request.url) else {
-                throw ImagoError(.noLoader, url: request.url)
-            }
-            let loadRequest = loadRequest(for: request)
-            if let limit = request.deadline ?? configuration.deadline {
-                try await Self.withDeadline(start + limit, url: request.url) {
-                    try await loader.load(loadRequest, into: sink)
-                }
-            } else {
-                try await loader.load(loadRequest, into: sink)
-            }
-            try Task.checkCancellation()
-            result = .success(try sink.finish())
+            result = .success(try await load(request, sink: sink, start: start, contacted: &contacted))
         } catch let error as ImagoError {
             result = .failure(error)
         } catch is CancellationError {
@@ -348,6 +341,11 @@ public final class ImagePipeline: Sendable {
             result = .failure(ImagoError(.loaderFailed, url: request.url, underlying: error))
         }
         let elapsed = ContinuousClock.now - start
+        if case .success(let loaded) = result, loaded.source != .network {
+            // Cached bytes arrive all at once; say so to progress handlers.
+            let count = Int64(loaded.data.count)
+            reportProgress(of: transferID, received: count, expected: count)
+        }
         // Give the download slot back, and keep the transfer joinable while it decodes.
         let decodes = state.withLock { state -> Bool in
             state.running -= 1
@@ -357,22 +355,30 @@ public final class ImagePipeline: Sendable {
             return true
         }
         var image: Result<Image, ImagoError>?
-        if decodes, case .success(let (response, data)) = result {
-            image = decode(data, url: response.url)
+        if decodes, case .success(let loaded) = result {
+            image = decode(loaded.data, url: loaded.response.url)
             // Cached before any handle completes, so a caller asking again right away hits it.
-            remember(image!, response: response, data: data, request: request)
+            remember(image!, loaded: loaded, request: request)
         }
-        finish(transferID, request: request, result: result, image: image, elapsed: elapsed)
+        finish(transferID, request: request, result: result, image: image, contacted: contacted, elapsed: elapsed)
     }
 
-    /// Puts a decoded image in the memory cache, its cost the pixels plus the encoded bytes.
-    private func remember(_ image: Result<Image, ImagoError>, response: DataResponse, data: Data, request: ImageRequest) {
-        guard case .success(let decoded) = image, let cache = configuration.memoryCache else { return }
+    /// A loader is about to be asked for `url`.
+    func transferStarted(_ url: URL) {
+        state.withLock { $0.statistics.transfers += 1 }
+        observers.started(url)
+    }
+
+    /// Puts a decoded image in the memory cache, its cost the pixels plus the encoded bytes, unless
+    /// the request or the response (`no-store`) forbids it.
+    private func remember(_ image: Result<Image, ImagoError>, loaded: Loaded, request: ImageRequest) {
+        guard case .success(let decoded) = image, let cache = configuration.memoryCache,
+              loaded.isStorable, !request.options.contains(.disableMemoryCacheWrites) else { return }
         let entry = ImageResponse(
-            request: request, data: data, image: decoded, url: response.url,
-            statusCode: response.statusCode, headers: response.headers, source: .network
+            request: request, data: loaded.data, image: decoded, url: loaded.response.url,
+            statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
         )
-        cache.setValue(entry, forKey: request.transferKey, cost: decoded.cost + data.count)
+        cache.setValue(entry, forKey: request.cacheKey, cost: decoded.cost + loaded.data.count)
     }
 
     private func decode(_ data: Data, url: URL) -> Result<Image, ImagoError> {
@@ -385,8 +391,8 @@ public final class ImagePipeline: Sendable {
     }
 
     private func finish(
-        _ transferID: UInt64, request: ImageRequest, result: Result<(DataResponse, Data), ImagoError>,
-        image decoded: Result<Image, ImagoError>?, elapsed: Duration
+        _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
+        image decoded: Result<Image, ImagoError>?, contacted: Bool, elapsed: Duration
     ) {
         let (transfer, idleWaiters) = state.withLock { state -> (Transfer?, [CheckedContinuation<Void, Never>]) in
             let transfer = state.transfers.removeValue(forKey: transferID)
@@ -394,7 +400,13 @@ public final class ImagePipeline: Sendable {
                 state.transferByKey[transfer.key] = nil
                 for handleID in transfer.handles.keys { state.transferOfHandle[handleID] = nil }
                 switch result {
-                case .success(let (_, data)): state.statistics.bytes += Int64(data.count)
+                case .success(let loaded):
+                    switch loaded.source {
+                    case .network: state.statistics.bytes += Int64(loaded.data.count)
+                    case .disk: state.statistics.diskHits += 1
+                    case .revalidated: state.statistics.revalidated += 1
+                    case .memory: break
+                    }
                 case .failure: state.statistics.errors += 1
                 }
             }
@@ -403,23 +415,25 @@ public final class ImagePipeline: Sendable {
         defer { for waiter in idleWaiters { waiter.resume() } }
         // A transfer no handle wanted any more was already reported as stopped.
         guard let transfer else { return }
-        observers.finished(request.url, result: result.map { $0.1.count }, elapsed: elapsed)
+        if contacted {
+            observers.finished(request.url, result: result.map { $0.source == .network ? $0.data.count : 0 }, elapsed: elapsed)
+        }
         // A handle that wants an image may have joined after the decode was decided; decode then.
         var image = decoded
         for (task, _) in transfer.handles.values {
-            let outcome = result.flatMap { (response, data) -> Result<ImageResponse, ImagoError> in
+            let outcome = result.flatMap { loaded -> Result<ImageResponse, ImagoError> in
                 var imageResult: Result<Image?, ImagoError> = .success(nil)
                 if task.decodes {
                     if image == nil {
-                        image = decode(data, url: response.url)
-                        remember(image!, response: response, data: data, request: transfer.request)
+                        image = decode(loaded.data, url: loaded.response.url)
+                        remember(image!, loaded: loaded, request: transfer.request)
                     }
                     imageResult = image!.map { $0 }
                 }
                 return imageResult.map { image in
                     ImageResponse(
-                        request: task.request, data: data, image: image, url: response.url,
-                        statusCode: response.statusCode, headers: response.headers, source: .network
+                        request: task.request, data: loaded.data, image: image, url: loaded.response.url,
+                        statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
                     )
                 }
             }

@@ -43,9 +43,15 @@ extension ImagePipeline {
         public var decodingOptions = DecodingOptions()
         /// Least time between two previews of one transfer, for requests with `.previews`.
         public var previewInterval: Duration = .milliseconds(100)
-        /// Decoded images by transfer key, answered synchronously; nil turns memory caching off.
+        /// Decoded images by cache key, answered synchronously; nil turns memory caching off.
         /// Pipelines made from one configuration value share its cache.
-        public var memoryCache: MemoryCache<ImageRequest.TransferKey, ImageResponse>? = MemoryCache()
+        public var memoryCache: MemoryCache<ImageRequest.CacheKey, ImageResponse>? = MemoryCache()
+        /// Original bytes of `http(s)` responses, with HTTP freshness; nil (the default) turns disk
+        /// caching off. ``ImagePipeline/shared`` uses one in ``DiskCache/defaultDirectory``.
+        public var diskCache: DiskCache?
+        /// How long a response that says nothing of its freshness (no Cache-Control max-age, no
+        /// Expires, no Last-Modified) stays fresh. Default one hour.
+        public var heuristicFreshness: Duration = .seconds(3600)
         /// Where debug lines about transfers go.
         public var logger = Logger(label: "imago")
         /// Where counters and timers go; nil uses the process-wide `MetricsSystem`.

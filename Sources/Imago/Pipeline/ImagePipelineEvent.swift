@@ -18,7 +18,7 @@ extension ImagePipeline {
 
     /// Counts since the pipeline was made.
     public struct Statistics: Sendable, Hashable {
-        /// Transfers started: requests actually made to loaders (the network, files, `data:`).
+        /// Requests actually made to loaders (the network, files, `data:`), conditional ones included.
         public var transfers = 0
         /// Handles that joined a transfer already queued or running instead of starting one.
         public var coalesced = 0
@@ -30,5 +30,9 @@ extension ImagePipeline {
         public var stopped = 0
         /// Image requests answered from the memory cache.
         public var memoryHits = 0
+        /// Transfers answered from the disk cache without a request.
+        public var diskHits = 0
+        /// Transfers answered from the disk cache after a `304 Not Modified`.
+        public var revalidated = 0
     }
 }

@@ -8,6 +8,10 @@ public struct ImageResponse: Sendable {
         case network
         /// The memory cache, answered synchronously without a transfer or a decode.
         case memory
+        /// The disk cache, fresh (or allowed stale by `returnCacheDataDontLoad`), with no request made.
+        case disk
+        /// The disk cache, after the origin answered a conditional request with `304 Not Modified`.
+        case revalidated
     }
 
     /// The request as the caller made it.
@@ -18,7 +22,7 @@ public struct ImageResponse: Sendable {
     public var image: Image?
     /// The URL the bytes came from, after redirects.
     public var url: URL
-    /// The HTTP status, or nil for loaders without one.
+    /// The HTTP status, or nil for loaders without one: 200 for a disk hit, 304 when revalidated.
     public var statusCode: Int?
     /// The response headers.
     public var headers: [(name: String, value: String)]

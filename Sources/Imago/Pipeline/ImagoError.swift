@@ -51,6 +51,8 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case imageTooLarge(width: Int, height: Int)
         /// The image declares zero pixels.
         case emptyImage
+        /// `returnCacheDataDontLoad` and neither cache holds the image.
+        case notCached
     }
 
     /// The part of the pipeline where the error happened.
@@ -103,6 +105,7 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case .invalidImage: "invalidImage"
         case .imageTooLarge: "imageTooLarge"
         case .emptyImage: "emptyImage"
+        case .notCached: "notCached"
         }
     }
 
@@ -141,6 +144,7 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case .invalidImage(let message): "invalid image data: \(message)"
         case .imageTooLarge(let width, let height): "image of \(width)×\(height) exceeds the decoding limits"
         case .emptyImage: "image has no pixels"
+        case .notCached: "not in the cache, and the request forbids loading"
         }
     }
 

@@ -17,6 +17,8 @@ public struct ImageRequest: Sendable, Hashable {
     public var options: Options
     /// A total time limit for the transfer, on top of the configuration's time without bytes.
     public var deadline: Duration?
+    /// How the caches answer this request.
+    public var cachePolicy: CachePolicy
 
     /// Makes a request for `url`.
     public init(
@@ -25,7 +27,8 @@ public struct ImageRequest: Sendable, Hashable {
         headers: [String: String] = [:],
         credentials: Credentials? = nil,
         options: Options = [],
-        deadline: Duration? = nil
+        deadline: Duration? = nil,
+        cachePolicy: CachePolicy = .useProtocolCachePolicy
     ) {
         self.url = url
         self.priority = priority
@@ -33,16 +36,36 @@ public struct ImageRequest: Sendable, Hashable {
         self.credentials = credentials
         self.options = options
         self.deadline = deadline
+        self.cachePolicy = cachePolicy
     }
 
-    /// Identifies the transfer this request needs; equal keys share one transfer.
-    public var transferKey: TransferKey {
-        TransferKey(
+    /// Identifies the image this request loads: the memory cache's key. Requests that differ only
+    /// in priority, previews, deadline or cache policy have the same key.
+    public var cacheKey: CacheKey {
+        CacheKey(
             url: url.absoluteString,
             headers: headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { "\($0.key.lowercased()):\($0.value)" },
             credentials: credentials,
             options: options.intersection(Options.changingTransfer)
         )
+    }
+
+    /// Identifies the transfer this request needs; equal keys share one transfer. A request that
+    /// must not be answered from disk does not join one that may be.
+    public var transferKey: TransferKey {
+        TransferKey(cacheKey: cacheKey, cachePolicy: cachePolicy, cacheOptions: options.intersection(Options.changingCacheUse))
+    }
+
+    /// The disk cache's key: the URL, and the headers and user name when the request sets them
+    /// (never the password).
+    var diskCacheKey: String {
+        var key = url.absoluteString
+        let extra = headers.filter { $0.key.lowercased() != "authorization" }
+            .sorted { $0.key.lowercased() < $1.key.lowercased() }
+            .map { "\($0.key.lowercased()):\($0.value)" }
+        if !extra.isEmpty { key += "\n" + extra.joined(separator: "\n") }
+        if let user = credentials?.user ?? url.user { key += "\nuser:" + user }
+        return key
     }
 }
 
@@ -60,8 +83,35 @@ extension ImageRequest {
         /// by the configuration's `previewInterval`.
         public static let previews = Options(rawValue: 1 << 2)
 
+        /// Do not look in the memory cache.
+        public static let disableMemoryCacheReads = Options(rawValue: 1 << 3)
+        /// Do not put the result in the memory cache.
+        public static let disableMemoryCacheWrites = Options(rawValue: 1 << 4)
+        /// Do not look in the disk cache.
+        public static let disableDiskCacheReads = Options(rawValue: 1 << 5)
+        /// Do not write the response to the disk cache.
+        public static let disableDiskCacheWrites = Options(rawValue: 1 << 6)
+
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]
+        /// The options that change whether a transfer may be answered from or written to disk.
+        static let changingCacheUse: Options = [.disableDiskCacheReads, .disableDiskCacheWrites]
+    }
+
+    /// How the caches answer a request (SDWebImage's `refreshCached`, `ignoreCachedResponse` and
+    /// URLRequest's cache policies).
+    public enum CachePolicy: Sendable, Hashable {
+        /// Memory, then disk while the entry is fresh by its HTTP headers, revalidating a stale one
+        /// with a conditional request; then the network.
+        case useProtocolCachePolicy
+        /// Skips the memory cache and revalidates a disk entry even when fresh (unless it is
+        /// `immutable` and fresh); the response replaces what was cached.
+        case refreshCached
+        /// Skips both caches for reading; the response still replaces what was cached.
+        case reloadIgnoringCache
+        /// Answers from memory or disk whatever their age, and never loads: a miss fails with
+        /// ``ImagoError/Code/notCached``.
+        case returnCacheDataDontLoad
     }
 
     /// Basic-auth user name and password.
@@ -80,11 +130,18 @@ extension ImageRequest {
         }
     }
 
-    /// The identity of a transfer: requests with equal keys are coalesced into one.
-    public struct TransferKey: Sendable, Hashable {
+    /// The identity of an image: the URL and what changes the bytes fetched.
+    public struct CacheKey: Sendable, Hashable {
         let url: String
         let headers: [String]
         let credentials: Credentials?
         let options: Options
+    }
+
+    /// The identity of a transfer: requests with equal keys are coalesced into one.
+    public struct TransferKey: Sendable, Hashable {
+        let cacheKey: CacheKey
+        let cachePolicy: CachePolicy
+        let cacheOptions: Options
     }
 }
