@@ -13,6 +13,8 @@ final class OriginHandler: ChannelInboundHandler {
     private var head: HTTPRequestHead?
     /// A response has started and not ended: a close now is the client's abort.
     private var isResponding = false
+    /// The path of the request being answered, for the response log.
+    private var currentPath = ""
 
     init(origin: TestOrigin) {
         self.origin = origin
@@ -62,6 +64,7 @@ final class OriginHandler: ChannelInboundHandler {
             headers: head.headers.map { ($0.name, $0.value) }, connectionID: connectionID
         )
         origin.updateLog { $0.requests.append(request) }
+        currentPath = path
         isResponding = true
         guard let route = origin.route(for: path)?.applying(query: query) else {
             send(status: .notFound, headers: [:], body: Data("no route for \(path)\n".utf8), context: context)
@@ -137,8 +140,6 @@ final class OriginHandler: ChannelInboundHandler {
         var head = HTTPResponseHead(version: .http1_1, status: status)
         for (name, value) in headers { head.headers.add(name: name, value: value) }
         if isChunked { head.headers.add(name: "Transfer-Encoding", value: "chunked") }
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-
         // How the body ends: cut and closed, reset, or complete.
         var sent = body
         var ending = Ending.complete
@@ -151,6 +152,8 @@ final class OriginHandler: ChannelInboundHandler {
         } else if let declared = route.declaredLength, declared != body.count {
             ending = .close
         }
+        record(status: Int(status.code), bodyBytes: sent.count)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let rate = route.bytesPerSecond {
             sendThrottled(sent[...], chunk: max(1, rate / 10), ending: ending, context: context)
         } else {
@@ -198,6 +201,11 @@ final class OriginHandler: ChannelInboundHandler {
         }
     }
 
+    private func record(status: Int, bodyBytes: Int) {
+        let response = RecordedResponse(path: currentPath, status: status, bodyBytes: bodyBytes)
+        origin.updateLog { $0.responses.append(response) }
+    }
+
     private func redirect(to location: String, context: ChannelHandlerContext) {
         send(status: .found, headers: ["Location": location], body: Data("redirect\n".utf8), context: context)
     }
@@ -209,6 +217,7 @@ final class OriginHandler: ChannelInboundHandler {
             head.headers.add(name: "Content-Length", value: String(body.count))
             head.headers.add(name: "Content-Type", value: "text/plain")
         }
+        record(status: Int(status.code), bodyBytes: body.count)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }
         end(.complete, context: context)

@@ -30,10 +30,23 @@ extension TestOrigin {
         public var openConnections = 0
         /// Responses whose connection the client closed before the response was complete.
         public var abortedResponses = 0
+        /// Every response head sent, in order: the request's path, the status and the body bytes
+        /// the response carries.
+        public var responses: [RecordedResponse] = []
 
         /// Requests whose path is `path`.
         public func requests(to path: String) -> [RecordedRequest] {
             requests.filter { $0.path == path }
         }
     }
+}
+
+/// A response as the origin sent it.
+public struct RecordedResponse: Sendable, Hashable {
+    /// The path of the request it answers.
+    public var path: String
+    /// The HTTP status.
+    public var status: Int
+    /// Body bytes written (fewer than the body when the route cuts it).
+    public var bodyBytes: Int
 }

@@ -162,7 +162,10 @@ public final class TestOrigin: Sendable {
 
     /// Forgets the requests seen so far (connection counts stay).
     public func clearRequests() {
-        updateLog { $0.requests.removeAll() }
+        updateLog { log in
+            log.requests.removeAll()
+            log.responses.removeAll()
+        }
     }
 
     func updateLog(_ change: (inout Log) -> Void) {
