@@ -20,6 +20,8 @@ struct BatchReport: Codable {
         var networkRequests: Int
         var coalesced: Int
         var memoryHits: Int
+        var diskHits: Int
+        var revalidated: Int
         var bytes: Int64
         var errors: Int
         var seconds: Double
@@ -84,6 +86,8 @@ struct BatchLoader {
             networkRequests: after.transfers - before.transfers,
             coalesced: after.coalesced - before.coalesced,
             memoryHits: after.memoryHits - before.memoryHits,
+            diskHits: after.diskHits - before.diskHits,
+            revalidated: after.revalidated - before.revalidated,
             bytes: after.bytes - before.bytes,
             errors: images.filter { $0.status == "error" }.count,
             seconds: seconds

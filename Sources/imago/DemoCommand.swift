@@ -32,14 +32,27 @@ struct DemoCommand: AsyncParsableCommand {
             let path = "/\(index)-\(file.lastPathComponent)"
             var route = TestOrigin.Route(body: try Data(contentsOf: file))
             route.bytesPerSecond = rate > 0 ? rate : nil
+            route.etag = "\"\(index)\""
+            // Every fourth image must be revalidated each time; the others stay fresh for an hour.
+            route.headers = [("Cache-Control", index % 4 == 3 ? "no-cache" : "max-age=3600")]
             origin.setRoute(path, route)
             urls.append(origin.url(path))
         }
+        let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-cache-\(getpid())")
+        try? FileManager.default.removeItem(at: cacheDirectory)
+        defer { try? FileManager.default.removeItem(at: cacheDirectory) }
+        func diskPipeline() throws -> ImagePipeline {
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskCache = try DiskCache(configuration: .init(directory: cacheDirectory))
+            return ImagePipeline(configuration: configuration)
+        }
         if !json {
-            say("Imago demo: TestOrigin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))\n")
+            say("Imago demo: TestOrigin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))")
+            say("disk cache: \(cacheDirectory.path) (removed at the end)\n")
         }
         let display = ProgressDisplay(quiet: json)
-        let loader = BatchLoader(pipeline: ImagePipeline(), display: display)
+        let first = try diskPipeline()
+        let loader = BatchLoader(pipeline: first, display: display)
         var phases: [(String, BatchReport)] = []
 
         if !json { say("1. cold: every image from the network, decoded") }
@@ -49,9 +62,14 @@ struct DemoCommand: AsyncParsableCommand {
         if !json { say("2. again: every image from the memory cache") }
         let (memory, _) = await loader.load(urls)
         phases.append(("memory", memory))
+        first.configuration.diskCache?.flush()
+
+        if !json { say("3. a new pipeline on the same cache directory: fresh images from disk, every fourth revalidated (304)") }
+        let (disk, _) = await BatchLoader(pipeline: try diskPipeline(), display: display).load(urls)
+        phases.append(("disk", disk))
 
         let largest = zip(urls, cold.images).max { $0.1.bytes < $1.1.bytes }!.0
-        if !json { say("3. a new pipeline, 50 concurrent requests for one image (\(largest.lastPathComponent))") }
+        if !json { say("4. a new pipeline without caches, 50 concurrent requests for one image (\(largest.lastPathComponent))") }
         let (coalesced, _) = await BatchLoader(pipeline: ImagePipeline(), display: display).load(Array(repeating: largest, count: 50))
         phases.append(("coalesced", coalesced))
 
@@ -86,10 +104,11 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private func printTable(_ phases: [(String, BatchReport)]) {
-        let header = ["phase", "images", "transfers", "coalesced", "memory hits", "bytes", "errors", "seconds", "images/s"]
+        let header = ["phase", "images", "transfers", "coalesced", "memory hits", "disk hits", "revalidated", "bytes", "errors", "seconds", "images/s"]
         let rows = phases.map { name, report in
             let totals = report.totals
-            return [name, "\(totals.images)", "\(totals.networkRequests)", "\(totals.coalesced)", "\(totals.memoryHits)", totals.bytes.byteCount,
+            return [name, "\(totals.images)", "\(totals.networkRequests)", "\(totals.coalesced)", "\(totals.memoryHits)",
+                    "\(totals.diskHits)", "\(totals.revalidated)", totals.bytes.byteCount,
                     "\(totals.errors)", String(format: "%.2f", totals.seconds), String(format: "%.0f", totals.imagesPerSecond)]
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }

@@ -17,6 +17,12 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Transfers in flight at most.")
     var concurrency = 6
 
+    @Option(help: "The disk cache's directory. Default: $XDG_CACHE_HOME/imago, else ~/.cache/imago.")
+    var cacheDir: String?
+
+    @Flag(help: "Use no disk cache: every image comes from the network.")
+    var noDiskCache = false
+
     @Flag(help: "Print one JSON object: per-URL results and totals.")
     var json = false
 
@@ -28,17 +34,24 @@ struct FetchCommand: AsyncParsableCommand {
             }
             return url
         }
+        if noDiskCache && cacheDir != nil { throw ValidationError("--cache-dir and --no-disk-cache exclude each other") }
         var configuration = ImagePipeline.Configuration()
         configuration.maxConcurrentDownloads = concurrency
+        if !noDiskCache {
+            let directory = cacheDir.map { URL(fileURLWithPath: $0) } ?? DiskCache.defaultDirectory
+            configuration.diskCache = try DiskCache(configuration: .init(directory: directory))
+        }
         let pipeline = ImagePipeline(configuration: configuration)
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
         let (report, responses) = await BatchLoader(pipeline: pipeline, display: display).load(parsed)
+        // Disk writes are made in the background; they must land before the process ends.
+        configuration.diskCache?.flush()
         if let out { try save(responses.mapValues(\.data), urls: parsed, into: URL(fileURLWithPath: out)) }
         if json {
             try printJSON(report)
         } else {
             let totals = report.totals
-            say("\(totals.images) images, \(totals.networkRequests) transfers, \(totals.coalesced) coalesced, \(totals.bytes.byteCount), \(totals.errors) errors, \(String(format: "%.2f", totals.seconds)) s")
+            say("\(totals.images) images, \(totals.networkRequests) transfers, \(totals.coalesced) coalesced, \(totals.diskHits) from disk, \(totals.revalidated) revalidated, \(totals.bytes.byteCount), \(totals.errors) errors, \(String(format: "%.2f", totals.seconds)) s")
         }
         if report.totals.errors > 0 { throw ExitCode(1) }
     }

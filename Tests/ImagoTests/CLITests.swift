@@ -22,6 +22,8 @@ private struct FetchReport: Decodable {
     struct Totals: Decodable {
         var networkRequests: Int
         var coalesced: Int
+        var diskHits: Int
+        var revalidated: Int
         var bytes: Int
         var errors: Int
         var seconds: Double
@@ -41,7 +43,7 @@ struct CLITests {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("imago-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let missing = origin.url("/missing.gif")
-        let run = try imago(["fetch", "--json", "--out", out.path, a.absoluteString, a.absoluteString, b.absoluteString, missing.absoluteString])
+        let run = try imago(["fetch", "--json", "--no-disk-cache", "--out", out.path, a.absoluteString, a.absoluteString, b.absoluteString, missing.absoluteString])
         #expect(run.status == 1) // one URL failed
         let report = try JSONDecoder().decode(FetchReport.self, from: run.output)
         #expect(report.images.map(\.status) == ["ok", "ok", "ok", "error"])
@@ -75,12 +77,48 @@ struct CLITests {
         }
         let run = try imago(["demo", "--json", "--rate", "0", "--images", images.path])
         #expect(run.status == 0)
-        struct Phase: Decodable { var phase: String; var images: Int; var networkRequests: Int; var coalesced: Int; var memoryHits: Int; var bytes: Int; var errors: Int }
+        struct Phase: Decodable {
+            var phase: String, images: Int, networkRequests: Int, coalesced: Int, memoryHits: Int, diskHits: Int, revalidated: Int, bytes: Int, errors: Int
+        }
         let phases = try JSONDecoder().decode([Phase].self, from: run.output)
-        #expect(phases.map(\.phase) == ["cold", "memory", "coalesced"])
+        #expect(phases.map(\.phase) == ["cold", "memory", "disk", "coalesced"])
         #expect(phases[0].images == 5 && phases[0].networkRequests == 5 && phases[0].bytes == total && phases[0].errors == 0 && phases[0].memoryHits == 0)
         #expect(phases[1].images == 5 && phases[1].networkRequests == 0 && phases[1].memoryHits == 5 && phases[1].bytes == 0)
-        #expect(phases[2].images == 50 && phases[2].networkRequests == 1 && phases[2].coalesced == 49 && phases[2].bytes == largest)
+        // Image 3 of 0…4 is served with no-cache: revalidated; the other four come from disk.
+        #expect(phases[2].images == 5 && phases[2].diskHits == 4 && phases[2].revalidated == 1 && phases[2].networkRequests == 1)
+        #expect(phases[2].bytes == 0 && phases[2].memoryHits == 0 && phases[2].errors == 0)
+        #expect(phases[3].images == 50 && phases[3].networkRequests == 1 && phases[3].coalesced == 49 && phases[3].bytes == largest)
+    }
+
+    @Test("a second fetch with the same --cache-dir makes no transfer for fresh images and a conditional request for stale ones")
+    func fetchTwiceWithCacheDirectory() async throws {
+        let origin = try await TestOrigin.start()
+        let jpeg = try Corpus.data("jpeg/video-001.jpeg"), png = try Corpus.data("png/basn6a08.png")
+        var fresh = TestOrigin.Route(body: jpeg)
+        fresh.headers = [("Cache-Control", "max-age=600")]
+        origin.setRoute("/fresh.jpg", fresh)
+        var stale = TestOrigin.Route(body: png)
+        stale.etag = "\"p1\""
+        stale.headers = [("Cache-Control", "max-age=0")]
+        origin.setRoute("/stale.png", stale)
+        let cache = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let arguments = ["fetch", "--json", "--cache-dir", cache.path, origin.url("/fresh.jpg").absoluteString, origin.url("/stale.png").absoluteString]
+
+        let first = try JSONDecoder().decode(FetchReport.self, from: try imago(arguments).output)
+        #expect(first.images.map(\.source) == ["network", "network"])
+        #expect(first.totals.networkRequests == 2)
+        let second = try JSONDecoder().decode(FetchReport.self, from: try imago(arguments).output)
+        #expect(second.images.map(\.source) == ["disk", "revalidated"])
+        #expect(second.images.map(\.bytes) == [jpeg.count, png.count])
+        #expect(second.images.map(\.width) == first.images.map(\.width))
+        #expect(second.totals.networkRequests == 1)
+        #expect((second.totals.diskHits, second.totals.revalidated, second.totals.bytes) == (1, 1, 0))
+        #expect(origin.log.requests.map(\.path) == ["/fresh.jpg", "/stale.png", "/stale.png"] || origin.log.requests.map(\.path) == ["/stale.png", "/fresh.jpg", "/stale.png"])
+        #expect(origin.log.requests.last?.header("If-None-Match") == "\"p1\"")
+        #expect(origin.log.responses.last?.status == 304)
+        #expect(try imago(["fetch", "--no-disk-cache", "--cache-dir", cache.path, origin.url("/fresh.jpg").absoluteString]).status != 0)
+        try await origin.shutdown()
     }
 }
 
