@@ -1,9 +1,10 @@
 # Imago: `make demo` runs the demo, `make test` the tests. Each installs what is missing first.
 SWIFT ?= swift
-# Debian packages: the codec libraries the build links (TurboJPEG, libspng, libwebp, giflib); tools the
+# Debian packages: the codec libraries the build links (TurboJPEG, libspng, libwebp, giflib), SQLite and
+# the xxHash headers for the disk cache; tools the
 # tests use to make or check images (exiftool, webp's dwebp/img2webp, gifsicle); curl (benchmark peer);
 # ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libimage-exiftool-perl webp gifsicle curl ukui-wallpapers
+APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test bench clean
@@ -27,9 +28,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
-# Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), Pillow in a venv under Benchmarks/.
+# Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), the sqlite3 shell, Pillow in a venv under Benchmarks/.
+BENCH_PACKAGES := libjpeg-turbo-progs python3-venv sqlite3
 bench: deps
-	@dpkg -s libjpeg-turbo-progs python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q libjpeg-turbo-progs python3-venv; }
+	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(BENCH_PACKAGES); }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
 	cd Benchmarks && $(SWIFT) build -c release

@@ -19,13 +19,14 @@ import Testing
         return shards.flatMap { (try? FileManager.default.contentsOfDirectory(at: $0, includingPropertiesForKeys: nil)) ?? [] }
     }
 
-    @Test func checksumIsXXH64() {
-        // Reference values from Python's xxhash package.
-        #expect(Checksum.xxh64(Data()) == 0xEF46_DB37_51D8_E999)
-        #expect(Checksum.xxh64(Data("a".utf8)) == 0xD24E_C4F1_A98C_6E5B)
-        #expect(Checksum.xxh64(Data("abc".utf8)) == 0x44BC_2CF5_AD77_0999)
-        #expect(Checksum.xxh64(Data("0123456789abcdef0123456789abcdef0123456789!".utf8)) == 0xB06F_0E87_3C29_A592)
-        #expect(Checksum.xxh64(Data((0..<768).map { UInt8($0 % 256) })) == 0x8E03_C838_C596_036F)
+    @Test func checksumIsXXH3() {
+        // Reference values from the xxHash library itself (XXH3_64bits of libxxhash.so).
+        #expect(Checksum.xxh3(Data()) == 0x2D06_8005_38D3_94C2)
+        #expect(Checksum.xxh3(Data("a".utf8)) == 0xE6C6_32B6_1E96_4E1F)
+        #expect(Checksum.xxh3(Data("abc".utf8)) == 0x78AF_5F94_892F_3950)
+        #expect(Checksum.xxh3(Data("0123456789abcdef0123456789abcdef0123456789!".utf8)) == 0x17A3_0F47_8EFF_4AA9)
+        #expect(Checksum.xxh3(Data((0..<768).map { UInt8($0 % 256) })) == 0x4066_A57F_4496_584A)
+        #expect(Checksum.xxh3(Data((0..<50_000).map { UInt8($0 * 7 % 256) })) == 0xF54C_9C09_A5AE_FFFA)
     }
 
     @Test func storedEntryIsServedBeforeAndAfterItReachesDisk() throws {
@@ -94,8 +95,9 @@ import Testing
             cache.flush()
         }
         #expect(cache.totalSize == 100_000)
-        // k0 and k1 used most recently: the next write pushes the cache over its limit.
-        clock.withLock { $0 += 1 }
+        // k0 and k1 used most recently (access times are kept to the minute, hence the step):
+        // the next write pushes the cache over its limit.
+        clock.withLock { $0 += 100 }
         _ = cache.entry(for: "k0")
         _ = cache.entry(for: "k1")
         clock.withLock { $0 += 1 }
@@ -195,6 +197,28 @@ import Testing
         #expect(first.entry(for: "c1-49")?.data == payload(1049, seed: 1))
         #expect(second.entry(for: "c0-49")?.data == payload(1049, seed: 0))
         #expect(Self.payloadFiles(directory).count == 100)
+    }
+
+    /// A row remembered from an earlier read is only a hint: once another cache on the directory
+    /// replaces or removes the entry, the next read sees what that cache wrote.
+    @Test func rememberedRowsFollowChangesMadeByAnotherCache() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let reader = try DiskCache(configuration: .init(directory: directory))
+        let writer = try DiskCache(configuration: .init(directory: directory))
+        writer.store(payload(2000, seed: 1), for: "shared", metadata: Self.metadata)
+        writer.flush()
+        #expect(reader.entry(for: "shared")?.data == payload(2000, seed: 1))
+        #expect(reader.entry(for: "shared")?.data == payload(2000, seed: 1))
+
+        writer.store(payload(3000, seed: 2), for: "shared", metadata: Self.metadata)
+        writer.flush()
+        #expect(reader.entry(for: "shared")?.data == payload(3000, seed: 2))
+
+        writer.remove("shared")
+        writer.flush()
+        #expect(reader.entry(for: "shared") == nil)
+        #expect(Self.payloadFiles(directory).isEmpty)
     }
 
     /// A writer process killed with SIGKILL at arbitrary moments, eight times over the same

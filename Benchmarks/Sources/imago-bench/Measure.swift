@@ -48,7 +48,8 @@ enum Measure {
     /// Random bytes: every payload differs, so nothing can dedupe them.
     static func payload(_ count: Int) -> Data {
         var generator = SystemRandomNumberGenerator()
-        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        var words = (0..<(count + 7) / 8).map { _ in generator.next() }
+        return words.withUnsafeMutableBytes { Data($0.prefix(count)) }
     }
 }
 

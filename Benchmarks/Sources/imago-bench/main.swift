@@ -23,5 +23,8 @@ default:
         try QueuedHandlesBenchmark.run()
     }
     if groups.contains("codecs") { try CodecBenchmark.run() }
-    if groups.contains("cache") { MemoryCacheBenchmark.run() }
+    if groups.contains("cache") {
+        MemoryCacheBenchmark.run()
+        try DiskCacheBenchmark.run()
+    }
 }

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Writes are queued and made in batches on a background queue; a queued entry is already served
 /// by ``entry(for:)``. Past the size limit the least recently used entries are evicted down to 80%
-/// of it; entries older than the maximum age are dropped.
+/// of it; entries older than the maximum age are dropped. Access times are recorded to the minute.
 public final class DiskCache: Sendable {
     /// Where and how much a disk cache keeps.
     public struct Configuration: Sendable {
@@ -81,11 +81,26 @@ public final class DiskCache: Sendable {
         var pending: [String: (change: Change, sequence: UInt64)] = [:]
         var touches: [String: Double] = [:]
         var isWriting = false
+        /// Rows recently read, so a repeated read skips the index. A remembered row is only a
+        /// hint: payload file names are never reused, so once its entry is replaced or removed
+        /// (here or by another process) its file is gone and the read falls back to the index.
+        /// Metadata another process refreshed is not seen until then: at worst this process
+        /// revalidates an entry once more itself.
+        var rows: [String: DiskIndex.Row] = [:]
+
+        mutating func remember(_ row: DiskIndex.Row) {
+            if rows.count >= DiskCache.rememberedRows, rows[row.key] == nil { rows.remove(at: rows.startIndex) }
+            rows[row.key] = row
+        }
     }
+
+    /// Rows kept in ``State/rows`` at most (about 200 bytes each).
+    static let rememberedRows = 16_384
 
     /// The cache's settings.
     public let configuration: Configuration
     let index: DiskIndex
+    let readers: IndexReaders
     let files: PayloadFiles
     let state = Mutex(State())
     let writer = DispatchQueue(label: "imago.disk-cache.writer", qos: .utility)
@@ -109,7 +124,9 @@ public final class DiskCache: Sendable {
         self.now = now
         try FileManager.default.createDirectory(at: configuration.directory, withIntermediateDirectories: true)
         self.files = try PayloadFiles(directory: configuration.directory, syncs: configuration.syncsWrites)
-        self.index = try DiskIndex(path: configuration.directory.appendingPathComponent("index.sqlite").path)
+        let indexPath = configuration.directory.appendingPathComponent("index.sqlite").path
+        self.index = try DiskIndex(path: indexPath)
+        self.readers = IndexReaders(path: indexPath)
         writer.setSpecific(key: Self.onWriter, value: true)
         writer.async { [self] in
             maintain()
@@ -119,10 +136,13 @@ public final class DiskCache: Sendable {
 
     // MARK: - Reading
 
+    /// How stale a recorded access time may be before a read records a new one.
+    static let accessResolution: Double = 60
+
     /// The entry stored under `key`, or nil. A payload whose size or checksum does not match its
     /// row is dropped and reported as a miss.
     public func entry(for key: String) -> Entry? {
-        let pending = state.withLock { $0.pending[key]?.change }
+        let (pending, remembered) = state.withLock { ($0.pending[key]?.change, $0.rows[key]) }
         var refreshed: Metadata?
         switch pending {
         case .write(let data, let metadata): return Entry(key: key, data: data, metadata: metadata)
@@ -130,21 +150,35 @@ public final class DiskCache: Sendable {
         case .refresh(let metadata): refreshed = metadata
         case nil: break
         }
-        let row: DiskIndex.Row?
-        do {
-            row = try index.row(for: key)
-        } catch {
-            logger.warning("disk cache index read failed: \(error)")
-            return nil
+        var row = remembered
+        var data = row.flatMap { files.read($0.file, size: $0.size, checksum: $0.checksum) }
+        if data == nil {
+            // Not remembered, or its file was replaced or removed (by this process or another).
+            if remembered != nil { state.withLock { _ = $0.rows.removeValue(forKey: key) } }
+            do {
+                row = try readers.row(for: key)
+            } catch {
+                logger.warning("disk cache index read failed: \(error)")
+                return nil
+            }
+            guard let row else { return nil }
+            data = files.read(row.file, size: row.size, checksum: row.checksum)
+            guard data != nil else {
+                logger.warning("disk cache payload for \(key) is missing or corrupt; dropping it")
+                enqueue(.remove, for: key)
+                return nil
+            }
         }
-        guard let row else { return nil }
-        guard let data = files.read(row.file, size: row.size, checksum: row.checksum) else {
-            logger.warning("disk cache payload for \(key) is missing or corrupt; dropping it")
-            enqueue(.remove, for: key)
-            return nil
-        }
+        guard var row, let data else { return nil }
+        // Access times are recorded to the minute: LRU needs no finer order, and a hot entry read
+        // thousands of times a second then costs no write at all.
+        let time = now().timeIntervalSince1970
+        let touched = time - row.accessed >= Self.accessResolution
+        if touched { row.accessed = time }
         let shouldFlush = state.withLock { state -> Bool in
-            state.touches[key] = now().timeIntervalSince1970
+            state.remember(row)
+            guard touched else { return false }
+            state.touches[key] = time
             return state.touches.count >= 512 && !state.isWriting
         }
         if shouldFlush { writer.async { [self] in flushTouches() } }
@@ -182,7 +216,7 @@ public final class DiskCache: Sendable {
     /// Removes every entry.
     public func removeAll() {
         writer.sync {
-            state.withLock { $0.pending = [:]; $0.touches = [:] }
+            state.withLock { $0.pending = [:]; $0.touches = [:]; $0.rows = [:] }
             do {
                 try index.removeAll()
                 files.removeAllPayloads()
@@ -228,8 +262,9 @@ public final class DiskCache: Sendable {
             apply(batch)
             wrote = true
             state.withLock { state in
-                for item in batch where state.pending[item.key]?.sequence == item.sequence {
-                    state.pending[item.key] = nil
+                for item in batch {
+                    state.rows[item.key] = nil
+                    if state.pending[item.key]?.sequence == item.sequence { state.pending[item.key] = nil }
                 }
             }
         }
@@ -249,7 +284,7 @@ public final class DiskCache: Sendable {
                     let file = try files.write(data)
                     written.append(file)
                     changes.append(.upsert(DiskIndex.Row(
-                        key: item.key, file: file, size: data.count, checksum: Checksum.xxh64(data),
+                        key: item.key, file: file, size: data.count, checksum: Checksum.xxh3(data),
                         created: time, metadata: metadata
                     )))
                 } catch {

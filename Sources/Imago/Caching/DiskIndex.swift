@@ -10,6 +10,8 @@ struct DiskIndex: Sendable {
         var size: Int
         var checksum: UInt64
         var created: Double
+        /// Last access as recorded (to the minute: see ``DiskCache``); 0 where not read.
+        var accessed: Double = 0
         var metadata: DiskCache.Metadata
     }
 
@@ -52,18 +54,16 @@ struct DiskIndex: Sendable {
                 CREATE INDEX entry_created ON entry(created);
                 """)
         }
+        migrator.registerMigration("v2: XXH3 checksums") { db in
+            // Rows checksummed with v1's XXH64 would read as damaged; drop them (the orphan sweep
+            // removes their files).
+            try db.execute(sql: "DELETE FROM entry")
+        }
         try migrator.migrate(pool)
     }
 
-    private static let columns = "key, file, size, checksum, created, contentType, receivedAt, lifetime, initialAge, flags, etag, lastModified"
-
-    func row(for key: String) throws -> Row? {
-        // A single SELECT needs no transaction around it.
-        try pool.unsafeRead { db in
-            let statement = try db.cachedStatement(sql: "SELECT \(Self.columns) FROM entry WHERE key = ?")
-            return try GRDB.Row.fetchOne(statement, arguments: [key]).map(Self.decode)
-        }
-    }
+    /// The columns ``IndexReaders`` reads, in its order.
+    static let columns = "key, file, size, checksum, created, contentType, receivedAt, lifetime, initialAge, flags, etag, lastModified, accessed"
 
     func count() throws -> Int {
         try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") ?? 0 }
@@ -161,23 +161,6 @@ struct DiskIndex: Sendable {
 
     func removeAll() throws {
         try pool.write { db in try db.execute(sql: "DELETE FROM entry") }
-    }
-
-    private static func decode(_ row: GRDB.Row) -> Row {
-        let flags: Int = row[9]
-        let freshness = HTTPFreshness(
-            isStorable: true,
-            lifetime: .seconds(row[7] as Double),
-            initialAge: .seconds(row[8] as Double),
-            isImmutable: flags & 1 != 0,
-            requiresRevalidation: flags & 2 != 0,
-            etag: row[10],
-            lastModified: row[11]
-        )
-        return Row(
-            key: row[0], file: row[1], size: row[2], checksum: UInt64(bitPattern: row[3] as Int64), created: row[4],
-            metadata: DiskCache.Metadata(contentType: row[5], receivedAt: Date(timeIntervalSince1970: row[6]), freshness: freshness)
-        )
     }
 }
 

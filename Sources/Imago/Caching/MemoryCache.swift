@@ -31,34 +31,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
-    /// An entry sits inline in the dictionary (one hash lookup yields value, age and slot); the
-    /// recency list is an array of link pairs indexed by slot, so a hit moves a few integers: no
-    /// copy of keys or values, no allocation.
+    /// The dictionary maps a key to a slot number only, so a lookup copies an integer; a slot
+    /// holds the value, its cost and age, and its links in the recency list. A hit relinks a few
+    /// integers and retains the value once: no copy of keys or values, no allocation.
     @usableFromInline
     struct Storage {
         @usableFromInline
-        struct Entry {
-            @usableFromInline var value: Value
-            @usableFromInline var slot: Int
+        struct Slot {
+            @usableFromInline var key: Key?
+            @usableFromInline var value: Value?
             @usableFromInline var cost: Int
             @usableFromInline var stored: ContinuousClock.Instant
-        }
-
-        @usableFromInline
-        struct Link {
+            /// Neighbours in the recency list; -1 at its ends.
             @usableFromInline var newer: Int32
             @usableFromInline var older: Int32
-
-            @inlinable init(newer: Int32 = -1, older: Int32 = -1) {
-                self.newer = newer
-                self.older = older
-            }
         }
 
-        @usableFromInline var entries: [Key: Entry] = [:]
-        /// The key in each slot, for eviction from the old end.
-        @usableFromInline var slotKeys: [Key?] = []
-        @usableFromInline var links: [Link] = []
+        @usableFromInline var slotsByKey: [Key: Int] = [:]
+        @usableFromInline var slots: [Slot] = []
         @usableFromInline var freeSlots: [Int] = []
         @usableFromInline var newest: Int32 = -1
         @usableFromInline var oldest: Int32 = -1
@@ -66,67 +56,68 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
         @usableFromInline init() {}
 
-        @inlinable
-        mutating func unlink(_ slot: Int) {
-            let link = links[slot]
-            if link.newer >= 0 { links[Int(link.newer)].older = link.older } else { newest = link.older }
-            if link.older >= 0 { links[Int(link.older)].newer = link.newer } else { oldest = link.newer }
-        }
+        @usableFromInline var count: Int { slotsByKey.count }
 
+        /// The value for `key`, made the most recent; nil when absent or older than `timeToLive`
+        /// at `time` (and then removed).
         @inlinable
-        mutating func pushNewest(_ slot: Int) {
-            links[slot] = Link(newer: -1, older: newest)
-            if newest >= 0 { links[Int(newest)].newer = Int32(slot) }
-            newest = Int32(slot)
-            if oldest < 0 { oldest = Int32(slot) }
-        }
-
-        /// Makes `slot` the most recent: the hit path, so one unchecked pass over the links
-        /// (slots are valid by construction) instead of several checked array writes.
-        @inlinable
-        mutating func touch(_ slot: Int) {
+        mutating func hit(_ key: Key, at time: ContinuousClock.Instant?, timeToLive: Duration?) -> Value? {
+            guard let slot = slotsByKey[key] else { return nil }
+            if let time, let timeToLive, time - slots[slot].stored >= timeToLive {
+                remove(key)
+                return nil
+            }
             let current = Int32(slot)
-            guard newest != current else { return }
+            guard newest != current else { return slots[slot].value }
+            // Relink as the newest: one unchecked pass (slots are valid by construction).
             var newest = self.newest, oldest = self.oldest
-            links.withUnsafeMutableBufferPointer { links in
-                let link = links[slot]
+            let value = slots.withUnsafeMutableBufferPointer { slots -> Value? in
+                let newer = slots[slot].newer, older = slots[slot].older
                 // Not the newest, so it has a newer neighbour.
-                links[Int(link.newer)].older = link.older
-                if link.older >= 0 { links[Int(link.older)].newer = link.newer } else { oldest = link.newer }
-                links[slot] = Link(newer: -1, older: newest)
-                links[Int(newest)].newer = current
+                slots[Int(newer)].older = older
+                if older >= 0 { slots[Int(older)].newer = newer } else { oldest = newer }
+                slots[slot].newer = -1
+                slots[slot].older = newest
+                slots[Int(newest)].newer = current
                 newest = current
+                return slots[slot].value
             }
             self.newest = newest
             self.oldest = oldest
+            return value
         }
 
         @usableFromInline
         mutating func remove(_ key: Key) {
-            guard let entry = entries.removeValue(forKey: key) else { return }
-            unlink(entry.slot)
-            totalCost -= entry.cost
-            slotKeys[entry.slot] = nil
-            freeSlots.append(entry.slot)
+            guard let slot = slotsByKey.removeValue(forKey: key) else { return }
+            let newer = slots[slot].newer, older = slots[slot].older
+            if newer >= 0 { slots[Int(newer)].older = older } else { newest = older }
+            if older >= 0 { slots[Int(older)].newer = newer } else { oldest = newer }
+            totalCost -= slots[slot].cost
+            slots[slot].key = nil
+            slots[slot].value = nil
+            freeSlots.append(slot)
         }
 
         mutating func insert(key: Key, value: Value, cost: Int, time: ContinuousClock.Instant) {
+            let entry = Slot(key: key, value: value, cost: cost, stored: time, newer: -1, older: newest)
             let slot: Int
             if let free = freeSlots.popLast() {
                 slot = free
-                slotKeys[slot] = key
+                slots[slot] = entry
             } else {
-                slot = slotKeys.count
-                slotKeys.append(key)
-                links.append(Link())
+                slot = slots.count
+                slots.append(entry)
             }
-            entries[key] = Entry(value: value, slot: slot, cost: cost, stored: time)
+            slotsByKey[key] = slot
             totalCost += cost
-            pushNewest(slot)
+            if newest >= 0 { slots[Int(newest)].newer = Int32(slot) }
+            newest = Int32(slot)
+            if oldest < 0 { oldest = Int32(slot) }
         }
 
         mutating func trim(toCost cost: Int, count: Int) {
-            while oldest >= 0, totalCost > cost || entries.count > count { remove(slotKeys[Int(oldest)]!) }
+            while oldest >= 0, totalCost > cost || slotsByKey.count > count { remove(slots[Int(oldest)].key!) }
         }
     }
 
@@ -146,15 +137,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func value(forKey key: Key) -> Value? {
         let timeToLive = limits.timeToLive
         let time = timeToLive == nil ? nil : now()
-        return storage.withLock { storage in
-            guard let entry = storage.entries[key] else { return nil }
-            if let time, let timeToLive, time - entry.stored >= timeToLive {
-                storage.remove(key)
-                return nil
-            }
-            storage.touch(entry.slot)
-            return entry.value
-        }
+        return storage.withLock { $0.hit(key, at: time, timeToLive: timeToLive) }
     }
 
     /// Stores `value` for `key` at `cost`, evicting the least recently used entries past the limits.
@@ -198,7 +181,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public var totalCost: Int { storage.withLock { $0.totalCost } }
 
     /// The number of entries held.
-    public var count: Int { storage.withLock { $0.entries.count } }
+    public var count: Int { storage.withLock { $0.count } }
 
     /// The keys from most to least recently used.
     public var keysByRecency: [Key] {
@@ -206,8 +189,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             var keys: [Key] = []
             var slot = storage.newest
             while slot >= 0 {
-                keys.append(storage.slotKeys[Int(slot)]!)
-                slot = storage.links[Int(slot)].older
+                keys.append(storage.slots[Int(slot)].key!)
+                slot = storage.slots[Int(slot)].older
             }
             return keys
         }

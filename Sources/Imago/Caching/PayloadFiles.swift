@@ -85,7 +85,7 @@ final class PayloadFiles: Sendable {
             }
             offset += count
         }
-        guard Checksum.xxh64(UnsafeRawBufferPointer(start: buffer, count: size)) == checksum else {
+        guard Checksum.xxh3(UnsafeRawBufferPointer(start: buffer, count: size)) == checksum else {
             free(buffer)
             return nil
         }
