@@ -13,7 +13,8 @@ case "queued":
 case "decode-rss":
     try CodecBenchmark.decodeForMemory(arguments[1])
 default:
-    // `imago-bench [network] [codecs] [cache]` runs those groups; no argument runs all.
+    // `imago-bench [network] [codecs] [cache]` runs those groups (`memory-cache` or `disk-cache`
+    // runs half of `cache`); no argument runs all.
     let groups = arguments.isEmpty ? ["network", "codecs", "cache"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
@@ -23,8 +24,6 @@ default:
         try QueuedHandlesBenchmark.run()
     }
     if groups.contains("codecs") { try CodecBenchmark.run() }
-    if groups.contains("cache") {
-        MemoryCacheBenchmark.run()
-        try DiskCacheBenchmark.run()
-    }
+    if groups.contains("cache") || groups.contains("memory-cache") { MemoryCacheBenchmark.run() }
+    if groups.contains("cache") || groups.contains("disk-cache") { try DiskCacheBenchmark.run() }
 }

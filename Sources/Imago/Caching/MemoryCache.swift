@@ -36,9 +36,37 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// integers and retains the value once: no copy of keys or values, no allocation.
     @usableFromInline
     struct Storage {
+        /// A key with its hash computed before the lock is taken: hashing a URL-sized key is most
+        /// of a lookup's work, and two threads then contend only for what must be serialised.
+        @usableFromInline
+        struct HashedKey: Hashable, Sendable {
+            @usableFromInline let key: Key
+            @usableFromInline let hash: Int
+
+            @inlinable init(_ key: Key) {
+                self.key = key
+                self.hash = key.hashValue
+            }
+
+            @inlinable static func == (left: HashedKey, right: HashedKey) -> Bool {
+                left.hash == right.hash && left.key == right.key
+            }
+
+            @inlinable func hash(into hasher: inout Hasher) {
+                hasher.combine(hash)
+            }
+
+            /// What the dictionary asks for a bucket: the stored hash, mixed with the
+            /// dictionary's seed, instead of hashing it again (the key's own hash is already
+            /// seeded per process).
+            @inlinable func _rawHashValue(seed: Int) -> Int {
+                hash ^ seed
+            }
+        }
+
         @usableFromInline
         struct Slot {
-            @usableFromInline var key: Key?
+            @usableFromInline var key: HashedKey?
             @usableFromInline var value: Value?
             @usableFromInline var cost: Int
             @usableFromInline var stored: ContinuousClock.Instant
@@ -47,7 +75,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             @usableFromInline var older: Int32
         }
 
-        @usableFromInline var slotsByKey: [Key: Int] = [:]
+        @usableFromInline var slotsByKey: [HashedKey: Int] = [:]
         @usableFromInline var slots: [Slot] = []
         @usableFromInline var freeSlots: [Int] = []
         @usableFromInline var newest: Int32 = -1
@@ -61,7 +89,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         /// The value for `key`, made the most recent; nil when absent or older than `timeToLive`
         /// at `time` (and then removed).
         @inlinable
-        mutating func hit(_ key: Key, at time: ContinuousClock.Instant?, timeToLive: Duration?) -> Value? {
+        mutating func hit(_ key: HashedKey, at time: ContinuousClock.Instant?, timeToLive: Duration?) -> Value? {
             guard let slot = slotsByKey[key] else { return nil }
             if let time, let timeToLive, time - slots[slot].stored >= timeToLive {
                 remove(key)
@@ -88,7 +116,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
 
         @usableFromInline
-        mutating func remove(_ key: Key) {
+        mutating func remove(_ key: HashedKey) {
             guard let slot = slotsByKey.removeValue(forKey: key) else { return }
             let newer = slots[slot].newer, older = slots[slot].older
             if newer >= 0 { slots[Int(newer)].older = older } else { newest = older }
@@ -99,7 +127,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             freeSlots.append(slot)
         }
 
-        mutating func insert(key: Key, value: Value, cost: Int, time: ContinuousClock.Instant) {
+        mutating func insert(key: HashedKey, value: Value, cost: Int, time: ContinuousClock.Instant) {
             let entry = Slot(key: key, value: value, cost: cost, stored: time, newer: -1, older: newest)
             let slot: Int
             if let free = freeSlots.popLast() {
@@ -137,24 +165,27 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func value(forKey key: Key) -> Value? {
         let timeToLive = limits.timeToLive
         let time = timeToLive == nil ? nil : now()
-        return storage.withLock { $0.hit(key, at: time, timeToLive: timeToLive) }
+        let hashed = Storage.HashedKey(key)
+        return storage.withLock { $0.hit(hashed, at: time, timeToLive: timeToLive) }
     }
 
     /// Stores `value` for `key` at `cost`, evicting the least recently used entries past the limits.
     /// A value costing more than the per-entry cap is not stored (and replaces nothing).
     public func setValue(_ value: Value, forKey key: Key, cost: Int) {
         let time = now()
+        let hashed = Storage.HashedKey(key)
         storage.withLock { storage in
-            storage.remove(key)
+            storage.remove(hashed)
             guard cost <= limits.entryCost else { return }
-            storage.insert(key: key, value: value, cost: cost, time: time)
+            storage.insert(key: hashed, value: value, cost: cost, time: time)
             storage.trim(toCost: limits.cost, count: limits.count)
         }
     }
 
     /// Removes the value for `key`.
     public func removeValue(forKey key: Key) {
-        storage.withLock { $0.remove(key) }
+        let hashed = Storage.HashedKey(key)
+        storage.withLock { $0.remove(hashed) }
     }
 
     /// Removes everything.
@@ -189,7 +220,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             var keys: [Key] = []
             var slot = storage.newest
             while slot >= 0 {
-                keys.append(storage.slots[Int(slot)].key!)
+                keys.append(storage.slots[Int(slot)].key!.key)
                 slot = storage.slots[Int(slot)].older
             }
             return keys
