@@ -152,7 +152,8 @@ public final class DiskCache: Sendable {
         }
         var row = remembered
         var data = row.flatMap { files.read($0.file, size: $0.size, checksum: $0.checksum) }
-        if data == nil {
+        let fromIndex = data == nil
+        if fromIndex {
             // Not remembered, or its file was replaced or removed (by this process or another).
             if remembered != nil { state.withLock { _ = $0.rows.removeValue(forKey: key) } }
             do {
@@ -175,13 +176,15 @@ public final class DiskCache: Sendable {
         let time = now().timeIntervalSince1970
         let touched = time - row.accessed >= Self.accessResolution
         if touched { row.accessed = time }
-        let shouldFlush = state.withLock { state -> Bool in
-            state.remember(row)
-            guard touched else { return false }
-            state.touches[key] = time
-            return state.touches.count >= 512 && !state.isWriting
+        if fromIndex || touched {
+            let shouldFlush = state.withLock { state -> Bool in
+                state.remember(row)
+                guard touched else { return false }
+                state.touches[key] = time
+                return state.touches.count >= 512 && !state.isWriting
+            }
+            if shouldFlush { writer.async { [self] in flushTouches() } }
         }
-        if shouldFlush { writer.async { [self] in flushTouches() } }
         return Entry(key: key, data: data, metadata: refreshed ?? row.metadata)
     }
 

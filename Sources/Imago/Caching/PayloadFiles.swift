@@ -11,6 +11,8 @@ import Darwin
 /// processes never collide; a name in the index is relative to `payloads/`.
 final class PayloadFiles: Sendable {
     private let payloads: String
+    /// `payloads/` held open, so a read resolves two path components instead of the whole path.
+    private let payloadsDescriptor: Int32
     private let temporaries: String
     private let syncs: Bool
     private let shards = Mutex(Set<String>())
@@ -22,6 +24,12 @@ final class PayloadFiles: Sendable {
         for path in [payloads, temporaries] {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }
+        payloadsDescriptor = open(payloads, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard payloadsDescriptor >= 0 else { throw POSIXError(errno, "open \(payloads)") }
+    }
+
+    deinit {
+        close(payloadsDescriptor)
     }
 
     /// Writes `data` to a new file, synced when configured, and returns its name.
@@ -68,7 +76,7 @@ final class PayloadFiles: Sendable {
     /// The payload of `file` when it has exactly `size` bytes with this checksum; nil otherwise
     /// (missing, truncated, grown or altered).
     func read(_ file: String, size: Int, checksum: UInt64) -> Data? {
-        let descriptor = open("\(payloads)/\(file)", O_RDONLY | O_CLOEXEC)
+        let descriptor = openat(payloadsDescriptor, file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var status = stat()

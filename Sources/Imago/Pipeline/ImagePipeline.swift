@@ -354,13 +354,50 @@ public final class ImagePipeline: Sendable {
             state.transfers[transferID]!.phase = .decoding
             return true
         }
-        var image: Result<Image, ImagoError>?
+        var decoded: Decoded?
         if decodes, case .success(let loaded) = result {
-            image = decode(loaded.data, url: loaded.response.url)
-            // Cached before any handle completes, so a caller asking again right away hits it.
-            remember(image!, loaded: loaded, request: request)
+            decoded = Decoded(original: decode(loaded.data, url: loaded.response.url))
+            // Every variant the handles want now is made and cached before any handle completes,
+            // so a caller asking again right away hits it.
+            let requests = state.withLock { state in
+                state.transfers[transferID]?.handles.values.filter(\.task.decodes).map(\.task.request) ?? []
+            }
+            for request in requests { _ = variant(for: request, of: &decoded!, loaded: loaded) }
         }
-        finish(transferID, request: request, result: result, image: image, contacted: contacted, elapsed: elapsed)
+        finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
+    }
+
+    /// One transfer's decoded image and the variants made from it so far, by processors identifier.
+    struct Decoded {
+        let original: Result<Image, ImagoError>
+        var variants: [String: Result<Image, ImagoError>] = [:]
+    }
+
+    /// The image `request` wants: the original through its processors, made once per variant and
+    /// remembered in the memory cache.
+    private func variant(for request: ImageRequest, of decoded: inout Decoded, loaded: Loaded) -> Result<Image, ImagoError> {
+        let identifier = request.processorsIdentifier
+        if let made = decoded.variants[identifier] { return made }
+        var made = decoded.original
+        if !request.processors.isEmpty, case .success(let image) = made {
+            state.withLock { $0.statistics.processed += 1 }
+            made = process(image, with: request.processors, url: loaded.response.url)
+        }
+        decoded.variants[identifier] = made
+        remember(made, loaded: loaded, request: request)
+        return made
+    }
+
+    private func process(_ image: Image, with processors: [any ImageProcessing], url: URL) -> Result<Image, ImagoError> {
+        Result { () throws(ImagoError) in
+            var image = image
+            for processor in processors { image = try processor.process(image) }
+            return image
+        }.mapError { error in
+            var error = error
+            error.url = url
+            return error
+        }
     }
 
     /// A loader is about to be asked for `url`.
@@ -382,7 +419,8 @@ public final class ImagePipeline: Sendable {
     }
 
     private func decode(_ data: Data, url: URL) -> Result<Image, ImagoError> {
-        Result { () throws(ImagoError) in try decoders.decode(data, options: configuration.decodingOptions) }
+        state.withLock { $0.statistics.decodes += 1 }
+        return Result { () throws(ImagoError) in try decoders.decode(data, options: configuration.decodingOptions) }
             .mapError { error in
                 var error = error
                 error.url = url
@@ -392,7 +430,7 @@ public final class ImagePipeline: Sendable {
 
     private func finish(
         _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
-        image decoded: Result<Image, ImagoError>?, contacted: Bool, elapsed: Duration
+        decoded: Decoded?, contacted: Bool, elapsed: Duration
     ) {
         let (transfer, idleWaiters) = state.withLock { state -> (Transfer?, [CheckedContinuation<Void, Never>]) in
             let transfer = state.transfers.removeValue(forKey: transferID)
@@ -418,17 +456,15 @@ public final class ImagePipeline: Sendable {
         if contacted {
             observers.finished(request.url, result: result.map { $0.source == .network ? $0.data.count : 0 }, elapsed: elapsed)
         }
-        // A handle that wants an image may have joined after the decode was decided; decode then.
-        var image = decoded
+        // A handle that wants an image may have joined after the decode was decided (decode then),
+        // or after its variants were made (make its own then).
+        var decoded = decoded
         for (task, _) in transfer.handles.values {
             let outcome = result.flatMap { loaded -> Result<ImageResponse, ImagoError> in
                 var imageResult: Result<Image?, ImagoError> = .success(nil)
                 if task.decodes {
-                    if image == nil {
-                        image = decode(loaded.data, url: loaded.response.url)
-                        remember(image!, loaded: loaded, request: transfer.request)
-                    }
-                    imageResult = image!.map { $0 }
+                    if decoded == nil { decoded = Decoded(original: decode(loaded.data, url: loaded.response.url)) }
+                    imageResult = variant(for: task.request, of: &decoded!, loaded: loaded).map { $0 }
                 }
                 return imageResult.map { image in
                     ImageResponse(
@@ -474,9 +510,16 @@ public final class ImagePipeline: Sendable {
                 return state.transfers[transferID]
             }
             guard let image, let transfer else { return }
+            // Each variant's previews are processed like its final image, once per variant.
+            var variants: [String: Image?] = [:]
             for (task, _) in transfer.handles.values where task.decodes && task.request.options.contains(.previews) {
+                let identifier = task.request.processorsIdentifier
+                if variants[identifier] == nil {
+                    variants[identifier] = try? process(image, with: task.request.processors, url: transfer.request.url).get()
+                }
+                guard let processed = variants[identifier] ?? nil else { continue }
                 task.reportPreview(ImageResponse(
-                    request: task.request, data: data, image: image, url: transfer.request.url,
+                    request: task.request, data: data, image: processed, url: transfer.request.url,
                     statusCode: nil, headers: [], source: .network, isPreview: true
                 ))
             }

@@ -34,5 +34,9 @@ extension ImagePipeline {
         public var diskHits = 0
         /// Transfers answered from the disk cache after a `304 Not Modified`.
         public var revalidated = 0
+        /// Images decoded (previews not counted): one per transfer, however many variants it serves.
+        public var decodes = 0
+        /// Variants made by processors, each once per transfer.
+        public var processed = 0
     }
 }

@@ -53,6 +53,8 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case emptyImage
         /// `returnCacheDataDontLoad` and neither cache holds the image.
         case notCached
+        /// A processor could not make its image; carries why.
+        case processingFailed(String)
     }
 
     /// The part of the pipeline where the error happened.
@@ -106,6 +108,7 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case .imageTooLarge: "imageTooLarge"
         case .emptyImage: "emptyImage"
         case .notCached: "notCached"
+        case .processingFailed: "processingFailed"
         }
     }
 
@@ -145,6 +148,7 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case .imageTooLarge(let width, let height): "image of \(width)×\(height) exceeds the decoding limits"
         case .emptyImage: "image has no pixels"
         case .notCached: "not in the cache, and the request forbids loading"
+        case .processingFailed(let reason): reason
         }
     }
 

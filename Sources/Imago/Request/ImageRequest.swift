@@ -3,7 +3,8 @@ import Foundation
 /// What to load: a URL and how to load it.
 ///
 /// Two requests that would make the same transfer (same URL, headers, credentials and transfer
-/// options) share one transfer while it is in flight; see ``transferKey``.
+/// options) share one transfer while it is in flight, and one decode, even when their processors
+/// differ; see ``transferKey``.
 public struct ImageRequest: Sendable, Hashable {
     /// Where the image is: `http(s)`, `file`, `data` or any scheme a registered loader accepts.
     public var url: URL
@@ -19,6 +20,9 @@ public struct ImageRequest: Sendable, Hashable {
     public var deadline: Duration?
     /// How the caches answer this request.
     public var cachePolicy: CachePolicy
+    /// Applied in order to the decoded image; their identifiers are part of ``cacheKey``, so each
+    /// variant of an image is processed once and cached in memory under its own key.
+    public var processors: [any ImageProcessing]
 
     /// Makes a request for `url`.
     public init(
@@ -28,7 +32,8 @@ public struct ImageRequest: Sendable, Hashable {
         credentials: Credentials? = nil,
         options: Options = [],
         deadline: Duration? = nil,
-        cachePolicy: CachePolicy = .useProtocolCachePolicy
+        cachePolicy: CachePolicy = .useProtocolCachePolicy,
+        processors: [any ImageProcessing] = []
     ) {
         self.url = url
         self.priority = priority
@@ -37,23 +42,48 @@ public struct ImageRequest: Sendable, Hashable {
         self.options = options
         self.deadline = deadline
         self.cachePolicy = cachePolicy
+        self.processors = processors
     }
 
-    /// Identifies the image this request loads: the memory cache's key. Requests that differ only
-    /// in priority, previews, deadline or cache policy have the same key.
+    /// The processors' identifiers, joined: what tells one variant of an image from another.
+    public var processorsIdentifier: String {
+        processors.map(\.identifier).joined(separator: "|")
+    }
+
+    public static func == (left: ImageRequest, right: ImageRequest) -> Bool {
+        left.url == right.url && left.priority == right.priority && left.headers == right.headers
+            && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
+            && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(headers)
+        hasher.combine(options)
+        hasher.combine(processorsIdentifier)
+    }
+
+    /// Identifies the image this request makes, processors included: the memory cache's key.
+    /// Requests that differ only in priority, previews, deadline or cache policy have the same key.
     public var cacheKey: CacheKey {
-        CacheKey(
+        CacheKey(source: sourceKey, processors: processorsIdentifier)
+    }
+
+    /// Identifies the transfer this request needs; equal keys share one transfer (and its decode).
+    /// Processors are not part of it. A request that must not be answered from disk does not join
+    /// one that may be.
+    public var transferKey: TransferKey {
+        TransferKey(source: sourceKey, cachePolicy: cachePolicy, cacheOptions: options.intersection(Options.changingCacheUse))
+    }
+
+    /// What changes the bytes fetched.
+    private var sourceKey: SourceKey {
+        SourceKey(
             url: url.absoluteString,
             headers: headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { "\($0.key.lowercased()):\($0.value)" },
             credentials: credentials,
             options: options.intersection(Options.changingTransfer)
         )
-    }
-
-    /// Identifies the transfer this request needs; equal keys share one transfer. A request that
-    /// must not be answered from disk does not join one that may be.
-    public var transferKey: TransferKey {
-        TransferKey(cacheKey: cacheKey, cachePolicy: cachePolicy, cacheOptions: options.intersection(Options.changingCacheUse))
     }
 
     /// The disk cache's key: the URL, and the headers and user name when the request sets them
@@ -130,17 +160,23 @@ extension ImageRequest {
         }
     }
 
-    /// The identity of an image: the URL and what changes the bytes fetched.
-    public struct CacheKey: Sendable, Hashable {
+    /// The URL and what changes the bytes fetched.
+    struct SourceKey: Sendable, Hashable {
         let url: String
         let headers: [String]
         let credentials: Credentials?
         let options: Options
     }
 
+    /// The identity of an image variant: its source and the processors applied.
+    public struct CacheKey: Sendable, Hashable {
+        let source: SourceKey
+        let processors: String
+    }
+
     /// The identity of a transfer: requests with equal keys are coalesced into one.
     public struct TransferKey: Sendable, Hashable {
-        let cacheKey: CacheKey
+        let source: SourceKey
         let cachePolicy: CachePolicy
         let cacheOptions: Options
     }

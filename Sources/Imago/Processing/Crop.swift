@@ -1,0 +1,41 @@
+import Foundation
+
+extension ImageProcessors {
+    /// Cuts out a rectangle of pixels. The part of the rectangle outside the image is ignored; a
+    /// rectangle that misses the image entirely is an error.
+    public struct Crop: ImageProcessing, Hashable {
+        public var x: Int
+        public var y: Int
+        public var width: Int
+        public var height: Int
+
+        /// Makes a crop of the rectangle at (`x`, `y`) from the top left, `width × height` pixels.
+        public init(x: Int, y: Int, width: Int, height: Int) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+
+        public var identifier: String { "imago.crop(\(x),\(y),\(width)x\(height))" }
+
+        public func process(_ image: Image) throws(ImagoError) -> Image {
+            let left = max(0, x), top = max(0, y)
+            let right = min(image.width, x + width), bottom = min(image.height, y + height)
+            guard right > left, bottom > top else {
+                throw .processing("crop \(width)×\(height) at (\(x), \(y)) lies outside the \(image.width)×\(image.height) image")
+            }
+            if left == 0, top == 0, right == image.width, bottom == image.height { return image }
+            let outWidth = right - left, outHeight = bottom - top
+            return image.mapFrames(width: outWidth, height: outHeight) { pixels in
+                var result = [UInt8]()
+                result.reserveCapacity(outWidth * outHeight * 4)
+                for row in top..<bottom {
+                    let start = (row * image.width + left) * 4
+                    result.append(contentsOf: pixels[start..<start + outWidth * 4])
+                }
+                return result
+            }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+
+/// Separable convolution of RGBA8 pixels: a horizontal pass, then a vertical one, each with
+/// weights computed once per output column or row (fixed point, 14 bits). Alpha is handled
+/// premultiplied so transparent pixels do not bleed their colour into their neighbours.
+/// Resizing uses Lanczos3 (widened by the scale when reducing, so every source pixel counts);
+/// blurring uses a Gaussian.
+enum Resampler {
+    /// For each output position: the first input position it reads and its weights.
+    struct Weights {
+        var starts: [Int32]
+        var counts: [Int32]
+        /// `taps` weights per output position, of which the first `counts[i]` are used.
+        var values: [Int32]
+        var taps: Int
+
+        static let precision: Int32 = 14
+
+        /// Lanczos3 weights mapping `input` positions onto `output` positions.
+        static func lanczos3(input: Int, output: Int) -> Weights {
+            let scale = Double(input) / Double(output)
+            let filterScale = max(scale, 1)
+            let support = 3 * filterScale
+            return make(input: input, output: output, support: support) { position in
+                let center = (Double(position) + 0.5) * scale
+                return (center, { lanczos3(($0 - center) / filterScale) })
+            }
+        }
+
+        /// Gaussian weights of standard deviation `sigma` over `size` positions (same size out).
+        static func gaussian(size: Int, sigma: Double) -> Weights {
+            let support = max(3 * sigma, 0.5)
+            return make(input: size, output: size, support: support) { position in
+                let center = Double(position) + 0.5
+                return (center, { exp(-(($0 - center) * ($0 - center)) / (2 * sigma * sigma)) })
+            }
+        }
+
+        /// Weights from a kernel placed at each output position; taps outside the input are
+        /// dropped and the rest renormalised, so edges keep their level.
+        private static func make(input: Int, output: Int, support: Double, kernel: (Int) -> (center: Double, weight: (Double) -> Double)) -> Weights {
+            let taps = Int((support * 2).rounded(.up)) + 1
+            var weights = Weights(starts: .init(repeating: 0, count: output), counts: .init(repeating: 0, count: output), values: .init(repeating: 0, count: output * taps), taps: taps)
+            var real = [Double](repeating: 0, count: taps)
+            let one = Double(1 << precision)
+            for position in 0..<output {
+                let (center, weight) = kernel(position)
+                let first = max(0, Int((center - support + 0.5).rounded(.down)))
+                let last = min(input, Int((center + support + 0.5).rounded(.down)))
+                let count = min(max(last - first, 1), taps)
+                var total = 0.0
+                for tap in 0..<count {
+                    // The weight at the centre of input pixel first + tap.
+                    real[tap] = weight(Double(first + tap) + 0.5)
+                    total += real[tap]
+                }
+                if total == 0 { real[0] = 1; total = 1 }
+                // Rounded one by one, then the rounding error goes to the largest tap so that
+                // the weights sum to exactly one: a solid image stays solid.
+                var sum: Int32 = 0
+                var largest = 0
+                for tap in 0..<count {
+                    let value = Int32((real[tap] / total * one).rounded())
+                    weights.values[position * taps + tap] = value
+                    sum += value
+                    if value > weights.values[position * taps + largest] { largest = tap }
+                }
+                weights.values[position * taps + largest] += Int32(one) - sum
+                weights.starts[position] = Int32(min(first, input - 1))
+                weights.counts[position] = Int32(count)
+            }
+            return weights
+        }
+
+        private static func lanczos3(_ x: Double) -> Double {
+            if x == 0 { return 1 }
+            guard abs(x) < 3 else { return 0 }
+            let pix = Double.pi * x
+            return 3 * sin(pix) * sin(pix / 3) / (pix * pix)
+        }
+    }
+
+    /// `pixels` (width × height RGBA8, straight alpha) resized to `newWidth × newHeight`.
+    static func resize(_ pixels: [UInt8], width: Int, height: Int, to newWidth: Int, _ newHeight: Int, hasAlpha: Bool) -> [UInt8] {
+        if newWidth == width && newHeight == height { return pixels }
+        let horizontal = newWidth == width ? nil : Weights.lanczos3(input: width, output: newWidth)
+        let vertical = newHeight == height ? nil : Weights.lanczos3(input: height, output: newHeight)
+        return convolve(pixels, width: width, height: height, horizontal: horizontal, vertical: vertical, hasAlpha: hasAlpha)
+    }
+
+    /// `pixels` blurred with a Gaussian of standard deviation `sigma`.
+    static func blur(_ pixels: [UInt8], width: Int, height: Int, sigma: Double, hasAlpha: Bool) -> [UInt8] {
+        guard sigma > 0 else { return pixels }
+        return convolve(pixels, width: width, height: height,
+                        horizontal: Weights.gaussian(size: width, sigma: sigma),
+                        vertical: Weights.gaussian(size: height, sigma: sigma), hasAlpha: hasAlpha)
+    }
+
+    /// The horizontal pass (when given) then the vertical one; output size from the weights.
+    /// Opaque images are filtered in 8 bits; images with alpha in 16 bits, premultiplied
+    /// (colour × alpha, and alpha × 255), so that un-premultiplying at the end loses nothing.
+    /// Sums fit Int32: 65,025 × 2^14 × the largest total of absolute Lanczos weights (< 1.3).
+    private static func convolve(_ pixels: [UInt8], width: Int, height: Int, horizontal: Weights?, vertical: Weights?, hasAlpha: Bool) -> [UInt8] {
+        guard hasAlpha else { return convolve(pixels, width: width, height: height, horizontal: horizontal, vertical: vertical) }
+        let result: [UInt16] = convolve(premultiplied(pixels), width: width, height: height, horizontal: horizontal, vertical: vertical)
+        return unpremultiplied(result)
+    }
+
+    private static func convolve<Sample: FixedWidthInteger & UnsignedInteger>(_ pixels: [Sample], width: Int, height: Int, horizontal: Weights?, vertical: Weights?) -> [Sample] {
+        var current = pixels
+        var currentWidth = width
+        if let horizontal {
+            current = horizontalPass(current, width: currentWidth, height: height, weights: horizontal)
+            currentWidth = horizontal.starts.count
+        }
+        if let vertical {
+            current = verticalPass(current, width: currentWidth, weights: vertical)
+        }
+        return current
+    }
+
+    /// Each row filtered along x: output pixel x of a row mixes the input pixels its weights name.
+    private static func horizontalPass<Sample: FixedWidthInteger & UnsignedInteger>(_ input: [Sample], width: Int, height: Int, weights: Weights) -> [Sample] {
+        let outWidth = weights.starts.count
+        return [Sample](unsafeUninitializedCapacity: outWidth * height * 4) { output, initialized in
+            input.withUnsafeBufferPointer { input in
+                weights.values.withUnsafeBufferPointer { values in
+                    weights.starts.withUnsafeBufferPointer { starts in
+                        weights.counts.withUnsafeBufferPointer { counts in
+                            let half: Int32 = 1 << (Weights.precision - 1)
+                            for row in 0..<height {
+                                let source = input.baseAddress! + row * width * 4
+                                let target = output.baseAddress! + row * outWidth * 4
+                                for x in 0..<outWidth {
+                                    var r = half, g = half, b = half, a = half
+                                    var pixel = source + Int(starts[x]) * 4
+                                    let weight = values.baseAddress! + x * weights.taps
+                                    for tap in 0..<Int(counts[x]) {
+                                        let w = Int32(weight[tap])
+                                        r &+= Int32(pixel[0]) &* w
+                                        g &+= Int32(pixel[1]) &* w
+                                        b &+= Int32(pixel[2]) &* w
+                                        a &+= Int32(pixel[3]) &* w
+                                        pixel += 4
+                                    }
+                                    let out = target + x * 4
+                                    out[0] = clamp(r)
+                                    out[1] = clamp(g)
+                                    out[2] = clamp(b)
+                                    out[3] = clamp(a)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            initialized = outWidth * height * 4
+        }
+    }
+
+    /// Each output row a weighted sum of whole input rows: row-major, so the inner loop runs
+    /// along memory and vectorises.
+    private static func verticalPass<Sample: FixedWidthInteger & UnsignedInteger>(_ input: [Sample], width: Int, weights: Weights) -> [Sample] {
+        let outHeight = weights.starts.count, rowBytes = width * 4
+        var sums = [Int32](repeating: 0, count: rowBytes)
+        return [Sample](unsafeUninitializedCapacity: rowBytes * outHeight) { output, initialized in
+            input.withUnsafeBufferPointer { input in
+                sums.withUnsafeMutableBufferPointer { sums in
+                    let half: Int32 = 1 << (Weights.precision - 1)
+                    for y in 0..<outHeight {
+                        for index in 0..<rowBytes { sums[index] = half }
+                        let first = Int(weights.starts[y])
+                        for tap in 0..<Int(weights.counts[y]) {
+                            let w = Int32(weights.values[y * weights.taps + tap])
+                            let row = input.baseAddress! + (first + tap) * rowBytes
+                            for index in 0..<rowBytes { sums[index] &+= Int32(row[index]) &* w }
+                        }
+                        let target = output.baseAddress! + y * rowBytes
+                        for index in 0..<rowBytes { target[index] = clamp(sums[index]) }
+                    }
+                }
+            }
+            initialized = rowBytes * outHeight
+        }
+    }
+
+    @inline(__always)
+    private static func clamp<Sample: FixedWidthInteger & UnsignedInteger>(_ value: Int32) -> Sample {
+        Sample(clamping: value >> Int32(Weights.precision))
+    }
+
+    /// Colour × alpha and alpha × 255, in 16 bits.
+    static func premultiplied(_ pixels: [UInt8]) -> [UInt16] {
+        [UInt16](unsafeUninitializedCapacity: pixels.count) { buffer, initialized in
+            var index = 0
+            while index < pixels.count {
+                let alpha = UInt16(pixels[index + 3])
+                buffer[index] = UInt16(pixels[index]) * alpha
+                buffer[index + 1] = UInt16(pixels[index + 1]) * alpha
+                buffer[index + 2] = UInt16(pixels[index + 2]) * alpha
+                buffer[index + 3] = alpha * 255
+                index += 4
+            }
+            initialized = pixels.count
+        }
+    }
+
+    /// Back to straight 8-bit RGBA: colour = 255 × premultiplied / (alpha × 255).
+    static func unpremultiplied(_ pixels: [UInt16]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: pixels.count) { buffer, initialized in
+            var index = 0
+            while index < pixels.count {
+                let alpha = UInt32(pixels[index + 3])
+                buffer[index + 3] = UInt8(min(255, (alpha + 127) / 255))
+                for channel in 0..<3 {
+                    buffer[index + channel] = alpha == 0 ? 0 : UInt8(min(255, (UInt32(pixels[index + channel]) * 255 + alpha / 2) / alpha))
+                }
+                index += 4
+            }
+            initialized = pixels.count
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+extension ImageProcessors {
+    /// Scales an image to a target size (Lanczos3, premultiplied alpha).
+    ///
+    /// The content modes cover React Native's `resizeMode`: `aspectFit` is `contain`, `aspectFill`
+    /// `cover` (cropped to the target when `crop` is set), `fill` `stretch`, and `center` keeps the
+    /// image's size unless it is larger than the target, when it scales down to fit.
+    public struct Resize: ImageProcessing, Hashable {
+        /// How the image is fitted to the target size.
+        public enum ContentMode: String, Sendable, Hashable, CaseIterable {
+            /// The whole image inside the target, aspect kept (RN `contain`).
+            case aspectFit
+            /// The target covered, aspect kept (RN `cover`); see `crop`.
+            case aspectFill
+            /// Exactly the target size, aspect not kept (RN `stretch`).
+            case fill
+            /// Unscaled, unless larger than the target: then as `aspectFit` (RN `center`).
+            case center
+        }
+
+        /// The target size in pixels.
+        public var size: PixelSize
+        public var contentMode: ContentMode
+        /// Whether an image smaller than the target may be scaled up. Default false.
+        public var upscale: Bool
+        /// With `aspectFill`, whether the overflow is cropped away (centred) so the result is
+        /// exactly the target size.
+        public var crop: Bool
+
+        /// Makes a resize; `size` must be at least 1 × 1.
+        public init(size: PixelSize, contentMode: ContentMode = .aspectFit, upscale: Bool = false, crop: Bool = false) {
+            self.size = size
+            self.contentMode = contentMode
+            self.upscale = upscale
+            self.crop = crop
+        }
+
+        public var identifier: String {
+            "imago.resize(\(size.width)x\(size.height),\(contentMode.rawValue)\(upscale ? ",upscale" : "")\(crop ? ",crop" : ""))"
+        }
+
+        /// The size the image is scaled to (before any crop), for an image of `width × height`.
+        public func scaledSize(width: Int, height: Int) -> PixelSize {
+            let scaleX = Double(size.width) / Double(width), scaleY = Double(size.height) / Double(height)
+            func scaled(_ scale: Double) -> PixelSize {
+                let scale = upscale ? scale : min(scale, 1)
+                return PixelSize(width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded())))
+            }
+            switch contentMode {
+            case .aspectFit: return scaled(min(scaleX, scaleY))
+            case .aspectFill: return scaled(max(scaleX, scaleY))
+            case .center: return scaled(min(scaleX, scaleY, 1))
+            case .fill:
+                return upscale ? size : PixelSize(width: min(size.width, width), height: min(size.height, height))
+            }
+        }
+
+        public func process(_ image: Image) throws(ImagoError) -> Image {
+            guard size.width > 0, size.height > 0 else { throw .processing("resize to \(size.width)×\(size.height): the target must be at least 1×1") }
+            let scaled = scaledSize(width: image.width, height: image.height)
+            let hasAlpha = image.metadata.hasAlpha
+            var result = image.mapFrames(width: scaled.width, height: scaled.height) {
+                Resampler.resize($0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha)
+            }
+            if crop && contentMode == .aspectFill && (scaled.width > size.width || scaled.height > size.height) {
+                let width = min(size.width, scaled.width), height = min(size.height, scaled.height)
+                result = try Crop(x: (scaled.width - width) / 2, y: (scaled.height - height) / 2, width: width, height: height).process(result)
+            }
+            return result
+        }
+    }
+}

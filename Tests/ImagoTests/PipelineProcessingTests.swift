@@ -1,0 +1,112 @@
+import Foundation
+import Imago
+import ImagoTestSupport
+import Testing
+
+@Suite("Processing in the pipeline", .timeLimit(.minutes(1)))
+struct PipelineProcessingTests {
+    typealias Resize = ImageProcessors.Resize
+
+    static let variants: [[any ImageProcessing]] = [
+        [],
+        [Resize(size: PixelSize(width: 64, height: 64))],
+        [Resize(size: PixelSize(width: 64, height: 64), contentMode: .aspectFill, crop: true)],
+        [Resize(size: PixelSize(width: 32, height: 32)), ImageProcessors.Grayscale()],
+        [ImageProcessors.Circle()],
+    ]
+
+    @Test("five variants of one URL: one request at the origin, one decode, each variant processed once and cached under its own key")
+    func variantsShareTransferAndDecode() async throws {
+        try await withOrigin { origin, pipeline in
+            origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let url = origin.url("/photo.jpg?gate=go")
+            // Two handles per variant: the second shares the first's processed image.
+            let handles = Self.variants.flatMap { processors in
+                (0..<2).map { _ in pipeline.imageTask(with: ImageRequest(url: url, processors: processors)) }
+            }
+            await origin.wait { $0.requests.count == 1 }
+            origin.release("go")
+            var images: [Image] = []
+            for handle in handles { images.append(try await handle.response.image!) }
+
+            #expect(origin.log.requests.count == 1)
+            #expect(pipeline.statistics.transfers == 1)
+            #expect(pipeline.statistics.decodes == 1)
+            #expect(pipeline.statistics.processed == 4)
+            let original = images[0]
+            #expect(images[2].width == 64 && images[2].height == Int((Double(64 * original.height) / Double(original.width)).rounded()))
+            #expect(images[4].width == 64 && images[4].height == 64)
+            #expect(images[6].width == 32)
+            let grey = images[6].pixel(x: 10, y: 10)
+            #expect(grey.r == grey.g && grey.g == grey.b)
+            #expect(images[8].width == min(original.width, original.height) && images[8].pixel(x: 0, y: 0).a == 0)
+            for pair in stride(from: 0, to: images.count, by: 2) {
+                #expect(images[pair].pixels == images[pair + 1].pixels)
+            }
+
+            // Each variant is now in memory under its own key; a new variant needs no transfer
+            // only once its source is cached, which the memory cache does not hold by source.
+            for (index, processors) in Self.variants.enumerated() {
+                let cached = pipeline.cachedResponse(for: ImageRequest(url: url, processors: processors))
+                #expect(cached?.image?.width == images[index * 2].width)
+                #expect(cached?.image?.pixels == images[index * 2].pixels)
+            }
+            #expect(pipeline.cachedResponse(for: ImageRequest(url: url, processors: [ImageProcessors.GaussianBlur(radius: 2)])) == nil)
+        }
+    }
+
+    @Test("a variant requested after the transfer is made from a new load, and a cached variant is served from memory")
+    func laterVariants() async throws {
+        try await withOrigin { origin, pipeline in
+            let url = origin.serve(try Corpus.data("png/basn2c08.png"), at: "/p.png")
+            let small = ImageRequest(url: url, processors: [Resize(size: PixelSize(width: 8, height: 8))])
+            let first = try await pipeline.response(for: small)
+            #expect(first.image?.width == 8 && first.source == .network)
+            let again = try await pipeline.response(for: small)
+            #expect(again.source == .memory && again.image?.pixels == first.image?.pixels)
+            let full = try await pipeline.image(for: url)
+            #expect(full.width == 32)
+            #expect(origin.log.requests.count == 2)
+            #expect(pipeline.statistics.processed == 1)
+        }
+    }
+
+    @Test("a processor that fails fails only its own handles, with stage processing and the URL; nothing is cached for it")
+    func processingFailure() async throws {
+        try await withOrigin { origin, pipeline in
+            origin.serve(try Corpus.data("png/basn2c08.png"), at: "/f.png")
+            let url = origin.url("/f.png?gate=go")
+            let failing = ImageRequest(url: url, processors: [ImageProcessors.Crop(x: 100, y: 100, width: 10, height: 10)])
+            let bad = pipeline.imageTask(with: failing)
+            let good = pipeline.imageTask(with: ImageRequest(url: url))
+            await origin.wait { $0.requests.count == 1 }
+            origin.release("go")
+            await #expect {
+                try await bad.response
+            } throws: { error in
+                guard let error = error as? ImagoError, case .processingFailed = error.code else { return false }
+                return error.stage == .processing && error.url == url
+            }
+            #expect(try await good.response.image?.width == 32)
+            #expect(pipeline.cachedResponse(for: failing) == nil)
+            #expect(pipeline.activity == (0, 0) as (Int, Int))
+        }
+    }
+
+    @Test("previews of a processed request are processed like its final image")
+    func processedPreviews() async throws {
+        let data = try Corpus.data("jpeg/video-001.progressive.jpeg")
+        try await withOrigin(configure: { $0.previewInterval = .zero }) { origin, pipeline in
+            origin.serve(data, at: "/prog.jpg")
+            // Ten chunks, one every 100 ms.
+            let url = origin.url("/prog.jpg?rate=\(data.count)")
+            let request = ImageRequest(url: url, options: .previews, processors: [Resize(size: PixelSize(width: 40, height: 40))])
+            let previews = Recorder<Int>()
+            let task = pipeline.imageTask(with: request, preview: { previews.append($0.image!.width) })
+            let final = try await task.response.image!
+            #expect(final.width == 40)
+            #expect(!previews.all.isEmpty)
+            #expect(previews.all.allSatisfy { $0 == 40 })
+        }
+    }
+}
