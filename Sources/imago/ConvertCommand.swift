@@ -23,8 +23,55 @@ struct ConvertCommand: AsyncParsableCommand {
     @Flag(help: "Write a progressive JPEG.")
     var progressive = false
 
+    @Option(help: ArgumentHelp("Resize to fit, cover, fill or sit within WIDTHxHEIGHT pixels (see --fit).", valueName: "WxH"))
+    var resize: String?
+
+    @Option(help: "How --resize fits: contain (whole image inside), cover (cropped to fill), fill (stretched) or center (only shrunk, if larger).")
+    var fit: Fit = .contain
+
+    @Option(help: ArgumentHelp("Gaussian blur of this radius in pixels (standard deviation).", valueName: "R"))
+    var blur: Double?
+
+    @Option(help: ArgumentHelp("Round the corners to this radius in pixels.", valueName: "R"))
+    var round: Double?
+
     @Flag(help: "Print width, height, format and frames as JSON.")
     var json = false
+
+    /// React Native's `resizeMode` names.
+    enum Fit: String, ExpressibleByArgument, CaseIterable {
+        case contain, cover, fill, center
+
+        var contentMode: ImageProcessors.Resize.ContentMode {
+            switch self {
+            case .contain: .aspectFit
+            case .cover: .aspectFill
+            case .fill: .fill
+            case .center: .center
+            }
+        }
+    }
+
+    /// The processors the options ask for, in the order they apply: resize, blur, round.
+    func processors() throws -> [any ImageProcessing] {
+        var processors: [any ImageProcessing] = []
+        if let resize {
+            let parts = resize.lowercased().split(separator: "x").map { Int($0) }
+            guard parts.count == 2, let width = parts[0], let height = parts[1], width > 0, height > 0 else {
+                throw ValidationError("--resize wants WIDTHxHEIGHT in pixels, such as 512x512, not '\(resize)'")
+            }
+            processors.append(ImageProcessors.Resize(size: PixelSize(width: width, height: height), contentMode: fit.contentMode, crop: fit == .cover))
+        }
+        if let blur {
+            guard blur >= 0 else { throw ValidationError("--blur wants a radius of 0 or more") }
+            processors.append(ImageProcessors.GaussianBlur(radius: blur))
+        }
+        if let round {
+            guard round >= 0 else { throw ValidationError("--round wants a radius of 0 or more") }
+            processors.append(ImageProcessors.RoundedCorners(radius: round))
+        }
+        return processors
+    }
 
     struct Summary: Encodable {
         var width: Int
@@ -46,8 +93,9 @@ struct ConvertCommand: AsyncParsableCommand {
         case .webp: WebPEncoder(quality: Float(quality), lossless: lossless)
         default: throw ValidationError("Imago does not encode \(format)")
         }
+        let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
-        let image = try await ImagePipeline().image(for: source)
+        let image = try await ImagePipeline().image(for: ImageRequest(url: source, processors: processors))
         let data = try encoder.encode(image)
         try data.write(to: destination, options: .atomic)
         if json {

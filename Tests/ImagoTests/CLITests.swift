@@ -148,6 +148,27 @@ struct ConvertCLITests {
         #expect(decoded.metadata.format == ImageFormat(fileExtension: ext))
     }
 
+    @Test("convert --resize with each --fit gives the size it names; --round makes the corners transparent; a bad size is refused",
+          arguments: [("contain", 64, 44), ("cover", 64, 64), ("fill", 64, 64), ("center", 64, 44)])
+    func convertResized(fit: String, width: Int, height: Int) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("small.png")
+        let input = Corpus.root.appendingPathComponent("gif/video-001.gif").path   // 150×103
+        let run = try imago(["convert", "--json", "--resize", "64x64", "--fit", fit, "--blur", "1", "--round", "8", input, output.path])
+        #expect(run.status == 0)
+        let summary = try JSONDecoder().decode(Summary.self, from: run.output)
+        #expect((summary.width, summary.height) == (width, height))
+        let decoded = try PNGDecoder().decode(Data(contentsOf: output), options: DecodingOptions())
+        #expect((decoded.width, decoded.height) == (width, height))
+        #expect(decoded.pixel(x: 0, y: 0).a == 0)
+        #expect(decoded.pixel(x: width / 2, y: height / 2).a == 255)
+
+        let refused = directory.appendingPathComponent("refused.png")
+        #expect(try imago(["convert", "--resize", "64by64", input, refused.path]).status != 0)
+        #expect(!FileManager.default.fileExists(atPath: refused.path))
+    }
+
     @Test("convert loads URLs through the pipeline; an unknown output extension is refused and nothing is written")
     func convertURL() async throws {
         let origin = try await TestOrigin.start()

@@ -110,3 +110,55 @@ struct PipelineProcessingTests {
         }
     }
 }
+
+@Suite("Thumbnails at decode", .timeLimit(.minutes(1)))
+struct ThumbnailTests {
+    /// A 1600×1200 JPEG with a gradient, made by the project's encoder.
+    static func photo() throws -> Data {
+        let image = ProcessingTests.image(width: 1600, height: 1200) { x, y in (UInt8(x * 255 / 1600), UInt8(y * 255 / 1200), 128, 255) }
+        return try JPEGEncoder(quality: 85).encode(image)
+    }
+
+    @Test("a reduced decode covers the thumbnail: fit needs the fitted size, fill both sides")
+    func reducedDecode() throws {
+        let data = try Self.photo()
+        var options = DecodingOptions()
+        options.targetSize = PixelSize(width: 200, height: 200)
+        options.targetMode = .fit
+        let fitted = try JPEGDecoder().decode(data, options: options)
+        #expect((fitted.width, fitted.height) == (200, 150))
+        options.targetMode = .fill
+        let filled = try JPEGDecoder().decode(data, options: options)
+        #expect((filled.width, filled.height) == (400, 300))
+        #expect(filled.metadata.originalWidth == 1600)
+    }
+
+    @Test("thumbnail requests: the size asked for (scale included), one transfer shared with the full image, one decode each, cached by thumbnail")
+    func thumbnailRequests() async throws {
+        let data = try Self.photo()
+        try await withOrigin { origin, pipeline in
+            origin.serve(data, at: "/photo.jpg")
+            let url = origin.url("/photo.jpg?gate=go")
+            let fit = ImageRequest(url: url, thumbnail: .init(maxPixelSize: 300))
+            let fill = ImageRequest(url: url, thumbnail: .init(size: PixelSize(width: 50, height: 50), contentMode: .aspectFill, scale: 2))
+            let filledAndRound = ImageRequest(url: url, processors: [ImageProcessors.Circle()], thumbnail: fill.thumbnail)
+            let handles = [fit, fill, filledAndRound, ImageRequest(url: url)].map { pipeline.imageTask(with: $0) }
+            await origin.wait { $0.requests.count == 1 }
+            origin.release("go")
+            var images: [Image] = []
+            for handle in handles { images.append(try await handle.response.image!) }
+            #expect((images[0].width, images[0].height) == (300, 225))
+            #expect((images[1].width, images[1].height) == (100, 100))
+            #expect((images[2].width, images[2].height) == (100, 100) && images[2].pixel(x: 0, y: 0).a == 0)
+            #expect((images[3].width, images[3].height) == (1600, 1200))
+            #expect(origin.log.requests.count == 1)
+            // Full size, the fitted thumbnail and the filled one (shared by its two variants).
+            #expect(pipeline.statistics.decodes == 3)
+            #expect(pipeline.statistics.processed == 1)
+            #expect(pipeline.cachedResponse(for: fill)?.image?.width == 100)
+            #expect(pipeline.cachedResponse(for: fit)?.image?.width == 300)
+            // The gradient survives: left dark, right bright.
+            #expect(images[0].pixel(x: 2, y: 100).r < 20 && images[0].pixel(x: 297, y: 100).r > 235)
+        }
+    }
+}

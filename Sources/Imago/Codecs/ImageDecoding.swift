@@ -25,13 +25,36 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Most pixels all frames of an animation may add up to. Default 500 megapixels.
     public var maxTotalFramePixels = 500_000_000
     /// When set, a decoder that can decode at a reduced scale (JPEG, WebP) picks the smallest scale
-    /// whose result still covers this size (after orientation).
+    /// whose result still covers this size (after orientation); see ``targetMode``.
     public var targetSize: PixelSize?
+    /// What covering ``targetSize`` means. Default `.fill`.
+    public var targetMode: TargetMode = .fill
     /// Turn pixels upright by the EXIF orientation. Default true.
     public var appliesOrientation = true
 
+    /// How a reduced-scale decode must cover ``targetSize``.
+    public enum TargetMode: Sendable, Hashable {
+        /// Both sides at least the target's: the image will be cropped or stretched to it.
+        case fill
+        /// At least the image's size fitted inside the target: the image will be shown whole in it.
+        case fit
+    }
+
     /// The default options.
     public init() {}
+
+    /// The size a decode of an upright `width × height` image must cover, or nil for full size.
+    public func requiredSize(width: Int, height: Int) -> PixelSize? {
+        guard let targetSize else { return nil }
+        switch targetMode {
+        case .fill:
+            return targetSize.width < width || targetSize.height < height ? targetSize : nil
+        case .fit:
+            let scale = min(Double(targetSize.width) / Double(width), Double(targetSize.height) / Double(height))
+            guard scale < 1 else { return nil }
+            return PixelSize(width: Int((Double(width) * scale).rounded(.up)), height: Int((Double(height) * scale).rounded(.up)))
+        }
+    }
 
     /// Throws `emptyImage` or `imageTooLarge` when a declared `width × height` is empty or over the
     /// limits. Decoders call it with the header's size before allocating pixels.

@@ -38,7 +38,7 @@ public struct JPEGDecoder: ImageDecoding {
         try options.check(width: Int(width), height: Int(height))
         let markers = JPEGMarkers(bytes)
         let orientation = options.appliesOrientation ? markers.orientation : .up
-        let factor = Self.scalingFactor(width: Int(width), height: Int(height), orientation: orientation, target: options.targetSize)
+        let factor = Self.scalingFactor(width: Int(width), height: Int(height), orientation: orientation, options: options)
         let scaledWidth = (Int(width) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
         let scaledHeight = (Int(height) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
 
@@ -62,10 +62,12 @@ public struct JPEGDecoder: ImageDecoding {
     }
 
     /// The smallest TurboJPEG scale whose output still covers `target` (given in upright terms).
-    private static func scalingFactor(width: Int, height: Int, orientation: ImageOrientation, target: PixelSize?) -> tjscalingfactor {
+    private static func scalingFactor(width: Int, height: Int, orientation: ImageOrientation, options: DecodingOptions) -> tjscalingfactor {
         let full = tjscalingfactor(num: 1, denom: 1)
-        guard let target else { return full }
-        let (targetWidth, targetHeight) = orientation.swapsDimensions ? (target.height, target.width) : (target.width, target.height)
+        // The requirement is upright; the stored pixels may be turned.
+        let swaps = orientation.swapsDimensions
+        guard let target = swaps ? options.requiredSize(width: height, height: width) : options.requiredSize(width: width, height: height) else { return full }
+        let (targetWidth, targetHeight) = swaps ? (target.height, target.width) : (target.width, target.height)
         var count: Int32 = 0
         guard let factors = tjGetScalingFactors(&count) else { return full }
         var best = full

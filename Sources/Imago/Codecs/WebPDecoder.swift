@@ -30,7 +30,7 @@ public struct WebPDecoder: ImageDecoding {
 
         let width = Int(features.width), height = Int(features.height)
         var outWidth = width, outHeight = height
-        if let target = options.targetSize, target.width < width || target.height < height {
+        if let target = options.requiredSize(width: width, height: height) {
             // The smallest size with the image's aspect ratio that still covers the target.
             let scale = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
             outWidth = max(1, min(width, Int((Double(width) * scale).rounded(.up))))

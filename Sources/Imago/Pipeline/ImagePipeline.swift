@@ -354,36 +354,47 @@ public final class ImagePipeline: Sendable {
             state.transfers[transferID]!.phase = .decoding
             return true
         }
-        var decoded: Decoded?
+        var decoded = Decoded()
         if decodes, case .success(let loaded) = result {
-            decoded = Decoded(original: decode(loaded.data, url: loaded.response.url))
             // Every variant the handles want now is made and cached before any handle completes,
             // so a caller asking again right away hits it.
             let requests = state.withLock { state in
                 state.transfers[transferID]?.handles.values.filter(\.task.decodes).map(\.task.request) ?? []
             }
-            for request in requests { _ = variant(for: request, of: &decoded!, loaded: loaded) }
+            for request in requests { _ = variant(for: request, of: &decoded, loaded: loaded) }
         }
         finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
     }
 
-    /// One transfer's decoded image and the variants made from it so far, by processors identifier.
+    /// One transfer's decodes (full size, or one per thumbnail) and the variants made from them
+    /// so far.
     struct Decoded {
-        let original: Result<Image, ImagoError>
-        var variants: [String: Result<Image, ImagoError>] = [:]
+        var decodes: [ImageRequest.Thumbnail?: Result<Image, ImagoError>] = [:]
+        var variants: [ImageRequest.CacheKey: Result<Image, ImagoError>] = [:]
     }
 
-    /// The image `request` wants: the original through its processors, made once per variant and
-    /// remembered in the memory cache.
+    /// The image `request` wants: decoded (at full size, or reduced for its thumbnail and
+    /// resampled), then through its processors; each decode and each variant made once per
+    /// transfer, and every variant remembered in the memory cache.
     private func variant(for request: ImageRequest, of decoded: inout Decoded, loaded: Loaded) -> Result<Image, ImagoError> {
-        let identifier = request.processorsIdentifier
-        if let made = decoded.variants[identifier] { return made }
-        var made = decoded.original
+        let key = request.cacheKey
+        if let made = decoded.variants[key] { return made }
+        let thumbnail = request.thumbnail
+        if decoded.decodes[thumbnail] == nil {
+            var options = configuration.decodingOptions
+            if let thumbnail { options = thumbnail.decodingOptions(options) }
+            var image = decode(loaded.data, url: loaded.response.url, options: options)
+            if let thumbnail, case .success(let reduced) = image {
+                image = process(reduced, with: [thumbnail.resize], url: loaded.response.url)
+            }
+            decoded.decodes[thumbnail] = image
+        }
+        var made = decoded.decodes[thumbnail]!
         if !request.processors.isEmpty, case .success(let image) = made {
             state.withLock { $0.statistics.processed += 1 }
             made = process(image, with: request.processors, url: loaded.response.url)
         }
-        decoded.variants[identifier] = made
+        decoded.variants[key] = made
         remember(made, loaded: loaded, request: request)
         return made
     }
@@ -418,9 +429,9 @@ public final class ImagePipeline: Sendable {
         cache.setValue(entry, forKey: request.cacheKey, cost: decoded.cost + loaded.data.count)
     }
 
-    private func decode(_ data: Data, url: URL) -> Result<Image, ImagoError> {
+    private func decode(_ data: Data, url: URL, options: DecodingOptions) -> Result<Image, ImagoError> {
         state.withLock { $0.statistics.decodes += 1 }
-        return Result { () throws(ImagoError) in try decoders.decode(data, options: configuration.decodingOptions) }
+        return Result { () throws(ImagoError) in try decoders.decode(data, options: options) }
             .mapError { error in
                 var error = error
                 error.url = url
@@ -430,7 +441,7 @@ public final class ImagePipeline: Sendable {
 
     private func finish(
         _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
-        decoded: Decoded?, contacted: Bool, elapsed: Duration
+        decoded: Decoded, contacted: Bool, elapsed: Duration
     ) {
         let (transfer, idleWaiters) = state.withLock { state -> (Transfer?, [CheckedContinuation<Void, Never>]) in
             let transfer = state.transfers.removeValue(forKey: transferID)
@@ -463,8 +474,7 @@ public final class ImagePipeline: Sendable {
             let outcome = result.flatMap { loaded -> Result<ImageResponse, ImagoError> in
                 var imageResult: Result<Image?, ImagoError> = .success(nil)
                 if task.decodes {
-                    if decoded == nil { decoded = Decoded(original: decode(loaded.data, url: loaded.response.url)) }
-                    imageResult = variant(for: task.request, of: &decoded!, loaded: loaded).map { $0 }
+                    imageResult = variant(for: task.request, of: &decoded, loaded: loaded).map { $0 }
                 }
                 return imageResult.map { image in
                     ImageResponse(
@@ -510,14 +520,15 @@ public final class ImagePipeline: Sendable {
                 return state.transfers[transferID]
             }
             guard let image, let transfer else { return }
-            // Each variant's previews are processed like its final image, once per variant.
-            var variants: [String: Image?] = [:]
+            // Each variant's previews are resized and processed like its final image, once per variant.
+            var variants: [ImageRequest.CacheKey: Image?] = [:]
             for (task, _) in transfer.handles.values where task.decodes && task.request.options.contains(.previews) {
-                let identifier = task.request.processorsIdentifier
-                if variants[identifier] == nil {
-                    variants[identifier] = try? process(image, with: task.request.processors, url: transfer.request.url).get()
+                let key = task.request.cacheKey
+                if variants[key] == nil {
+                    let steps = (task.request.thumbnail.map { [$0.resize] } ?? []) + task.request.processors
+                    variants[key] = try? process(image, with: steps, url: transfer.request.url).get()
                 }
-                guard let processed = variants[identifier] ?? nil else { continue }
+                guard let processed = variants[key] ?? nil else { continue }
                 task.reportPreview(ImageResponse(
                     request: task.request, data: data, image: processed, url: transfer.request.url,
                     statusCode: nil, headers: [], source: .network, isPreview: true

@@ -23,6 +23,9 @@ public struct ImageRequest: Sendable, Hashable {
     /// Applied in order to the decoded image; their identifiers are part of ``cacheKey``, so each
     /// variant of an image is processed once and cached in memory under its own key.
     public var processors: [any ImageProcessing]
+    /// When set, the image is decoded at a reduced scale and resampled to this thumbnail before
+    /// any processor runs.
+    public var thumbnail: Thumbnail?
 
     /// Makes a request for `url`.
     public init(
@@ -33,7 +36,8 @@ public struct ImageRequest: Sendable, Hashable {
         options: Options = [],
         deadline: Duration? = nil,
         cachePolicy: CachePolicy = .useProtocolCachePolicy,
-        processors: [any ImageProcessing] = []
+        processors: [any ImageProcessing] = [],
+        thumbnail: Thumbnail? = nil
     ) {
         self.url = url
         self.priority = priority
@@ -43,6 +47,7 @@ public struct ImageRequest: Sendable, Hashable {
         self.deadline = deadline
         self.cachePolicy = cachePolicy
         self.processors = processors
+        self.thumbnail = thumbnail
     }
 
     /// The processors' identifiers, joined: what tells one variant of an image from another.
@@ -54,6 +59,7 @@ public struct ImageRequest: Sendable, Hashable {
         left.url == right.url && left.priority == right.priority && left.headers == right.headers
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
             && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
+            && left.thumbnail == right.thumbnail
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -66,7 +72,7 @@ public struct ImageRequest: Sendable, Hashable {
     /// Identifies the image this request makes, processors included: the memory cache's key.
     /// Requests that differ only in priority, previews, deadline or cache policy have the same key.
     public var cacheKey: CacheKey {
-        CacheKey(source: sourceKey, processors: processorsIdentifier)
+        CacheKey(source: sourceKey, thumbnail: thumbnail, processors: processorsIdentifier)
     }
 
     /// Identifies the transfer this request needs; equal keys share one transfer (and its decode).
@@ -171,6 +177,7 @@ extension ImageRequest {
     /// The identity of an image variant: its source and the processors applied.
     public struct CacheKey: Sendable, Hashable {
         let source: SourceKey
+        let thumbnail: Thumbnail?
         let processors: String
     }
 

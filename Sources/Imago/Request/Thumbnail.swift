@@ -1,0 +1,47 @@
+import Foundation
+
+extension ImageRequest {
+    /// Asks for an image no larger than needed: decoded at a reduced scale where the format allows
+    /// (JPEG DCT scaling, WebP scaled decode), then resampled to exactly the size asked for.
+    public struct Thumbnail: Sendable, Hashable {
+        /// The box to fit or fill, in points; pixels are this times ``scale``.
+        public var size: PixelSize
+        /// How the image meets the box: `aspectFit` (whole image inside), `aspectFill` (cropped to
+        /// the box), `fill` (stretched) or `center` (only shrunk).
+        public var contentMode: ImageProcessors.Resize.ContentMode
+        /// Pixels per point, such as 2 for a `@2x` display.
+        public var scale: Double
+
+        /// A thumbnail of `size` points at `scale` pixels per point.
+        public init(size: PixelSize, contentMode: ImageProcessors.Resize.ContentMode = .aspectFit, scale: Double = 1) {
+            self.size = size
+            self.contentMode = contentMode
+            self.scale = scale
+        }
+
+        /// A thumbnail whose longer side is at most `maxPixelSize` pixels.
+        public init(maxPixelSize: Int) {
+            self.init(size: PixelSize(width: maxPixelSize, height: maxPixelSize))
+        }
+
+        /// The box in pixels.
+        public var pixelSize: PixelSize {
+            PixelSize(width: max(1, Int((Double(size.width) * scale).rounded())), height: max(1, Int((Double(size.height) * scale).rounded())))
+        }
+
+        /// The resize that finishes the thumbnail after the reduced decode.
+        public var resize: ImageProcessors.Resize {
+            ImageProcessors.Resize(size: pixelSize, contentMode: contentMode, crop: contentMode == .aspectFill)
+        }
+
+        var identifier: String { "thumbnail(\(resize.identifier))" }
+
+        /// `options` asking decoders for the smallest scale that still covers this thumbnail.
+        func decodingOptions(_ options: DecodingOptions) -> DecodingOptions {
+            var options = options
+            options.targetSize = pixelSize
+            options.targetMode = contentMode == .aspectFill || contentMode == .fill ? .fill : .fit
+            return options
+        }
+    }
+}
