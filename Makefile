@@ -28,8 +28,9 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
-# Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), the sqlite3 shell, Pillow in a venv under Benchmarks/.
-BENCH_PACKAGES := libjpeg-turbo-progs python3-venv sqlite3
+# Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), the sqlite3 shell, vipsthumbnail
+# (libvips-tools), Pillow in a venv under Benchmarks/.
+BENCH_PACKAGES := libjpeg-turbo-progs python3-venv sqlite3 libvips-tools
 bench: deps
 	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(BENCH_PACKAGES); }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv

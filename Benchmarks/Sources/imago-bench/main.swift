@@ -13,9 +13,9 @@ case "queued":
 case "decode-rss":
     try CodecBenchmark.decodeForMemory(arguments[1])
 default:
-    // `imago-bench [network] [codecs] [cache]` runs those groups (`memory-cache` or `disk-cache`
-    // runs half of `cache`); no argument runs all.
-    let groups = arguments.isEmpty ? ["network", "codecs", "cache"] : arguments
+    // `imago-bench [network] [codecs] [cache] [processing]` runs those groups (`memory-cache` or
+    // `disk-cache` runs half of `cache`); no argument runs all.
+    let groups = arguments.isEmpty ? ["network", "codecs", "cache", "processing"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
     if groups.contains("network") {
@@ -26,4 +26,5 @@ default:
     if groups.contains("codecs") { try CodecBenchmark.run() }
     if groups.contains("cache") || groups.contains("memory-cache") { MemoryCacheBenchmark.run() }
     if groups.contains("cache") || groups.contains("disk-cache") { try DiskCacheBenchmark.run() }
+    if groups.contains("processing") { try await ThumbnailBenchmark.run() }
 }
