@@ -287,4 +287,57 @@ struct PipelineDiskCacheTests {
             #expect(fixture.entries == 0)
         }
     }
+
+    @Test("a variant stored on disk: a new pipeline serves it with no transfer and no decode of the original; without the option it is neither read nor written")
+    func variantsOnDisk() async throws {
+        try await withFixture { fixture in
+            var route = TestOrigin.Route(body: Self.photo)
+            route.headers = [("Cache-Control", "max-age=600")]
+            fixture.origin.setRoute("/variant.jpg", route)
+            let url = fixture.origin.url("/variant.jpg")
+            let thumbnail = ImageRequest.Thumbnail(size: PixelSize(width: 40, height: 40), contentMode: .aspectFill)
+            let round = ImageRequest(url: url, options: .storesVariantOnDisk, processors: [ImageProcessors.Circle()], thumbnail: thumbnail)
+            let plain = ImageRequest(url: url, options: .storesVariantOnDisk, thumbnail: thumbnail)
+
+            let first = try await fixture.load(round)
+            _ = try await fixture.load(plain)
+            #expect(first.source == .network && first.image?.width == 40)
+            #expect(fixture.origin.log.requests.count == 1)   // the second load found the original on disk
+            #expect(fixture.entries == 3)                      // the original and both variants
+
+            let pipeline = try fixture.pipeline()
+            let again = try await pipeline.response(for: round)
+            #expect(again.source == .disk)
+            #expect(again.image?.width == 40 && again.image?.height == 40)
+            #expect(again.image?.pixel(x: 0, y: 0).a == 0)     // stored as PNG, transparency kept
+            #expect(again.image?.pixels == first.image?.pixels)
+            let plainAgain = try await pipeline.response(for: plain)
+            #expect(plainAgain.source == .disk && plainAgain.data.starts(with: [0xFF, 0xD8]))   // opaque: JPEG
+            #expect(pipeline.statistics.decodes == 0 && pipeline.statistics.transfers == 0 && pipeline.statistics.diskHits == 2)
+            #expect(pipeline.cachedResponse(for: round)?.image?.width == 40)
+            #expect(fixture.origin.log.requests.count == 1)
+
+            // Without the option: the original from disk, decoded and processed again.
+            let other = try fixture.pipeline()
+            let unstored = try await other.response(for: ImageRequest(url: url, processors: [ImageProcessors.Grayscale()], thumbnail: thumbnail))
+            #expect(unstored.source == .disk && other.statistics.decodes == 1)
+            await other.waitUntilIdle()
+            other.configuration.diskCache!.flush()
+            #expect(fixture.entries == 3)
+        }
+    }
+
+    @Test("a cancelled handle that was looking for its variant on disk leaves no transfer behind")
+    func cancelWhileLookingForVariant() async throws {
+        try await withFixture { fixture in
+            fixture.origin.serve(Self.photo, at: "/slow.jpg")
+            let pipeline = try fixture.pipeline()
+            let request = ImageRequest(url: fixture.origin.url("/slow.jpg?gate=never"), options: .storesVariantOnDisk, processors: [ImageProcessors.Grayscale()])
+            let task = pipeline.imageTask(with: request)
+            task.cancel()
+            await #expect(throws: ImagoError.self) { try await task.response }
+            await pipeline.waitUntilIdle()
+            #expect(pipeline.activity == (0, 0) as (Int, Int))
+        }
+    }
 }

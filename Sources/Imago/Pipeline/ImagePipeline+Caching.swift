@@ -10,6 +10,8 @@ extension ImagePipeline {
         var source: ImageResponse.Source
         /// False for `Cache-Control: no-store`: no cache may keep it.
         var isStorable: Bool
+        /// What a disk entry of these bytes (or of a variant made from them) says of freshness.
+        var metadata: DiskCache.Metadata?
     }
 
     /// Loads `request`'s bytes through the disk cache and the loader. `contacted` becomes true
@@ -25,7 +27,7 @@ extension ImagePipeline {
             let headers = cached.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
             return Loaded(
                 response: DataResponse(url: request.url, statusCode: 200, headers: headers, expectedContentLength: Int64(cached.data.count)),
-                data: cached.data, source: .disk, isStorable: true
+                data: cached.data, source: .disk, isStorable: true, metadata: cached.metadata
             )
         }
         if request.cachePolicy == .returnCacheDataDontLoad {
@@ -52,15 +54,15 @@ extension ImagePipeline {
             try Task.checkCancellation()
             let (response, data) = try sink.finish()
             let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
+            let metadata = DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
             if let disk, writesDisk {
                 if freshness.isStorable && response.statusCode == 200 {
-                    let metadata = DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
                     disk.store(data, for: key, metadata: metadata)
                 } else if !freshness.isStorable {
                     disk.remove(key)
                 }
             }
-            return Loaded(response: response, data: data, source: .network, isStorable: freshness.isStorable)
+            return Loaded(response: response, data: data, source: .network, isStorable: freshness.isStorable, metadata: metadata)
         } catch let error as ImagoError where error.code == .notModified {
             // A 304 is an answer only to our conditional request; otherwise it stays an error.
             guard let cached, !validators.isEmpty else { throw error }
@@ -70,22 +72,23 @@ extension ImagePipeline {
             if head.header("ETag") == nil, let etag = cached.metadata.freshness.etag { headers.append(("ETag", etag)) }
             if head.header("Last-Modified") == nil, let modified = cached.metadata.freshness.lastModified { headers.append(("Last-Modified", modified)) }
             let freshness = HTTPFreshness(headers: headers, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
+            let metadata = DiskCache.Metadata(contentType: cached.metadata.contentType, receivedAt: receivedAt, freshness: freshness)
             if let disk, writesDisk {
                 if freshness.isStorable {
-                    disk.refresh(DiskCache.Metadata(contentType: cached.metadata.contentType, receivedAt: receivedAt, freshness: freshness), for: key)
+                    disk.refresh(metadata, for: key)
                 } else {
                     disk.remove(key)
                 }
             }
             return Loaded(
                 response: DataResponse(url: head.url, statusCode: 304, headers: head.headers, expectedContentLength: Int64(cached.data.count)),
-                data: cached.data, source: .revalidated, isStorable: freshness.isStorable
+                data: cached.data, source: .revalidated, isStorable: freshness.isStorable, metadata: metadata
             )
         }
     }
 
     /// The disk cache for `request`: only `http(s)` responses are kept.
-    private func diskCache(for request: ImageRequest) -> DiskCache? {
+    func diskCache(for request: ImageRequest) -> DiskCache? {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return nil }
         return configuration.diskCache
     }

@@ -27,10 +27,12 @@ public final class ImagePipeline: Sendable {
         var transferOfHandle: [UInt64: UInt64] = [:]
         var queue: DownloadQueue
         var running = 0
+        /// Handles whose variant is being looked for on disk, not yet in a transfer.
+        var variantLookups = 0
         var statistics = Statistics()
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-        var isIdle: Bool { transfers.isEmpty && running == 0 }
+        var isIdle: Bool { transfers.isEmpty && running == 0 && variantLookups == 0 }
 
         /// The waiters to resume if the pipeline just became idle.
         mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
@@ -129,13 +131,42 @@ public final class ImagePipeline: Sendable {
         if decodes, Self.readsMemory(request), let cached = configuration.memoryCache?.value(forKey: request.cacheKey) {
             return memoryHit(cached, request: request, progress: progress, preview: preview, completion: completion)
         }
+        if decodes, let disk = variantDiskCache(for: request) {
+            // The variant may be on disk: look before joining or starting a transfer.
+            let id = state.withLock { state in
+                state.variantLookups += 1
+                return state.makeID()
+            }
+            let task = ImageTask(id: id, request: request, decodes: true, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
+            Task(priority: Self.taskPriority(request.priority)) {
+                if let response = diskVariant(for: request, in: disk) {
+                    state.withLock { $0.statistics.diskHits += 1 }
+                    task.complete(with: .success(response))
+                } else if !task.isFinished {
+                    attach(task)
+                }
+                let idleWaiters = state.withLock { state in
+                    state.variantLookups -= 1
+                    return state.takeIdleWaiters()
+                }
+                for waiter in idleWaiters { waiter.resume() }
+            }
+            return task
+        }
+        let task = ImageTask(
+            id: state.withLock { $0.makeID() }, request: request, decodes: decodes, pipeline: self,
+            onProgress: progress, onPreview: preview, onCompletion: completion
+        )
+        attach(task)
+        return task
+    }
+
+    /// Adds `task` to the transfer its request needs, starting one when none is queued or running.
+    private func attach(_ task: ImageTask) {
+        let request = task.request
         let key = request.transferKey
         var joinedURL: URL?
-        let task = state.withLock { state -> ImageTask in
-            let task = ImageTask(
-                id: state.makeID(), request: request, decodes: decodes, pipeline: self,
-                onProgress: progress, onPreview: preview, onCompletion: completion
-            )
+        state.withLock { state in
             if let transferID = state.transferByKey[key] {
                 state.transferOfHandle[task.id] = transferID
                 state.transfers[transferID]!.handles[task.id] = (task, request.priority)
@@ -156,10 +187,10 @@ public final class ImagePipeline: Sendable {
                 state.queue.push(.init(transferID: transferID, token: token), priority: request.priority)
                 startQueued(in: &state)
             }
-            return task
         }
         if let joinedURL { observers.coalesced(joinedURL) }
-        return task
+        // Cancelled while its disk variant was being looked for: let its transfer go.
+        if task.isFinished { cancel(task) }
     }
 
     /// The response the memory cache holds for `request`, answered synchronously; nil on a miss.
@@ -396,6 +427,7 @@ public final class ImagePipeline: Sendable {
         }
         decoded.variants[key] = made
         remember(made, loaded: loaded, request: request)
+        if case .success(let image) = made { storeVariant(image, for: request, loaded: loaded) }
         return made
     }
 

@@ -92,6 +92,14 @@ public struct ImageRequest: Sendable, Hashable {
         )
     }
 
+    /// Whether the request asks for anything but the decoded original.
+    var hasVariant: Bool { thumbnail != nil || !processors.isEmpty }
+
+    /// The disk cache's key for this request's encoded variant.
+    var variantDiskKey: String {
+        diskCacheKey + "\nvariant:" + (thumbnail?.identifier ?? "") + "|" + processorsIdentifier
+    }
+
     /// The disk cache's key: the URL, and the headers and user name when the request sets them
     /// (never the password).
     var diskCacheKey: String {
@@ -127,6 +135,11 @@ extension ImageRequest {
         public static let disableDiskCacheReads = Options(rawValue: 1 << 5)
         /// Do not write the response to the disk cache.
         public static let disableDiskCacheWrites = Options(rawValue: 1 << 6)
+        /// Keep this request's variant (its thumbnail and processors applied) in the disk cache too,
+        /// encoded (PNG when it has alpha, else JPEG q90), and look for it there before loading the
+        /// original: a fresh variant on disk costs one small decode and no transfer. Only for
+        /// `http(s)` URLs with a disk cache; the disk read and write options apply to it as well.
+        public static let storesVariantOnDisk = Options(rawValue: 1 << 7)
 
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]
