@@ -162,3 +162,50 @@ struct ThumbnailTests {
         }
     }
 }
+
+@Suite("Sources and scale", .timeLimit(.minutes(1)))
+struct SourceSelectionTests {
+    static func jpeg(_ side: Int) throws -> Data {
+        try JPEGEncoder(quality: 80).encode(ProcessingTests.solid(side, side))
+    }
+
+    @Test("the smallest source that covers the thumbnail is loaded, a cached one preferred, the largest without a thumbnail")
+    func sourceSelection() async throws {
+        try await withOrigin { origin, pipeline in
+            let sources = try [100, 400, 1600].map { side in
+                ImageRequest.Source(url: origin.serve(try Self.jpeg(side), at: "/s\(side).jpg"), pixelSize: PixelSize(width: side, height: side))
+            }
+            func load(_ thumbnail: ImageRequest.Thumbnail?) async throws -> ImageResponse {
+                try await pipeline.response(for: ImageRequest(sources: sources, thumbnail: thumbnail))
+            }
+            #expect(try await load(.init(maxPixelSize: 200)).url.path == "/s400.jpg")
+            #expect(try await load(.init(maxPixelSize: 100)).url.path == "/s100.jpg")
+            #expect(try await load(.init(size: PixelSize(width: 50, height: 50), scale: 3)).url.path == "/s400.jpg")
+            #expect(try await load(.init(maxPixelSize: 3000)).url.path == "/s1600.jpg")
+            #expect(try await load(nil).url.path == "/s1600.jpg")
+            // The 1600 source's 300 thumbnail is cached (loaded on its own): it wins over the
+            // smaller 400 source, which is never fetched for that thumbnail.
+            let big = sources[2]
+            _ = try await pipeline.response(for: ImageRequest(url: big.url, thumbnail: .init(maxPixelSize: 300)))
+            let before = origin.log.requests.count
+            let cached = try await load(.init(maxPixelSize: 300))
+            #expect(cached.source == .memory && cached.url.path == "/s1600.jpg")
+            #expect(origin.log.requests.count == before)
+        }
+    }
+
+    @Test("@2x and @3x file names and thumbnail scales set the image's scale")
+    func scales() async throws {
+        try await withOrigin { origin, pipeline in
+            let data = try Self.jpeg(64)
+            let plain = origin.serve(data, at: "/icon.jpg")
+            let double = origin.serve(data, at: "/icon@2x.jpg")
+            let triple = origin.serve(data, at: "/icon@3x.jpg")
+            #expect(try await pipeline.image(for: plain).scale == 1)
+            #expect(try await pipeline.image(for: double).scale == 2)
+            #expect(try await pipeline.image(for: triple).scale == 3)
+            let thumbnail = try await pipeline.image(for: ImageRequest(url: plain, thumbnail: .init(size: PixelSize(width: 16, height: 16), scale: 2)))
+            #expect(thumbnail.scale == 2 && thumbnail.width == 32)
+        }
+    }
+}

@@ -27,6 +27,8 @@ public struct Image: Sendable {
     public var loopCount: Int
     /// Where the pixels came from.
     public var metadata: ImageMetadata
+    /// Pixels per point: 2 or 3 for a URL named `…@2x.png` / `…@3x.png`, a thumbnail's scale, else 1.
+    public var scale: Double = 1
 
     /// Makes an image; `frames` must hold at least one frame of `width × height × 4` bytes.
     public init(width: Int, height: Int, frames: [Frame], loopCount: Int = 0, metadata: ImageMetadata) {

@@ -128,6 +128,7 @@ public final class ImagePipeline: Sendable {
         preview: ImageTask.PreviewHandler?,
         completion: ImageTask.Completion?
     ) -> ImageTask {
+        let request = selectingSource(request)
         if decodes, Self.readsMemory(request), let cached = configuration.memoryCache?.value(forKey: request.cacheKey) {
             return memoryHit(cached, request: request, progress: progress, preview: preview, completion: completion)
         }
@@ -424,6 +425,11 @@ public final class ImagePipeline: Sendable {
         if !request.processors.isEmpty, case .success(let image) = made {
             state.withLock { $0.statistics.processed += 1 }
             made = process(image, with: request.processors, url: loaded.response.url)
+        }
+        made = made.map { image in
+            var image = image
+            image.scale = thumbnail?.scale ?? request.scaleFromFileName ?? 1
+            return image
         }
         decoded.variants[key] = made
         remember(made, loaded: loaded, request: request)

@@ -26,6 +26,10 @@ public struct ImageRequest: Sendable, Hashable {
     /// When set, the image is decoded at a reduced scale and resampled to this thumbnail before
     /// any processor runs.
     public var thumbnail: Thumbnail?
+    /// Other encodings of the same image with their pixel sizes (React Native's `srcset`). When
+    /// set, the pipeline loads the smallest that covers the thumbnail without upscaling,
+    /// preferring one already in the memory cache; without a thumbnail, the largest.
+    public var sources: [Source] = []
 
     /// Makes a request for `url`.
     public init(
@@ -59,7 +63,7 @@ public struct ImageRequest: Sendable, Hashable {
         left.url == right.url && left.priority == right.priority && left.headers == right.headers
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
             && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
-            && left.thumbnail == right.thumbnail
+            && left.thumbnail == right.thumbnail && left.sources == right.sources
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -90,6 +94,34 @@ public struct ImageRequest: Sendable, Hashable {
             credentials: credentials,
             options: options.intersection(Options.changingTransfer)
         )
+    }
+
+    /// One encoding of the image and its size in pixels.
+    public struct Source: Sendable, Hashable {
+        public var url: URL
+        public var pixelSize: PixelSize
+
+        /// Makes a source.
+        public init(url: URL, pixelSize: PixelSize) {
+            self.url = url
+            self.pixelSize = pixelSize
+        }
+    }
+
+    /// A request for the best of `sources` (see ``sources``) at `thumbnail`.
+    public init(sources: [Source], thumbnail: Thumbnail?, priority: Priority = .normal, options: Options = [], processors: [any ImageProcessing] = []) {
+        precondition(!sources.isEmpty, "a request needs a source")
+        self.init(url: sources.max { $0.pixelSize.width * $0.pixelSize.height < $1.pixelSize.width * $1.pixelSize.height }!.url,
+                  priority: priority, options: options, processors: processors, thumbnail: thumbnail)
+        self.sources = sources
+    }
+
+    /// Pixels per point named by the URL's file name: `photo@2x.jpg` is 2, `photo@3x.jpg` 3.
+    var scaleFromFileName: Double? {
+        let name = url.deletingPathExtension().lastPathComponent
+        guard let at = name.lastIndex(of: "@"), name.hasSuffix("x"),
+              let scale = Double(name[name.index(after: at)..<name.index(before: name.endIndex)]), scale >= 1, scale <= 4 else { return nil }
+        return scale
     }
 
     /// Whether the request asks for anything but the decoded original.
