@@ -163,6 +163,24 @@ struct ThumbnailTests {
     }
 }
 
+extension ThumbnailTests {
+    @Test("scaleDownLargeImages caps the pixels of a large image and keeps its aspect; a small one is untouched")
+    func scaleDownLargeImages() async throws {
+        let data = try Self.photo()   // 1600×1200
+        try await withOrigin(configure: { $0.largeImagePixelLimit = 100_000 }) { origin, pipeline in
+            let url = origin.serve(data, at: "/large.jpg")
+            let capped = try await pipeline.image(for: ImageRequest(url: url, options: .scaleDownLargeImages))
+            #expect(capped.width * capped.height <= 100_000)
+            #expect(capped.width >= 360 && abs(Double(capped.width) / Double(capped.height) - 4.0 / 3.0) < 0.01)
+            let full = try await pipeline.image(for: url)
+            #expect((full.width, full.height) == (1600, 1200))
+            let small = origin.serve(try JPEGEncoder(quality: 80).encode(ProcessingTests.solid(200, 100)), at: "/small.jpg")
+            let untouched = try await pipeline.image(for: ImageRequest(url: small, options: .scaleDownLargeImages))
+            #expect((untouched.width, untouched.height) == (200, 100))
+        }
+    }
+}
+
 @Suite("Sources and scale", .timeLimit(.minutes(1)))
 struct SourceSelectionTests {
     static func jpeg(_ side: Int) throws -> Data {

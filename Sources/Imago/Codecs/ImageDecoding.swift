@@ -29,6 +29,9 @@ public struct DecodingOptions: Sendable, Hashable {
     public var targetSize: PixelSize?
     /// What covering ``targetSize`` means. Default `.fill`.
     public var targetMode: TargetMode = .fill
+    /// Without a target size: an image of more pixels than this is decoded at the smallest
+    /// reduced scale that still has this many (the caller resamples the rest of the way).
+    public var scaleDownPixelLimit: Int?
     /// Turn pixels upright by the EXIF orientation. Default true.
     public var appliesOrientation = true
 
@@ -45,7 +48,11 @@ public struct DecodingOptions: Sendable, Hashable {
 
     /// The size a decode of an upright `width × height` image must cover, or nil for full size.
     public func requiredSize(width: Int, height: Int) -> PixelSize? {
-        guard let targetSize else { return nil }
+        guard let targetSize else {
+            guard let limit = scaleDownPixelLimit, width * height > limit else { return nil }
+            let scale = (Double(limit) / Double(width * height)).squareRoot()
+            return PixelSize(width: Int((Double(width) * scale).rounded(.down)), height: Int((Double(height) * scale).rounded(.down)))
+        }
         switch targetMode {
         case .fill:
             return targetSize.width < width || targetSize.height < height ? targetSize : nil

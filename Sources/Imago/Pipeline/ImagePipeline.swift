@@ -398,10 +398,10 @@ public final class ImagePipeline: Sendable {
         finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
     }
 
-    /// One transfer's decodes (full size, or one per thumbnail) and the variants made from them
-    /// so far.
+    /// One transfer's decodes (full size, per thumbnail, scaled down) and the variants made from
+    /// them so far.
     struct Decoded {
-        var decodes: [ImageRequest.Thumbnail?: Result<Image, ImagoError>] = [:]
+        var decodes: [ImageRequest.DecodePlan: Result<Image, ImagoError>] = [:]
         var variants: [ImageRequest.CacheKey: Result<Image, ImagoError>] = [:]
     }
 
@@ -411,17 +411,11 @@ public final class ImagePipeline: Sendable {
     private func variant(for request: ImageRequest, of decoded: inout Decoded, loaded: Loaded) -> Result<Image, ImagoError> {
         let key = request.cacheKey
         if let made = decoded.variants[key] { return made }
-        let thumbnail = request.thumbnail
-        if decoded.decodes[thumbnail] == nil {
-            var options = configuration.decodingOptions
-            if let thumbnail { options = thumbnail.decodingOptions(options) }
-            var image = decode(loaded.data, url: loaded.response.url, options: options)
-            if let thumbnail, case .success(let reduced) = image {
-                image = process(reduced, with: [thumbnail.resize], url: loaded.response.url)
-            }
-            decoded.decodes[thumbnail] = image
+        let plan = request.decodePlan, thumbnail = request.thumbnail
+        if decoded.decodes[plan] == nil {
+            decoded.decodes[plan] = decode(loaded.data, url: loaded.response.url, plan: plan)
         }
-        var made = decoded.decodes[thumbnail]!
+        var made = decoded.decodes[plan]!
         if !request.processors.isEmpty, case .success(let image) = made {
             state.withLock { $0.statistics.processed += 1 }
             made = process(image, with: request.processors, url: loaded.response.url)
@@ -435,6 +429,25 @@ public final class ImagePipeline: Sendable {
         remember(made, loaded: loaded, request: request)
         if case .success(let image) = made { storeVariant(image, for: request, loaded: loaded) }
         return made
+    }
+
+    /// Decodes `data` as `plan` says: reduced for a thumbnail and resampled to it, or reduced and
+    /// resampled under the large-image limit, or at full size.
+    private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan) -> Result<Image, ImagoError> {
+        var options = configuration.decodingOptions
+        if let thumbnail = plan.thumbnail {
+            options = thumbnail.decodingOptions(options)
+        } else if plan.scalesDown {
+            options.scaleDownPixelLimit = configuration.largeImagePixelLimit
+        }
+        return decode(data, url: url, options: options).flatMap { image in
+            if let thumbnail = plan.thumbnail { return process(image, with: [thumbnail.resize], url: url) }
+            let limit = configuration.largeImagePixelLimit
+            guard plan.scalesDown, image.width * image.height > limit else { return .success(image) }
+            let scale = (Double(limit) / Double(image.width * image.height)).squareRoot()
+            let box = PixelSize(width: max(1, Int(Double(image.width) * scale)), height: max(1, Int(Double(image.height) * scale)))
+            return process(image, with: [ImageProcessors.Resize(size: box)], url: url)
+        }
     }
 
     private func process(_ image: Image, with processors: [any ImageProcessing], url: URL) -> Result<Image, ImagoError> {

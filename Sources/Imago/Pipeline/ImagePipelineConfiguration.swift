@@ -43,6 +43,9 @@ extension ImagePipeline {
         public var decodingOptions = DecodingOptions()
         /// Least time between two previews of one transfer, for requests with `.previews`.
         public var previewInterval: Duration = .milliseconds(100)
+        /// Most pixels a request with `.scaleDownLargeImages` gets. Default 16,777,216 (4096 × 4096,
+        /// 64 MB of RGBA).
+        public var largeImagePixelLimit = 16_777_216
         /// Decoded images by cache key, answered synchronously; nil turns memory caching off.
         /// Pipelines made from one configuration value share its cache.
         public var memoryCache: MemoryCache<ImageRequest.CacheKey, ImageResponse>? = MemoryCache()

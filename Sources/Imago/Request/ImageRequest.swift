@@ -76,7 +76,7 @@ public struct ImageRequest: Sendable, Hashable {
     /// Identifies the image this request makes, processors included: the memory cache's key.
     /// Requests that differ only in priority, previews, deadline or cache policy have the same key.
     public var cacheKey: CacheKey {
-        CacheKey(source: sourceKey, thumbnail: thumbnail, processors: processorsIdentifier)
+        CacheKey(source: sourceKey, decode: decodePlan, processors: processorsIdentifier)
     }
 
     /// Identifies the transfer this request needs; equal keys share one transfer (and its decode).
@@ -122,6 +122,16 @@ public struct ImageRequest: Sendable, Hashable {
         guard let at = name.lastIndex(of: "@"), name.hasSuffix("x"),
               let scale = Double(name[name.index(after: at)..<name.index(before: name.endIndex)]), scale >= 1, scale <= 4 else { return nil }
         return scale
+    }
+
+    /// How the bytes are decoded: at full size, for a thumbnail, or capped in pixels.
+    struct DecodePlan: Sendable, Hashable {
+        let thumbnail: Thumbnail?
+        let scalesDown: Bool
+    }
+
+    var decodePlan: DecodePlan {
+        DecodePlan(thumbnail: thumbnail, scalesDown: thumbnail == nil && options.contains(.scaleDownLargeImages))
     }
 
     /// Whether the request asks for anything but the decoded original.
@@ -172,6 +182,10 @@ extension ImageRequest {
         /// original: a fresh variant on disk costs one small decode and no transfer. Only for
         /// `http(s)` URLs with a disk cache; the disk read and write options apply to it as well.
         public static let storesVariantOnDisk = Options(rawValue: 1 << 7)
+        /// Decode an image larger than the configuration's `largeImagePixelLimit` at a reduced
+        /// scale and resample it under the limit (SDWebImage's `scaleDownLargeImages`). A
+        /// thumbnail, when set, already bounds the size.
+        public static let scaleDownLargeImages = Options(rawValue: 1 << 8)
 
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]
@@ -222,7 +236,7 @@ extension ImageRequest {
     /// The identity of an image variant: its source and the processors applied.
     public struct CacheKey: Sendable, Hashable {
         let source: SourceKey
-        let thumbnail: Thumbnail?
+        let decode: DecodePlan
         let processors: String
     }
 
