@@ -181,6 +181,24 @@ extension ThumbnailTests {
     }
 }
 
+extension ThumbnailTests {
+    @Test("thumbnails of EXIF-turned photos have the upright photo's proportions, for every content mode",
+          arguments: [1, 6, 8], ImageProcessors.Resize.ContentMode.allCases)
+    func orientedThumbnails(orientation: Int, mode: ImageProcessors.Resize.ContentMode) async throws {
+        let data = try OrientationTests.tagged(orientation)
+        let upright = try DecoderRegistry.standard().decode(data)
+        try await withOrigin { origin, pipeline in
+            let url = origin.serve(data, at: "/turned.jpg")
+            let box = PixelSize(width: 60, height: 60)
+            let thumbnail = try await pipeline.image(for: ImageRequest(url: url, thumbnail: .init(size: box, contentMode: mode)))
+            let expected = ImageProcessors.Resize(size: box, contentMode: mode, crop: mode == .aspectFill).scaledSize(width: upright.width, height: upright.height)
+            let cropped = mode == .aspectFill ? PixelSize(width: min(60, expected.width), height: min(60, expected.height)) : expected
+            #expect(PixelSize(width: thumbnail.width, height: thumbnail.height) == cropped)
+            if mode == .aspectFit { #expect(max(thumbnail.width, thumbnail.height) == 60 && (thumbnail.width > thumbnail.height) == (upright.width > upright.height)) }
+        }
+    }
+}
+
 @Suite("Sources and scale", .timeLimit(.minutes(1)))
 struct SourceSelectionTests {
     static func jpeg(_ side: Int) throws -> Data {

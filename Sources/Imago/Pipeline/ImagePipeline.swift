@@ -441,7 +441,13 @@ public final class ImagePipeline: Sendable {
             options.scaleDownPixelLimit = configuration.largeImagePixelLimit
         }
         return decode(data, url: url, options: options).flatMap { image in
-            if let thumbnail = plan.thumbnail { return process(image, with: [thumbnail.resize], url: url) }
+            if let thumbnail = plan.thumbnail {
+                return Result { () throws(ImagoError) in try thumbnail.finish(image) }.mapError { error in
+                    var error = error
+                    error.url = url
+                    return error
+                }
+            }
             let limit = configuration.largeImagePixelLimit
             guard plan.scalesDown, image.width * image.height > limit else { return .success(image) }
             let scale = (Double(limit) / Double(image.width * image.height)).squareRoot()

@@ -36,6 +36,20 @@ extension ImageRequest {
 
         var identifier: String { "thumbnail(\(resize.identifier))" }
 
+        /// `image`, decoded at a reduced scale, resampled to the thumbnail. The size comes from
+        /// the original's upright size, not from the reduced decode's (whose sides were rounded),
+        /// so a thumbnail is the same whatever scale its decode used.
+        func finish(_ image: Image) throws(ImagoError) -> Image {
+            let metadata = image.metadata
+            let swaps = metadata.orientationApplied.swapsDimensions
+            let original = swaps ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
+            let exact = resize.scaledSize(width: original.0, height: original.1)
+            let scaled = try ImageProcessors.Resize(size: exact, contentMode: .fill, upscale: true).process(image)
+            guard resize.crop, scaled.width > pixelSize.width || scaled.height > pixelSize.height else { return scaled }
+            let width = min(pixelSize.width, scaled.width), height = min(pixelSize.height, scaled.height)
+            return try ImageProcessors.Crop(x: (scaled.width - width) / 2, y: (scaled.height - height) / 2, width: width, height: height).process(scaled)
+        }
+
         /// `options` asking decoders for the smallest scale that still covers this thumbnail.
         func decodingOptions(_ options: DecodingOptions) -> DecodingOptions {
             var options = options
