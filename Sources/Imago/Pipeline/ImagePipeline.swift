@@ -442,11 +442,7 @@ public final class ImagePipeline: Sendable {
         }
         return decode(data, url: url, options: options).flatMap { image in
             if let thumbnail = plan.thumbnail {
-                return Result { () throws(ImagoError) in try thumbnail.finish(image) }.mapError { error in
-                    var error = error
-                    error.url = url
-                    return error
-                }
+                return Self.attempt(url) { () throws(ImagoError) in try thumbnail.finish(image) }
             }
             let limit = configuration.largeImagePixelLimit
             guard plan.scalesDown, image.width * image.height > limit else { return .success(image) }
@@ -457,11 +453,16 @@ public final class ImagePipeline: Sendable {
     }
 
     private func process(_ image: Image, with processors: [any ImageProcessing], url: URL) -> Result<Image, ImagoError> {
-        Result { () throws(ImagoError) in
+        Self.attempt(url) { () throws(ImagoError) in
             var image = image
             for processor in processors { image = try processor.process(image) }
             return image
-        }.mapError { error in
+        }
+    }
+
+    /// `body`'s result, its error saying which URL it was about.
+    private static func attempt<Value>(_ url: URL, _ body: () throws(ImagoError) -> Value) -> Result<Value, ImagoError> {
+        Result(catching: body).mapError { error in
             var error = error
             error.url = url
             return error
@@ -488,12 +489,7 @@ public final class ImagePipeline: Sendable {
 
     private func decode(_ data: Data, url: URL, options: DecodingOptions) -> Result<Image, ImagoError> {
         state.withLock { $0.statistics.decodes += 1 }
-        return Result { () throws(ImagoError) in try decoders.decode(data, options: options) }
-            .mapError { error in
-                var error = error
-                error.url = url
-                return error
-            }
+        return Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: options) }
     }
 
     private func finish(
