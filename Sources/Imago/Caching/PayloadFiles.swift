@@ -37,26 +37,7 @@ final class PayloadFiles: Sendable {
         let name = String(format: "%016llx%016llx", UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
         let shard = String(name.prefix(2))
         let temporary = "\(temporaries)/\(getpid())-\(name)"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw POSIXError(errno, "open \(temporary)") }
-        do {
-            defer { close(descriptor) }
-            try data.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw POSIXError(errno, "write \(temporary)")
-                    }
-                    offset += written
-                }
-            }
-            if syncs, dataSync(descriptor) != 0 { throw POSIXError(errno, "sync \(temporary)") }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
+        try writeNewFile(data, at: temporary, syncs: syncs)
         if !shards.withLock({ $0.contains(shard) }) {
             if mkdir("\(payloads)/\(shard)", 0o755) != 0 && errno != EEXIST {
                 unlink(temporary)
@@ -153,26 +134,7 @@ final class PayloadFiles: Sendable {
     }
 }
 
-private func dataSync(_ descriptor: Int32) -> Int32 {
-    #if os(Linux)
-    fdatasync(descriptor)
-    #else
-    fsync(descriptor)
-    #endif
-}
-
-/// `write(2)`, named apart from the method of the same name.
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, buffer, count)
-}
-
 /// `read(2)`, named apart from the method of the same name.
 private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
     read(descriptor, buffer, count)
-}
-
-extension POSIXError {
-    init(_ code: Int32, _ what: String) {
-        self.init(POSIXErrorCode(rawValue: code) ?? .EIO, userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(code)))"])
-    }
 }
