@@ -17,10 +17,11 @@ enum Measure {
     /// Runs a program to completion and returns what it wrote on standard output (or, with
     /// `standardError`, on standard error: dwebp reports timings there); throws on a non-zero exit.
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], standardError: Bool = false) throws -> String {
+    static func run(_ executable: String, _ arguments: [String], standardError: Bool = false, environment: [String: String] = [:]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let pipe = Pipe()
         if standardError {
             process.standardError = pipe

@@ -132,22 +132,20 @@ enum Resampler {
                                 let source = input.baseAddress! + row * width * 4
                                 let target = output.baseAddress! + row * outWidth * 4
                                 for x in 0..<outWidth {
-                                    var r = half, g = half, b = half, a = half
+                                    // One pixel's four channels at once.
+                                    var sum = SIMD4<Int32>(repeating: half)
                                     var pixel = source + Int(starts[x]) * 4
                                     let weight = values.baseAddress! + x * weights.taps
                                     for tap in 0..<Int(counts[x]) {
-                                        let w = Int32(weight[tap])
-                                        r &+= Int32(pixel[0]) &* w
-                                        g &+= Int32(pixel[1]) &* w
-                                        b &+= Int32(pixel[2]) &* w
-                                        a &+= Int32(pixel[3]) &* w
+                                        let channels = SIMD4<Int32>(Int32(pixel[0]), Int32(pixel[1]), Int32(pixel[2]), Int32(pixel[3]))
+                                        sum &+= channels &* Int32(weight[tap])
                                         pixel += 4
                                     }
                                     let out = target + x * 4
-                                    out[0] = clamp(r)
-                                    out[1] = clamp(g)
-                                    out[2] = clamp(b)
-                                    out[3] = clamp(a)
+                                    out[0] = clamp(sum[0])
+                                    out[1] = clamp(sum[1])
+                                    out[2] = clamp(sum[2])
+                                    out[3] = clamp(sum[3])
                                 }
                             }
                         }
