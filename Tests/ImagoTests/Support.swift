@@ -9,6 +9,7 @@ import Testing
 func withOrigin(
     tls: Bool = false,
     configure: (inout ImagePipeline.Configuration) -> Void = { _ in },
+    isolation: isolated (any Actor)? = #isolation,
     _ body: (TestOrigin, ImagePipeline) async throws -> Void
 ) async throws {
     let origin = try await TestOrigin.start(tls: tls)
