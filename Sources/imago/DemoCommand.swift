@@ -21,6 +21,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per phase instead of tables.")
     var json = false
 
+    @Option(help: "Where to write the contact sheet of every image loaded.")
+    var sheetPath = "imago-demo.png"
+
     mutating func run() async throws {
         let files = try sampleFiles()
         guard !files.isEmpty else {
@@ -56,8 +59,11 @@ struct DemoCommand: AsyncParsableCommand {
         var phases: [(String, BatchReport)] = []
 
         if !json { say("1. cold: every image from the network, decoded") }
-        let (cold, _) = await loader.load(urls)
+        let (cold, coldResponses) = await loader.load(urls)
         phases.append(("cold", cold))
+        let sheet = try ContactSheet().make(coldResponses.sorted { $0.key < $1.key }.compactMap(\.value.image))
+        let sheetFile = URL(fileURLWithPath: sheetPath)
+        try PNGEncoder().encode(sheet).write(to: sheetFile, options: .atomic)
 
         if !json { say("2. again: every image from the memory cache") }
         let (memory, _) = await loader.load(urls)
@@ -82,6 +88,7 @@ struct DemoCommand: AsyncParsableCommand {
                 for image in report.images where image.status == "error" { say("\(name): \(image.error ?? "")") }
             }
         }
+        if !json { say("\ncontact sheet of the \(cold.totals.images - cold.totals.errors) images: \(sheetFile.path) (\(sheet.width)×\(sheet.height))") }
         if phases.contains(where: { $0.1.totals.errors > 0 }) { throw ExitCode(1) }
     }
 

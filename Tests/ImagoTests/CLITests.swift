@@ -75,8 +75,14 @@ struct CLITests {
             total += data.count
             largest = max(largest, data.count)
         }
-        let run = try imago(["demo", "--json", "--rate", "0", "--images", images.path])
+        let sheetFile = images.appendingPathComponent("sheet.png")
+        let run = try imago(["demo", "--json", "--rate", "0", "--images", images.path, "--sheet-path", sheetFile.path])
         #expect(run.status == 0)
+        // The contact sheet: one 160-pixel cell per image in a row, each image fitted and centred.
+        let sheet = try PNGDecoder().decode(Data(contentsOf: sheetFile), options: DecodingOptions())
+        #expect((sheet.width, sheet.height) == (8 + 5 * 168, 8 + 168))
+        #expect(sheet.pixel(x: 2, y: 2) == (235, 235, 235, 255))
+        #expect(sheet.pixel(x: 8 + 80, y: 8 + 80) != (235, 235, 235, 255))
         struct Phase: Decodable {
             var phase: String, images: Int, networkRequests: Int, coalesced: Int, memoryHits: Int, diskHits: Int, revalidated: Int, bytes: Int, errors: Int
         }
