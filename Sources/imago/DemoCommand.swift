@@ -25,7 +25,10 @@ struct DemoCommand: AsyncParsableCommand {
     var sheetPath = "imago-demo.png"
 
     mutating func run() async throws {
-        let files = try sampleFiles()
+        let animatedDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-animated-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: animatedDirectory) }
+        // The default samples get animated GIF and WebP made from the corpus; given directories are served as they are.
+        let files = try sampleFiles() + (imageDirectories.isEmpty ? AnimatedSamples.make(in: animatedDirectory) : [])
         guard !files.isEmpty else {
             throw ValidationError("no sample images found; run `make deps` (installs ukui-wallpapers) or pass --images DIR")
         }
