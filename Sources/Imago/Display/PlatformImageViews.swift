@@ -1,31 +1,34 @@
 // UIImageView and NSImageView as display targets. Written for Apple platforms and never compiled
 // here (Linux has neither framework); the README says so.
-#if canImport(UIKit) && canImport(ObjectiveC)
+#if canImport(ObjectiveC) && (canImport(UIKit) || canImport(AppKit))
 import ObjectiveC
+#if canImport(UIKit)
 import UIKit
 
-nonisolated(unsafe) private var imageBindingKey: UInt8 = 0
+/// The platform's image view.
+public typealias PlatformImageView = UIImageView
 
-extension UIImageView: ImageDisplaying {
-    /// The view's binding, kept as an associated object so it goes away with the view.
-    public var imageBinding: ImageBinding {
-        if let binding = objc_getAssociatedObject(self, &imageBindingKey) as? ImageBinding { return binding }
-        let binding = ImageBinding()
-        objc_setAssociatedObject(self, &imageBindingKey, binding, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)
-        return binding
-    }
+extension Image {
+    /// The first frame as a `UIImage`, at the image's scale.
+    var platformImage: UIImage? { cgImage.map { UIImage(cgImage: $0, scale: scale, orientation: .up) } }
+}
+#else
+import AppKit
 
-    public func display(_ image: Image?) {
-        self.image = image.flatMap { image in image.cgImage.map { UIImage(cgImage: $0, scale: image.scale, orientation: .up) } }
+/// The platform's image view.
+public typealias PlatformImageView = NSImageView
+
+extension Image {
+    /// The first frame as an `NSImage`, sized in points by the image's scale.
+    var platformImage: NSImage? {
+        cgImage.map { NSImage(cgImage: $0, size: NSSize(width: Double(width) / scale, height: Double(height) / scale)) }
     }
 }
-#elseif canImport(AppKit) && canImport(ObjectiveC)
-import AppKit
-import ObjectiveC
+#endif
 
 nonisolated(unsafe) private var imageBindingKey: UInt8 = 0
 
-extension NSImageView: ImageDisplaying {
+extension PlatformImageView: ImageDisplaying {
     /// The view's binding, kept as an associated object so it goes away with the view.
     public var imageBinding: ImageBinding {
         if let binding = objc_getAssociatedObject(self, &imageBindingKey) as? ImageBinding { return binding }
@@ -35,9 +38,7 @@ extension NSImageView: ImageDisplaying {
     }
 
     public func display(_ image: Image?) {
-        self.image = image.flatMap { image in
-            image.cgImage.map { NSImage(cgImage: $0, size: NSSize(width: Double(image.width) / image.scale, height: Double(image.height) / image.scale)) }
-        }
+        self.image = image?.platformImage
     }
 }
 #endif
