@@ -18,9 +18,7 @@ extension ImagePipeline {
               let image = try? decoders.decode(entry.data, options: configuration.decodingOptions) else { return nil }
         let headers = entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
         let response = ImageResponse(request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
-        if let cache = configuration.memoryCache, !request.options.contains(.disableMemoryCacheWrites) {
-            cache.setValue(response, forKey: request.cacheKey, cost: image.cost + entry.data.count)
-        }
+        remember(response)
         return response
     }
 

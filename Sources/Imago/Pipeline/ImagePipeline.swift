@@ -478,13 +478,18 @@ public final class ImagePipeline: Sendable {
     /// Puts a decoded image in the memory cache, its cost the pixels plus the encoded bytes, unless
     /// the request or the response (`no-store`) forbids it.
     private func remember(_ image: Result<Image, ImagoError>, loaded: Loaded, request: ImageRequest) {
-        guard case .success(let decoded) = image, let cache = configuration.memoryCache,
-              loaded.isStorable, !request.options.contains(.disableMemoryCacheWrites) else { return }
-        let entry = ImageResponse(
+        guard case .success(let decoded) = image, loaded.isStorable else { return }
+        remember(ImageResponse(
             request: request, data: loaded.data, image: decoded, url: loaded.response.url,
             statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
-        )
-        cache.setValue(entry, forKey: request.cacheKey, cost: decoded.cost + loaded.data.count)
+        ))
+    }
+
+    /// Puts `response` in the memory cache under its request's key, unless the request forbids it.
+    func remember(_ response: ImageResponse) {
+        guard let cache = configuration.memoryCache, let image = response.image,
+              !response.request.options.contains(.disableMemoryCacheWrites) else { return }
+        cache.setValue(response, forKey: response.request.cacheKey, cost: image.cost + response.data.count)
     }
 
     private func decode(_ data: Data, url: URL, options: DecodingOptions) -> Result<Image, ImagoError> {

@@ -17,6 +17,11 @@ extension ImageProcessors {
             self.height = height
         }
 
+        /// The `width × height` rectangle at the centre of `image`.
+        public static func centered(width: Int, height: Int, in image: Image) -> Crop {
+            Crop(x: (image.width - width) / 2, y: (image.height - height) / 2, width: width, height: height)
+        }
+
         public var identifier: String { "imago.crop(\(x),\(y),\(width)x\(height))" }
 
         public func process(_ image: Image) throws(ImagoError) -> Image {

@@ -60,14 +60,17 @@ extension ImageProcessors {
             guard size.width > 0, size.height > 0 else { throw .processing("resize to \(size.width)×\(size.height): the target must be at least 1×1") }
             let scaled = scaledSize(width: image.width, height: image.height)
             let hasAlpha = image.metadata.hasAlpha
-            var result = image.mapFrames(width: scaled.width, height: scaled.height) {
+            let result = image.mapFrames(width: scaled.width, height: scaled.height) {
                 Resampler.resize($0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha)
             }
-            if crop && contentMode == .aspectFill && (scaled.width > size.width || scaled.height > size.height) {
-                let width = min(size.width, scaled.width), height = min(size.height, scaled.height)
-                result = try Crop(x: (scaled.width - width) / 2, y: (scaled.height - height) / 2, width: width, height: height).process(result)
-            }
-            return result
+            return try croppedToTarget(result)
+        }
+
+        /// A scaled `image` cut to the target size (centred) when `crop` asks for it with
+        /// `aspectFill`; otherwise as it is.
+        func croppedToTarget(_ image: Image) throws(ImagoError) -> Image {
+            guard crop, contentMode == .aspectFill, image.width > size.width || image.height > size.height else { return image }
+            return try Crop.centered(width: min(size.width, image.width), height: min(size.height, image.height), in: image).process(image)
         }
     }
 }

@@ -94,7 +94,7 @@ extension ImageProcessors {
 
         public func process(_ image: Image) throws(ImagoError) -> Image {
             let side = min(image.width, image.height)
-            let square = try Crop(x: (image.width - side) / 2, y: (image.height - side) / 2, width: side, height: side).process(image)
+            let square = try Crop.centered(width: side, height: side, in: image).process(image)
             return try RoundedCorners(radius: Double(side) / 2, border: border).process(square)
         }
     }

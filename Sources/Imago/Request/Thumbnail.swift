@@ -45,9 +45,7 @@ extension ImageRequest {
             let original = swaps ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
             let exact = resize.scaledSize(width: original.0, height: original.1)
             let scaled = try ImageProcessors.Resize(size: exact, contentMode: .fill, upscale: true).process(image)
-            guard resize.crop, scaled.width > pixelSize.width || scaled.height > pixelSize.height else { return scaled }
-            let width = min(pixelSize.width, scaled.width), height = min(pixelSize.height, scaled.height)
-            return try ImageProcessors.Crop(x: (scaled.width - width) / 2, y: (scaled.height - height) / 2, width: width, height: height).process(scaled)
+            return try resize.croppedToTarget(scaled)
         }
 
         /// `options` asking decoders for the smallest scale that still covers this thumbnail.
