@@ -33,6 +33,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CTurboJPEG",
+                "CJPEGDC",
                 "CSPNG",
                 "CWebP",
                 "CGIF",
@@ -40,6 +41,8 @@ let package = Package(
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        // Imago's own decoder of JPEG at 1/8 scale from DC coefficients alone: see Sources/CJPEGDC.
+        .target(name: "CJPEGDC"),
         .systemLibrary(name: "CSPNG", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
@@ -71,6 +74,8 @@ let package = Package(
             dependencies: [
                 "Imago",
                 "ImagoTestSupport",
+                "CJPEGDC",
+                "CTurboJPEG",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
