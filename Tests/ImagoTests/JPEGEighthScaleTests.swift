@@ -170,8 +170,8 @@ struct JPEGEighthScaleTests {
     }
 
     /// Deterministic mutations (bit flips, random bytes, truncation, inserted markers) of files in
-    /// each layout: every outcome is an image of the 1/8 size or an ImagoError, never a crash. The
-    /// C decoder itself also ran under ASan/UBSan on 500,000 such mutations (`make fuzz-jpeg-dc`).
+    /// each layout: every outcome is an image of the 1/8 size or an ImagoError, never a crash. Longer
+    /// runs under ASan and UBSan belong to `make fuzz-jpeg-dc` (libFuzzer).
     @Test("mutated JPEGs decode at 1/8 to an image of the right size or a typed error", arguments: [
         "jpeg/video-001.jpeg", "jpeg/video-001.q50.420.progressive.jpeg", "jpeg/video-005.gray.q50.jpeg",
         "jpeg/video-001.separate.dc.progression.progressive.jpeg", "jpeg/video-001.q50.410.jpeg",
