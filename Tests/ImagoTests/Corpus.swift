@@ -29,6 +29,19 @@ enum Corpus {
         }
     }
 
+    /// The corpus progressive JPEG with its last scan repeated 600 times: the progressive-JPEG DoS.
+    static func progressiveScanBomb() throws -> Data {
+        let data = try Corpus.data("jpeg/video-001.progressive.jpeg")
+        guard let end = data.lastRange(of: Data([0xFF, 0xD9]))?.lowerBound,
+              let lastScan = data[..<end].lastRange(of: Data([0xFF, 0xDA]))?.lowerBound else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        var bomb = Data(data[..<end])
+        for _ in 0..<600 { bomb.append(data[lastScan..<end]) }
+        bomb.append(contentsOf: [0xFF, 0xD9])
+        return bomb
+    }
+
     /// Whether two pixel buffers are identical; a Bool, so a failure does not print megabytes.
     static func samePixels(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         a == b

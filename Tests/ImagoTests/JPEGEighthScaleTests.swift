@@ -159,12 +159,7 @@ struct JPEGEighthScaleTests {
 
     @Test("a progressive JPEG with hundreds of scans is refused at 1/8 too")
     func scanLimit() throws {
-        let data = try Corpus.data("jpeg/video-001.progressive.jpeg")
-        let end = try #require(data.lastRange(of: Data([0xFF, 0xD9]))).lowerBound
-        let lastScan = try #require(data[..<end].lastRange(of: Data([0xFF, 0xDA]))).lowerBound
-        var bomb = Data(data[..<end])
-        for _ in 0..<600 { bomb.append(data[lastScan..<end]) }
-        bomb.append(contentsOf: [0xFF, 0xD9])
+        let bomb = try Corpus.progressiveScanBomb()
         #expect(Self.dcOnly(bomb).status == IMAGO_JPEG_DC_UNSUPPORTED)
         #expect(throws: ImagoError.self) { try Self.jpegDecoder(bomb) }
     }
