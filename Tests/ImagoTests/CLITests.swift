@@ -154,6 +154,21 @@ struct ConvertCLITests {
         #expect(decoded.metadata.format == ImageFormat(fileExtension: ext))
     }
 
+    @Test("convert an animated GIF to WebP, resized: every frame is kept")
+    func convertAnimation() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try GIFDecoderTests.animationFile(disposal: "none", in: directory)
+        let output = directory.appendingPathComponent("anim.webp")
+        let run = try imago(["convert", "--json", "--resize", "64x64", input.path, output.path])
+        #expect(run.status == 0)
+        let summary = try JSONDecoder().decode(Summary.self, from: run.output)
+        #expect((summary.width, summary.height, summary.frames) == (64, 44, 3))
+        let decoded = try WebPDecoder().decode(Data(contentsOf: output), options: DecodingOptions())
+        #expect((decoded.width, decoded.height, decoded.frames.count, decoded.loopCount) == (64, 44, 3, 2))
+        #expect(decoded.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
+    }
+
     @Test("convert --resize with each --fit gives the size it names; --round makes the corners transparent; a bad size is refused",
           arguments: [("contain", 64, 44), ("cover", 64, 64), ("fill", 64, 64), ("center", 64, 44)])
     func convertResized(fit: String, width: Int, height: Int) throws {

@@ -58,6 +58,23 @@ struct EncoderTests {
         #expect(back.pixels.allSatisfy { $0 >= 250 })
     }
 
+    @Test("an animated GIF encoded as WebP keeps every frame, its duration and the loop count", arguments: ["none", "background"])
+    func animatedWebP(disposal: String) throws {
+        let gif = try GIFDecoderTests.animation(disposal: disposal).animation
+        let lossless = try DecoderRegistry.standard().decode(WebPEncoder(lossless: true).encode(gif))
+        #expect(lossless.metadata.format == .webp)
+        #expect(lossless.frames.count == 3)
+        #expect(lossless.loopCount == 2)
+        #expect(lossless.frames.map(\.duration) == gif.frames.map(\.duration))
+        for (frame, original) in zip(lossless.frames, gif.frames) {
+            #expect(Corpus.samePixels(frame.pixels, original.pixels))
+        }
+        let lossy = try DecoderRegistry.standard().decode(WebPEncoder(quality: 80).encode(gif))
+        #expect(lossy.frames.count == 3)
+        #expect(lossy.frames.map(\.duration) == gif.frames.map(\.duration))
+        #expect(lossy.loopCount == 2)
+    }
+
     @Test("file extensions name formats")
     func extensions() {
         #expect(ImageFormat(fileExtension: "JPG") == .jpeg)

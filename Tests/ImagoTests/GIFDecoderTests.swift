@@ -43,6 +43,13 @@ struct GIFDecoderTests {
     static func animation(disposal: String) throws -> (animation: Image, base: Image, crop: Image) {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        let output = try animationFile(disposal: disposal, in: directory)
+        let crop = directory.appendingPathComponent("crop.gif")
+        return (try decode(output), try decode(Corpus.root.appendingPathComponent("gif/video-001.gif")), try decode(crop))
+    }
+
+    /// The animation above written to `directory/anim.gif` (its crop frame as `crop.gif` beside it).
+    static func animationFile(disposal: String, in directory: URL) throws -> URL {
         let gif = Corpus.root.appendingPathComponent("gif")
         let crop = directory.appendingPathComponent("crop.gif"), dot = directory.appendingPathComponent("dot.gif")
         let output = directory.appendingPathComponent("anim.gif")
@@ -53,7 +60,7 @@ struct GIFDecoderTests {
             "--disposal=\(disposal)", "-d", "1", "-p", "10,10", crop.path,
             "--disposal=none", "-d", "20", "-p", "0,0", dot.path, "-o", output.path,
         ])
-        return (try decode(output), try decode(gif.appendingPathComponent("video-001.gif")), try decode(crop))
+        return output
     }
 
     static func pixel(_ pixels: [UInt8], width: Int, x: Int, y: Int) -> [UInt8] {

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Encodes an ``Image`` into one format. Animated images are encoded from their first frame.
+/// Encodes an ``Image`` into one format. `WebPEncoder` keeps every frame of an animated image; the
+/// JPEG and PNG encoders write its first frame.
 public protocol ImageEncoding: Sendable {
     /// The format this encoder writes.
     var format: ImageFormat { get }

@@ -2,7 +2,8 @@ import CWebP
 import Foundation
 
 /// Encodes WebP with libwebp, lossy at a quality or lossless, alpha kept. Lossless is exact: the
-/// colour under fully transparent pixels is kept too (`WebPConfig.exact`).
+/// colour under fully transparent pixels is kept too (`WebPConfig.exact`). An animated image keeps
+/// every frame, its duration and the loop count (`WebPAnimEncoder`).
 public struct WebPEncoder: ImageEncoding {
     public let format = ImageFormat.webp
     /// Quality 0…100 for lossy encoding.
@@ -22,14 +23,10 @@ public struct WebPEncoder: ImageEncoding {
         config.lossless = lossless ? 1 : 0
         config.exact = lossless ? 1 : 0
         if !lossless { config.quality = quality }
-        var picture = WebPPicture()
-        guard WebPPictureInit(&picture) != 0 else { throw encodingError(format, "libwebp version mismatch") }
+        if image.isAnimated { return try encodeAnimation(image, config: config) }
+
+        var picture = try makePicture(image.pixels, width: image.width, height: image.height)
         defer { WebPPictureFree(&picture) }
-        picture.use_argb = 1
-        picture.width = Int32(image.width)
-        picture.height = Int32(image.height)
-        let imported = image.pixels.withUnsafeBufferPointer { WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(image.width * 4)) }
-        guard imported != 0 else { throw encodingError(format, "cannot import \(image.width)×\(image.height) pixels") }
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
         defer { WebPMemoryWriterClear(&writer) }
@@ -40,5 +37,48 @@ public struct WebPEncoder: ImageEncoding {
         }
         guard encoded != 0, let memory = writer.mem else { throw encodingError(format, "libwebp error \(picture.error_code.rawValue)") }
         return Data(bytes: memory, count: writer.size)
+    }
+
+    /// Every frame at its start time in milliseconds; the end time of the last one closes it.
+    private func encodeAnimation(_ image: Image, config: WebPConfig) throws(ImagoError) -> Data {
+        var config = config
+        var options = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&options) != 0 else { throw encodingError(format, "libwebp version mismatch") }
+        options.anim_params.loop_count = Int32(clamping: image.loopCount)
+        guard let encoder = WebPAnimEncoderNew(Int32(image.width), Int32(image.height), &options) else {
+            throw encodingError(format, "cannot make an animation encoder for \(image.width)×\(image.height)")
+        }
+        defer { WebPAnimEncoderDelete(encoder) }
+        var timestamp = 0
+        for frame in image.frames {
+            var picture = try makePicture(frame.pixels, width: image.width, height: image.height)
+            let added = WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config)
+            WebPPictureFree(&picture)
+            guard added != 0 else { throw encodingError(format, String(cString: WebPAnimEncoderGetError(encoder))) }
+            let (seconds, attoseconds) = frame.duration.components
+            timestamp += Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        }
+        var output = WebPData()
+        WebPDataInit(&output)
+        defer { WebPDataClear(&output) }
+        guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0,
+              WebPAnimEncoderAssemble(encoder, &output) != 0, let bytes = output.bytes else {
+            throw encodingError(format, String(cString: WebPAnimEncoderGetError(encoder)))
+        }
+        return Data(bytes: bytes, count: output.size)
+    }
+
+    private func makePicture(_ pixels: [UInt8], width: Int, height: Int) throws(ImagoError) -> WebPPicture {
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw encodingError(format, "libwebp version mismatch") }
+        picture.use_argb = 1
+        picture.width = Int32(width)
+        picture.height = Int32(height)
+        let imported = pixels.withUnsafeBufferPointer { WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(width * 4)) }
+        guard imported != 0 else {
+            WebPPictureFree(&picture)
+            throw encodingError(format, "cannot import \(width)×\(height) pixels")
+        }
+        return picture
     }
 }
