@@ -35,14 +35,24 @@ struct OrientationTests {
 
     @Test("orientations 1–8 come out upright; the raw option keeps the stored pixels", arguments: 1...8)
     func orientation(value: Int) throws {
-        let data = try Self.tagged(value)
-        var raw = DecodingOptions()
+        try Self.expectUpright(Self.tagged(value), value: value, options: DecodingOptions())
+    }
+
+    @Test("at 1/8 scale (the DC-only decoder) orientations 1–8 come out upright too", arguments: 1...8)
+    func orientationEighth(value: Int) throws {
+        var options = DecodingOptions()
+        options.targetSize = PixelSize(width: 1, height: 1)
+        try Self.expectUpright(Self.tagged(value), value: value, options: options)
+    }
+
+    static func expectUpright(_ data: Data, value: Int, options: DecodingOptions) throws {
+        var raw = options
         raw.appliesOrientation = false
         let stored = try JPEGDecoder().decode(data, options: raw)
         #expect(stored.metadata.orientationApplied == .up)
         #expect(Set(Corner.allCases.map { Self.pixel(stored, $0) }).count == 4, "corners must differ for the test to mean anything")
 
-        let upright = try JPEGDecoder().decode(data, options: DecodingOptions())
+        let upright = try JPEGDecoder().decode(data, options: options)
         let orientation = try #require(ImageOrientation(rawValue: value))
         #expect(upright.metadata.orientationApplied == orientation)
         if orientation.swapsDimensions {
