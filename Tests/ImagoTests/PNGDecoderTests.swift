@@ -56,6 +56,29 @@ struct PNGDecoderTests {
         }
     }
 
+    @Test("image data that stops before the last row is refused, even with a complete IEND after it")
+    func shortImageData() throws {
+        let width = 64, height = 64
+        // Rows of 8-bit RGB, filter byte 0.
+        var rows = Data()
+        for y in 0..<height {
+            rows.append(0)
+            for x in 0..<width { rows.append(contentsOf: [UInt8(x * 4), UInt8(y * 4), 128]) }
+        }
+        let whole = PNGBytes.rgb(width: width, height: height, zlib: PNGBytes.storedZlib(rows))
+        #expect(try PNGDecoder().decode(whole, options: DecodingOptions()).pixel(x: 63, y: 63).g == 252)
+        let endsEarly = PNGBytes.rgb(width: width, height: height, zlib: PNGBytes.storedZlib(rows.prefix(rows.count / 2)))
+        let cut = PNGBytes.rgb(width: width, height: height, zlib: PNGBytes.storedZlib(rows).prefix(rows.count / 2))
+        for data in [endsEarly, cut] {
+            #expect {
+                try PNGDecoder().decode(data, options: DecodingOptions())
+            } throws: { error in
+                guard let error = error as? ImagoError, case .invalidImage(let message) = error.code else { return false }
+                return message.hasPrefix("PNG:")
+            }
+        }
+    }
+
     @Test("a decompression bomb (a tiny PNG declaring 50,000 × 50,000) is refused before allocating")
     func bomb() throws {
         let data = PNGBytes.header(width: 50_000, height: 50_000)
@@ -81,6 +104,39 @@ enum PNGBytes {
         data.append(chunk("IDAT", Data()))
         data.append(chunk("IEND", Data()))
         return data
+    }
+
+    /// An 8-bit RGB PNG of `width × height` whose one IDAT holds `zlib`, then IEND.
+    static func rgb(width: Int, height: Int, zlib: Data) -> Data {
+        var data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        var ihdr = Data()
+        for value in [UInt32(width), UInt32(height)] { ihdr.append(contentsOf: withUnsafeBytes(of: value.bigEndian) { Array($0) }) }
+        ihdr.append(contentsOf: [8, 2, 0, 0, 0])
+        data.append(chunk("IHDR", ihdr))
+        data.append(chunk("IDAT", zlib))
+        data.append(chunk("IEND", Data()))
+        return data
+    }
+
+    /// A complete zlib stream of `bytes` in stored (uncompressed) deflate blocks.
+    static func storedZlib(_ bytes: Data) -> Data {
+        var out = Data([0x78, 0x01])
+        var offset = bytes.startIndex
+        repeat {
+            let count = min(65_535, bytes.endIndex - offset)
+            let final: UInt8 = offset + count == bytes.endIndex ? 1 : 0
+            out.append(final)
+            out.append(contentsOf: [UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)])
+            out.append(bytes[offset..<offset + count])
+            offset += count
+        } while offset < bytes.endIndex
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65_521
+            b = (b + a) % 65_521
+        }
+        out.append(contentsOf: withUnsafeBytes(of: (b << 16 | a).bigEndian) { Array($0) })
+        return out
     }
 
     static func chunk(_ type: String, _ body: Data) -> Data {
