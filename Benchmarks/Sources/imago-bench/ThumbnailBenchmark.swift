@@ -1,10 +1,10 @@
 import Foundation
 import Imago
 
-/// Thumbnails of the large JPEG photos (3840×2400) to fit 512×512: decode at a reduced scale,
-/// resize, JPEG q80 encode, one thread, against Pillow (`draft` + `thumbnail` + save) and libvips'
-/// `vipsthumbnail` on the same files; and five processed variants of one source through the
-/// pipeline against one.
+/// Thumbnails of the large JPEG photos (3840×2400) to fit 512×512 (decoded at 1/4) and 256×256
+/// (decoded at 1/8, from DC coefficients alone): decode at a reduced scale, resize, JPEG q80
+/// encode, one thread, against Pillow (`draft` + `thumbnail` + save) and libvips' `vipsthumbnail`
+/// on the same files; and five processed variants of one source through the pipeline against one.
 enum ThumbnailBenchmark {
     static let rounds = 5
     static let box = 512
@@ -12,11 +12,12 @@ enum ThumbnailBenchmark {
     static func run() async throws {
         let files = CodecBenchmark.jpegs.map { "\(CodecBenchmark.directory)/\($0)" }.filter { FileManager.default.fileExists(atPath: $0) }
         guard !files.isEmpty else { throw BenchmarkError("no photos in \(CodecBenchmark.directory): run `make deps`") }
-        try thumbnails(files)
+        try thumbnails(files, box: box)
+        try thumbnails(files, box: 256)
         try await variants(files[0])
     }
 
-    static func thumbnails(_ files: [String]) throws {
+    static func thumbnails(_ files: [String], box: Int) throws {
         var options = DecodingOptions()
         options.targetSize = PixelSize(width: box, height: box)
         options.targetMode = .fit
