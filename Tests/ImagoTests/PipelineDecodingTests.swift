@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Imago
 import ImagoTestSupport
@@ -17,8 +18,77 @@ private final class CountingDecoder: ImageDecoding {
     }
 }
 
+/// A decoder for bytes starting "BLOCK" that waits, in its decode, until the test opens its gate,
+/// and says when `expected` decodes are waiting. The wait gives up after 20 s (and says so), so that
+/// a pipeline that blocks the pool its transfers need fails the test instead of hanging it.
+private final class GatedDecoder: ImageDecoding {
+    let format = ImageFormat.png
+    let expected: Int
+    let gaveUp = Atomic<Bool>(false)
+    private let entered = Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
+    private let gate = DispatchSemaphore(value: 0)
+
+    init(expected: Int) { self.expected = expected }
+
+    func canDecode(_ data: Data) -> Bool { data.starts(with: Data("BLOCK".utf8)) }
+
+    func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+        let waiter = entered.withLock { entered -> CheckedContinuation<Void, Never>? in
+            entered.count += 1
+            guard entered.count == expected else { return nil }
+            defer { entered.waiter = nil }
+            return entered.waiter
+        }
+        waiter?.resume()
+        if gate.wait(timeout: .now() + .seconds(20)) == .timedOut { gaveUp.store(true, ordering: .relaxed) }
+        return Image(width: 1, height: 1, frames: [.init(pixels: [0, 0, 0, 255])],
+                     metadata: ImageMetadata(format: .png, originalWidth: 1, originalHeight: 1, hasAlpha: false))
+    }
+
+    /// Returns once `expected` decodes are waiting at the gate.
+    func allWaiting() async {
+        await withCheckedContinuation { continuation in
+            let arrived = entered.withLock { entered -> Bool in
+                if entered.count >= expected { return true }
+                entered.waiter = continuation
+                return false
+            }
+            if arrived { continuation.resume() }
+        }
+    }
+
+    func open() {
+        for _ in 0..<expected { gate.signal() }
+    }
+}
+
 @Suite("Decoding in the pipeline", .timeLimit(.minutes(1)))
 struct PipelineDecodingTests {
+    /// Decodes run on Imago's CPU stage (as many at once as there are cores), not on Swift's
+    /// cooperative pool, which is as wide: were they there, a decode blocked on every core would
+    /// stop every transfer, and this test would hit its time limit.
+    @Test("with a decode blocked on every core, a bytes-only transfer still completes; the decodes finish once let go")
+    func decodesLeaveThePoolFree() async throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let gated = GatedDecoder(expected: cores)
+        let origin = try await TestOrigin.start()
+        let pipeline = ImagePipeline(decoders: DecoderRegistry([gated, PNGDecoder()]))
+        let blocked = (0..<cores).map { index in
+            pipeline.imageTask(with: ImageRequest(url: origin.serve(Data("BLOCK \(index)".utf8), at: "/blocked/\(index)")))
+        }
+        await gated.allWaiting()
+        let bytes = try await pipeline.data(for: origin.serve(try Corpus.data("png/benchRGB.png"), at: "/bytes.png"))
+        #expect(bytes == (try Corpus.data("png/benchRGB.png")))
+        let decodesGaveUp = gated.gaveUp.load(ordering: .relaxed)
+        #expect(!decodesGaveUp, "the transfer waited for the decodes to give up")
+        gated.open()
+        for task in blocked {
+            #expect(try await task.response.image?.width == 1)
+        }
+        await pipeline.waitUntilIdle()
+        try await origin.shutdown()
+    }
+
     @Test("image(for:) loads and decodes; the response carries bytes and image")
     func image() async throws {
         try await withOrigin { origin, pipeline in

@@ -386,16 +386,22 @@ public final class ImagePipeline: Sendable {
             state.transfers[transferID]!.phase = .decoding
             return true
         }
-        var decoded = Decoded()
-        if decodes, case .success(let loaded) = result {
-            // Every variant the handles want now is made and cached before any handle completes,
-            // so a caller asking again right away hits it.
-            let requests = state.withLock { state in
-                state.transfers[transferID]?.handles.values.filter(\.task.decodes).map(\.task.request) ?? []
-            }
-            for request in requests { _ = variant(for: request, of: &decoded, loaded: loaded) }
+        guard decodes, case .success(let loaded) = result else {
+            finish(transferID, request: request, result: result, decoded: Decoded(), contacted: contacted, elapsed: elapsed)
+            return
         }
-        finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
+        // Decoding, processing and the handles' completions run on the CPU stage, off the pool the
+        // transfers' tasks need. Every variant the handles want now is made and cached before any
+        // handle completes, so a caller asking again right away hits it.
+        let (requests, priority) = state.withLock { state in
+            (state.transfers[transferID]?.handles.values.filter(\.task.decodes).map(\.task.request) ?? [],
+             state.transfers[transferID]?.priority ?? request.priority)
+        }
+        await CPUStage.shared.run(priority: priority) { [contacted] in
+            var decoded = Decoded()
+            for request in requests { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
+            self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
+        }
     }
 
     /// One transfer's decodes (full size, per thumbnail, scaled down) and the variants made from
@@ -565,7 +571,7 @@ public final class ImagePipeline: Sendable {
             return (transfer.previewDecoder, sink.snapshot)
         }
         guard let (startingDecoder, data) = job else { return }
-        Task(priority: .low) {
+        CPUStage.shared.submit(priority: .veryLow) { [self] in
             var decoder = startingDecoder
             let image = decoder.preview(of: data)
             let transfer = state.withLock { state -> Transfer? in

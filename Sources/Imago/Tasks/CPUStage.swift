@@ -1,0 +1,56 @@
+import DequeModule
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Where decoding and processing run: at most `width` jobs at once (the core count), highest
+/// priority first, FIFO within a priority, on GCD's global threads rather than Swift's cooperative
+/// pool, so that transfers, whose tasks live on that pool, keep moving while every core decodes.
+/// One stage serves every pipeline in the process: the cores are shared too.
+final class CPUStage: Sendable {
+    /// The stage every pipeline uses.
+    static let shared = CPUStage(width: ProcessInfo.processInfo.activeProcessorCount)
+
+    private struct State {
+        var lanes = Array(repeating: Deque<@Sendable () -> Void>(), count: ImageRequest.Priority.allCases.count)
+        var running = 0
+    }
+
+    let width: Int
+    private let state = Mutex(State())
+
+    init(width: Int) {
+        self.width = max(1, width)
+    }
+
+    /// Runs `work` on the stage and returns its result.
+    func run<Value: Sendable>(priority: ImageRequest.Priority, _ work: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            submit(priority: priority) { continuation.resume(returning: work()) }
+        }
+    }
+
+    /// Queues `work`; a worker starts when fewer than `width` are running.
+    func submit(priority: ImageRequest.Priority, _ work: @escaping @Sendable () -> Void) {
+        let startsWorker = state.withLock { state -> Bool in
+            state.lanes[priority.rawValue].append(work)
+            guard state.running < width else { return false }
+            state.running += 1
+            return true
+        }
+        if startsWorker { DispatchQueue.global().async { self.drain() } }
+    }
+
+    /// A worker: runs queued jobs, highest priority first, until none is left.
+    private func drain() {
+        while let job = state.withLock({ state -> (@Sendable () -> Void)? in
+            for lane in state.lanes.indices.reversed() {
+                if let job = state.lanes[lane].popFirst() { return job }
+            }
+            state.running -= 1
+            return nil
+        }) {
+            job()
+        }
+    }
+}
