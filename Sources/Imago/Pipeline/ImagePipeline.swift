@@ -133,13 +133,14 @@ public final class ImagePipeline: Sendable {
             return memoryHit(cached, request: request, progress: progress, preview: preview, completion: completion)
         }
         if decodes, let disk = variantDiskCache(for: request) {
-            // The variant may be on disk: look before joining or starting a transfer.
+            // The variant may be on disk: look (read and decode, on the CPU stage) before joining
+            // or starting a transfer.
             let id = state.withLock { state in
                 state.variantLookups += 1
                 return state.makeID()
             }
             let task = ImageTask(id: id, request: request, decodes: true, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
-            Task(priority: Self.taskPriority(request.priority)) {
+            CPUStage.shared.submit(priority: request.priority) { [self] in
                 if let response = diskVariant(for: request, in: disk) {
                     state.withLock { $0.statistics.diskHits += 1 }
                     task.complete(with: .success(response))
