@@ -55,6 +55,8 @@ public final class ImagePipeline: Sendable {
     public let decoders: DecoderRegistry
     private let state: Mutex<State>
     private let observers: PipelineObservers
+    /// Where this pipeline decodes and processes: as many jobs at once as there are cores.
+    let cpuStage = CPUStage(width: ProcessInfo.processInfo.activeProcessorCount)
 
     /// A pipeline with the default configuration and loaders, for apps that want one, with a disk
     /// cache in ``DiskCache/defaultDirectory`` (none if that directory cannot be opened).
@@ -140,7 +142,7 @@ public final class ImagePipeline: Sendable {
                 return state.makeID()
             }
             let task = ImageTask(id: id, request: request, decodes: true, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
-            CPUStage.shared.submit(priority: request.priority) { [self] in
+            cpuStage.submit(priority: request.priority) { [self] in
                 if let response = diskVariant(for: request, in: disk) {
                     state.withLock { $0.statistics.diskHits += 1 }
                     task.complete(with: .success(response))
@@ -398,7 +400,7 @@ public final class ImagePipeline: Sendable {
             (state.transfers[transferID]?.handles.values.filter(\.task.decodes).map(\.task.request) ?? [],
              state.transfers[transferID]?.priority ?? request.priority)
         }
-        await CPUStage.shared.run(priority: priority) { [contacted] in
+        await cpuStage.run(priority: priority) { [contacted] in
             var decoded = Decoded()
             for request in requests { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
             self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
@@ -572,7 +574,7 @@ public final class ImagePipeline: Sendable {
             return (transfer.previewDecoder, sink.snapshot)
         }
         guard let (startingDecoder, data) = job else { return }
-        CPUStage.shared.submit(priority: .veryLow) { [self] in
+        cpuStage.submit(priority: .veryLow) { [self] in
             var decoder = startingDecoder
             let image = decoder.preview(of: data)
             let transfer = state.withLock { state -> Transfer? in

@@ -3,14 +3,11 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Where decoding and processing run: at most `width` jobs at once (the core count), highest
+/// Where a pipeline decodes and processes: at most `width` jobs at once (the core count), highest
 /// priority first, FIFO within a priority, on GCD's global threads rather than Swift's cooperative
 /// pool, so that transfers, whose tasks live on that pool, keep moving while every core decodes.
-/// One stage serves every pipeline in the process: the cores are shared too.
+/// Each pipeline has its own, so one pipeline's long decodes never hold up another's.
 final class CPUStage: Sendable {
-    /// The stage every pipeline uses.
-    static let shared = CPUStage(width: ProcessInfo.processInfo.activeProcessorCount)
-
     private struct State {
         var lanes = Array(repeating: Deque<@Sendable () -> Void>(), count: ImageRequest.Priority.allCases.count)
         var running = 0
