@@ -65,10 +65,10 @@ struct PNGDecoderTests {
             rows.append(0)
             for x in 0..<width { rows.append(contentsOf: [UInt8(x * 4), UInt8(y * 4), 128]) }
         }
-        let whole = PNGBytes.rgb(width: width, height: height, zlib: PNGBytes.storedZlib(rows))
+        let whole = PNGBytes.png(width: width, height: height, colorType: 2, zlib: PNGBytes.storedZlib(rows))
         #expect(try PNGDecoder().decode(whole, options: DecodingOptions()).pixel(x: 63, y: 63).g == 252)
-        let endsEarly = PNGBytes.rgb(width: width, height: height, zlib: PNGBytes.storedZlib(rows.prefix(rows.count / 2)))
-        let cut = PNGBytes.rgb(width: width, height: height, zlib: PNGBytes.storedZlib(rows).prefix(rows.count / 2))
+        let endsEarly = PNGBytes.png(width: width, height: height, colorType: 2, zlib: PNGBytes.storedZlib(rows.prefix(rows.count / 2)))
+        let cut = PNGBytes.png(width: width, height: height, colorType: 2, zlib: PNGBytes.storedZlib(rows).prefix(rows.count / 2))
         for data in [endsEarly, cut] {
             #expect {
                 try PNGDecoder().decode(data, options: DecodingOptions())
@@ -81,7 +81,7 @@ struct PNGDecoderTests {
 
     @Test("a decompression bomb (a tiny PNG declaring 50,000 × 50,000) is refused before allocating")
     func bomb() throws {
-        let data = PNGBytes.header(width: 50_000, height: 50_000)
+        let data = PNGBytes.png(width: 50_000, height: 50_000, colorType: 6)
         #expect(data.count < 100)
         do {
             _ = try PNGDecoder().decode(data, options: DecodingOptions())
@@ -94,24 +94,13 @@ struct PNGDecoderTests {
 
 /// Builds PNG byte streams for tests.
 enum PNGBytes {
-    /// A signature and a valid IHDR (8-bit RGBA) declaring `width × height`, then an empty IDAT and IEND.
-    static func header(width: UInt32, height: UInt32) -> Data {
-        var data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        var ihdr = Data()
-        for value in [width, height] { ihdr.append(contentsOf: withUnsafeBytes(of: value.bigEndian) { Array($0) }) }
-        ihdr.append(contentsOf: [8, 6, 0, 0, 0])
-        data.append(chunk("IHDR", ihdr))
-        data.append(chunk("IDAT", Data()))
-        data.append(chunk("IEND", Data()))
-        return data
-    }
-
-    /// An 8-bit RGB PNG of `width × height` whose one IDAT holds `zlib`, then IEND.
-    static func rgb(width: Int, height: Int, zlib: Data) -> Data {
+    /// A signature, an IHDR declaring `width × height` at 8 bits of `colorType` (6 RGBA, 2 RGB),
+    /// one IDAT holding `zlib`, and IEND.
+    static func png(width: Int, height: Int, colorType: UInt8, zlib: Data = Data()) -> Data {
         var data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         var ihdr = Data()
         for value in [UInt32(width), UInt32(height)] { ihdr.append(contentsOf: withUnsafeBytes(of: value.bigEndian) { Array($0) }) }
-        ihdr.append(contentsOf: [8, 2, 0, 0, 0])
+        ihdr.append(contentsOf: [8, colorType, 0, 0, 0])
         data.append(chunk("IHDR", ihdr))
         data.append(chunk("IDAT", zlib))
         data.append(chunk("IEND", Data()))

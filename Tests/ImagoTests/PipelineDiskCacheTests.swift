@@ -21,6 +21,14 @@ struct PipelineDiskCacheTests {
             return ImagePipeline(configuration: configuration)
         }
 
+        /// Serves the corpus photo at `path`, fresh for 600 s, and returns its URL.
+        func serveFreshPhoto(at path: String) -> URL {
+            var route = TestOrigin.Route(body: PipelineDiskCacheTests.photo)
+            route.headers = [("Cache-Control", "max-age=600")]
+            origin.setRoute(path, route)
+            return origin.url(path)
+        }
+
         /// Loads `request` through a new pipeline, waits for its disk writes and returns the response.
         func load(_ request: ImageRequest) async throws -> ImageResponse {
             let pipeline = try pipeline()
@@ -51,10 +59,7 @@ struct PipelineDiskCacheTests {
     @Test("a fresh entry is served from disk by a new pipeline: no request, source disk, same bytes")
     func freshFromDisk() async throws {
         try await withFixture { fixture in
-            var route = TestOrigin.Route(body: Self.photo)
-            route.headers = [("Cache-Control", "max-age=600")]
-            fixture.origin.setRoute("/fresh.jpg", route)
-            let url = fixture.origin.url("/fresh.jpg")
+            let url = fixture.serveFreshPhoto(at: "/fresh.jpg")
             let first = try await fixture.load(ImageRequest(url: url))
             #expect(first.source == .network)
             #expect(fixture.entries == 1)
@@ -238,10 +243,7 @@ struct PipelineDiskCacheTests {
     @Test("layer options: no disk writes, no disk reads, no memory reads")
     func layerOptions() async throws {
         try await withFixture { fixture in
-            var route = TestOrigin.Route(body: Self.photo)
-            route.headers = [("Cache-Control", "max-age=600")]
-            fixture.origin.setRoute("/l.jpg", route)
-            let url = fixture.origin.url("/l.jpg")
+            let url = fixture.serveFreshPhoto(at: "/l.jpg")
             _ = try await fixture.load(ImageRequest(url: url, options: .disableDiskCacheWrites))
             #expect(fixture.entries == 0)
             _ = try await fixture.load(ImageRequest(url: url))
@@ -259,10 +261,7 @@ struct PipelineDiskCacheTests {
     @Test("a corrupt payload on disk is detected, dropped and fetched again")
     func corruptPayloadRefetched() async throws {
         try await withFixture { fixture in
-            var route = TestOrigin.Route(body: Self.photo)
-            route.headers = [("Cache-Control", "max-age=600")]
-            fixture.origin.setRoute("/c.jpg", route)
-            let url = fixture.origin.url("/c.jpg")
+            let url = fixture.serveFreshPhoto(at: "/c.jpg")
             _ = try await fixture.load(ImageRequest(url: url))
             let file = try #require(DiskCacheTests.payloadFiles(fixture.directory).first)
             var bytes = try Data(contentsOf: file)
@@ -291,10 +290,7 @@ struct PipelineDiskCacheTests {
     @Test("a variant stored on disk: a new pipeline serves it with no transfer and no decode of the original; without the option it is neither read nor written")
     func variantsOnDisk() async throws {
         try await withFixture { fixture in
-            var route = TestOrigin.Route(body: Self.photo)
-            route.headers = [("Cache-Control", "max-age=600")]
-            fixture.origin.setRoute("/variant.jpg", route)
-            let url = fixture.origin.url("/variant.jpg")
+            let url = fixture.serveFreshPhoto(at: "/variant.jpg")
             let thumbnail = ImageRequest.Thumbnail(size: PixelSize(width: 40, height: 40), contentMode: .aspectFill)
             let round = ImageRequest(url: url, options: .storesVariantOnDisk, processors: [ImageProcessors.Circle()], thumbnail: thumbnail)
             let plain = ImageRequest(url: url, options: .storesVariantOnDisk, thumbnail: thumbnail)
