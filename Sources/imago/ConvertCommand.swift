@@ -102,7 +102,7 @@ struct ConvertCommand: AsyncParsableCommand {
             try printJSON(Summary(width: image.width, height: image.height, format: image.metadata.format.rawValue,
                                   frames: image.frames.count, output: destination.path, bytes: data.count))
         } else {
-            say("\(source.absoluteString): \(image.metadata.format) \(image.width)×\(image.height), \(image.frames.count) frame(s) → \(destination.path) (\(format), \(Int64(data.count).byteCount))")
+            say("\(source.redactedString): \(image.metadata.format) \(image.width)×\(image.height), \(image.frames.count) frame(s) → \(destination.path) (\(format), \(Int64(data.count).byteCount))")
         }
     }
 }

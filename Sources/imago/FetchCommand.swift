@@ -11,7 +11,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Argument(help: "URLs to load (http, https, file, data). Repeats coalesce into one transfer.")
     var urls: [String]
 
-    @Option(help: "Write each loaded image into this directory, named after its URL's last path component.")
+    @Option(help: "Write each loaded image into this directory, named after its URL's last path component (made safe: no separators, no leading dots).")
     var out: String?
 
     @Option(help: "Transfers in flight at most.")
@@ -62,14 +62,7 @@ struct FetchCommand: AsyncParsableCommand {
         var used: Set<String> = []
         for (index, url) in urls.enumerated() {
             guard let bytes = data[index] else { continue }
-            let base = url.lastPathComponent.isEmpty || url.scheme == "data" ? "image-\(index)" : url.lastPathComponent
-            var name = base
-            var counter = 1
-            while used.contains(name) {
-                counter += 1
-                name = "\(counter)-\(base)"
-            }
-            used.insert(name)
+            let name = OutputFileName.unique(OutputFileName.make(for: url, index: index), in: &used)
             try bytes.write(to: directory.appendingPathComponent(name), options: .atomic)
         }
     }

@@ -63,7 +63,7 @@ final class ProgressDisplay: Sendable {
             switch result {
             case .success(let response):
                 state.bytes += Int64(response.data.count)
-                return "ok     \(url.absoluteString)  \(Int64(response.data.count).byteCount)  \(response.source.rawValue)"
+                return "ok     \(url.redactedString)  \(Int64(response.data.count).byteCount)  \(response.source.rawValue)"
             case .failure(let error):
                 return "error  \(error)"
             }

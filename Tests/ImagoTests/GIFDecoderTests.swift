@@ -105,7 +105,7 @@ struct GIFDecoderTests {
             _ = try GIFDecoder().decode(Data(contentsOf: output), options: options)
             Issue.record("decoded past the frame limit")
         } catch let error as ImagoError {
-            #expect(error.code == .imageTooLarge(width: 150, height: 103))
+            #expect(error.code == .imageTooLarge(width: 150, height: 103, limit: .frames(2)))
         }
     }
 

@@ -152,7 +152,7 @@ struct PipelineDecodingTests {
                 _ = try await pipeline.image(for: url)
                 Issue.record("decoded over the limit")
             } catch let error as ImagoError {
-                #expect(error.code == .imageTooLarge(width: 150, height: 103))
+                #expect(error.code == .imageTooLarge(width: 150, height: 103, limit: .pixels(1000)))
             }
         }
     }

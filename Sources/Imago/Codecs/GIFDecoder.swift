@@ -50,7 +50,7 @@ public struct GIFDecoder: ImageDecoding {
                 return Int32(available)
             }, &status)
         }
-        guard let gif = opened else { throw Self.invalid(String(cString: GifErrorString(status))) }
+        guard let gif = opened else { throw Self.invalid(Self.message(status)) }
         defer { DGifCloseFile(gif, &status) }
         return try withExtendedLifetime(input) { () throws(ImagoError) -> Image in
             try decodeFrames(gif, options: options)
@@ -60,6 +60,7 @@ public struct GIFDecoder: ImageDecoding {
     private func decodeFrames(_ gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) throws(ImagoError) -> Image {
         let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
         try options.check(width: width, height: height)
+        try options.checkMemory(1, width: width, height: height)
         var canvas = [UInt8](repeating: 0, count: width * height * 4)
         var frames: [Image.Frame] = []
         var control = Control()
@@ -71,18 +72,19 @@ public struct GIFDecoder: ImageDecoding {
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
                 guard DGifGetImageDesc(gif) == GIF_OK else { failure = Self.error(gif); break records }
-                guard frames.count < options.maxFrames, (frames.count + 1) * width * height <= options.maxTotalFramePixels else {
-                    throw ImagoError(.imageTooLarge(width: width, height: height), url: nil, stage: .decoding)
-                }
+                try options.checkFrames(frames.count + 1, width: width, height: height)
+                // Held while this frame is drawn: the frames so far, the canvas (a copy once a frame
+                // shares it) and, for disposal "previous", the canvas saved before drawing.
+                let savesCanvas = control.disposal == DISPOSE_PREVIOUS
+                try options.checkMemory(frames.count + 1 + (savesCanvas ? 1 : 0), width: width, height: height)
                 do {
-                    let frame = try Self.readFrame(gif, options: options)
-                    let saved = control.disposal == DISPOSE_PREVIOUS ? canvas : nil
-                    Self.draw(frame, gif: gif, transparentIndex: control.transparentIndex, on: &canvas, width: width, height: height)
+                    let saved = savesCanvas ? canvas : nil
+                    let drawn = try Self.drawFrame(gif, transparentIndex: control.transparentIndex, on: &canvas, width: width, height: height, options: options)
                     // Browsers show delays of 10 ms or less as 100 ms.
                     let delay = control.delay <= 1 ? 100 : control.delay * 10
                     frames.append(Image.Frame(pixels: canvas, duration: .milliseconds(delay)))
                     if control.disposal == DISPOSE_BACKGROUND {
-                        Self.clear(frame.rect, on: &canvas, width: width, height: height)
+                        Self.clear(drawn, on: &canvas, width: width)
                     } else if let saved {
                         canvas = saved
                     }
@@ -108,45 +110,46 @@ public struct GIFDecoder: ImageDecoding {
         if let failure, frames.isEmpty { throw failure }
         guard !frames.isEmpty else { throw Self.invalid("no image in the file") }
         if frames.count == 1 { frames[0].duration = .zero }
-        let hasAlpha = frames.contains { $0.pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element != 255 } }
+        let hasAlpha = frames.contains { frame in stride(from: 3, to: frame.pixels.count, by: 4).contains { frame.pixels[$0] != 255 } }
         return Image(
             width: width, height: height, frames: frames, loopCount: frames.count > 1 ? loopCount : 0,
             metadata: ImageMetadata(format: .gif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
         )
     }
 
-    private struct Frame {
-        var rect: (x: Int, y: Int, width: Int, height: Int)
-        var indices: [UInt8]
+    /// The part of a frame's rectangle that lies on the canvas: a frame may be declared anywhere,
+    /// partly or wholly outside it (Pillow and browsers draw only what falls inside).
+    private struct Visible {
+        var x: Range<Int>
+        var y: Range<Int>
     }
 
-    /// Reads the current image's indices, de-interlaced, after checking its declared size.
-    private static func readFrame(_ gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) throws(ImagoError) -> Frame {
+    /// Reads the current image row by row (de-interlaced) and draws its opaque pixels on the canvas
+    /// through its color map (local, else global). One row buffer, so a frame declared larger than
+    /// the canvas costs no more memory than the canvas. Returns the rectangle drawn.
+    private static func drawFrame(
+        _ gif: UnsafeMutablePointer<GifFileType>, transparentIndex: Int32, on canvas: inout [UInt8], width: Int, height: Int,
+        options: DecodingOptions
+    ) throws(ImagoError) -> Visible {
         let description = gif.pointee.Image
-        let rect = (x: Int(description.Left), y: Int(description.Top), width: Int(description.Width), height: Int(description.Height))
-        try options.check(width: rect.width, height: rect.height)
-        var indices = [UInt8](repeating: 0, count: rect.width * rect.height)
+        let left = Int(description.Left), top = Int(description.Top)
+        let frameWidth = Int(description.Width), frameHeight = Int(description.Height)
+        try options.check(width: frameWidth, height: frameHeight)
+        let visible = Visible(x: min(left, width)..<min(left + frameWidth, width), y: min(top, height)..<min(top + frameHeight, height))
         let rows: [Int] = description.Interlace
-            ? [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { start, step in Array(stride(from: start, to: rect.height, by: step)) }
-            : Array(0..<rect.height)
-        let ok = indices.withUnsafeMutableBufferPointer { out in
-            rows.allSatisfy { row in DGifGetLine(gif, out.baseAddress! + row * rect.width, Int32(rect.width)) == GIF_OK }
-        }
-        guard ok else { throw error(gif) }
-        return Frame(rect: rect, indices: indices)
-    }
-
-    /// Draws a frame's opaque pixels on the canvas through its color map (local, else global).
-    private static func draw(_ frame: Frame, gif: UnsafeMutablePointer<GifFileType>, transparentIndex: Int32, on canvas: inout [UInt8], width: Int, height: Int) {
-        guard let map = gif.pointee.Image.ColorMap ?? gif.pointee.SColorMap, let colors = map.pointee.Colors else { return }
-        let colorCount = Int(map.pointee.ColorCount)
-        for row in 0..<frame.rect.height {
-            let y = frame.rect.y + row
-            guard y < height else { break }
-            for column in 0..<frame.rect.width {
-                let x = frame.rect.x + column
-                guard x < width else { break }
-                let index = Int(frame.indices[row * frame.rect.width + column])
+            ? [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { start, step in Array(stride(from: start, to: frameHeight, by: step)) }
+            : Array(0..<frameHeight)
+        let map = description.ColorMap ?? gif.pointee.SColorMap
+        let colors = map?.pointee.Colors
+        let colorCount = colors == nil ? 0 : Int(map?.pointee.ColorCount ?? 0)
+        var line = [GifPixelType](repeating: 0, count: frameWidth)
+        for row in rows {
+            let ok = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frameWidth)) == GIF_OK }
+            guard ok else { throw error(gif) }
+            let y = top + row
+            guard visible.y.contains(y), let colors else { continue }
+            for x in visible.x {
+                let index = Int(line[x - left])
                 // Transparent and out-of-palette pixels leave the canvas as it is.
                 guard index != Int(transparentIndex), index < colorCount else { continue }
                 let color = colors[index]
@@ -157,14 +160,18 @@ public struct GIFDecoder: ImageDecoding {
                 canvas[offset + 3] = 255
             }
         }
+        return visible
     }
 
-    /// Disposal to background: browsers clear the frame's rectangle to transparent.
-    private static func clear(_ rect: (x: Int, y: Int, width: Int, height: Int), on canvas: inout [UInt8], width: Int, height: Int) {
-        for y in rect.y..<min(rect.y + rect.height, height) {
-            for x in rect.x..<min(rect.x + rect.width, width) {
+    /// Disposal to background: browsers clear the frame's rectangle (the part on the canvas) to transparent.
+    private static func clear(_ visible: Visible, on canvas: inout [UInt8], width: Int) {
+        for y in visible.y {
+            for x in visible.x {
                 let offset = (y * width + x) * 4
-                canvas.replaceSubrange(offset..<(offset + 4), with: [0, 0, 0, 0])
+                canvas[offset] = 0
+                canvas[offset + 1] = 0
+                canvas[offset + 2] = 0
+                canvas[offset + 3] = 0
             }
         }
     }
@@ -194,7 +201,14 @@ public struct GIFDecoder: ImageDecoding {
     }
 
     private static func error(_ gif: UnsafeMutablePointer<GifFileType>) -> ImagoError {
-        invalid(String(cString: GifErrorString(gif.pointee.Error)))
+        invalid(message(gif.pointee.Error))
+    }
+
+    /// giflib's message for an error code. It has none for 0, which it reports when data stops
+    /// right after an image descriptor, and none for codes it does not know.
+    private static func message(_ code: Int32) -> String {
+        guard code != 0, let text = GifErrorString(code) else { return "data ends early or is corrupt" }
+        return String(cString: text)
     }
 
     private static func invalid(_ message: String) -> ImagoError {

@@ -3,8 +3,9 @@ import Foundation
 /// Decodes one encoded format into an ``Image``.
 ///
 /// A decoder is chosen by sniffing the bytes (``canDecode(_:)``), never by URL or Content-Type.
-/// It must read the declared size first and refuse, with ``ImagoError/Code/imageTooLarge(width:height:)``,
-/// anything over the limits before allocating pixels; bad data is an error, never a crash.
+/// It must read the declared size first and refuse, with ``ImagoError/Code/imageTooLarge(width:height:limit:)``,
+/// anything over the limits before allocating pixels (``DecodingOptions/check(width:height:)``,
+/// ``DecodingOptions/checkMemory(_:width:height:)``); bad data is an error, never a crash.
 public protocol ImageDecoding: Sendable {
     /// The format this decoder reads.
     var format: ImageFormat { get }
@@ -24,6 +25,10 @@ public struct DecodingOptions: Sendable, Hashable {
     public var maxFrames = 1_000
     /// Most pixels all frames of an animation may add up to. Default 500 megapixels.
     public var maxTotalFramePixels = 500_000_000
+    /// Most bytes of pixels one decode may hold at once: the canvas, every composited frame and a
+    /// codec's own working copies. Default 512 MiB, which admits a still image of ``maxPixels``
+    /// (400 MB of RGBA) but not a 10000×10000 animation.
+    public var maxDecodedBytes = 512 << 20
     /// When set, a decoder that can decode at a reduced scale (JPEG, WebP) picks the smallest scale
     /// whose result still covers this size (after orientation); see ``targetMode``.
     public var targetSize: PixelSize?
@@ -66,9 +71,59 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Throws `emptyImage` or `imageTooLarge` when a declared `width × height` is empty or over the
     /// limits. Decoders call it with the header's size before allocating pixels.
     public func check(width: Int, height: Int) throws(ImagoError) {
-        guard width > 0, height > 0 else { throw ImagoError(.emptyImage, url: nil, stage: .decoding) }
-        guard width <= maxSide, height <= maxSide, width * height <= maxPixels else {
-            throw ImagoError(.imageTooLarge(width: width, height: height), url: nil, stage: .decoding)
+        guard width > 0, height > 0 else { throw ImagoError(.emptyImage(width: width, height: height), url: nil, stage: .decoding) }
+        guard width <= maxSide, height <= maxSide else { throw Self.tooLarge(width, height, .side(maxSide)) }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= maxPixels else { throw Self.tooLarge(width, height, .pixels(maxPixels)) }
+    }
+
+    /// Throws `imageTooLarge` naming ``maxFrames`` or ``maxTotalFramePixels`` when an animation of
+    /// `frames` frames of `width × height` (already checked) would pass them.
+    public func checkFrames(_ frames: Int, width: Int, height: Int) throws(ImagoError) {
+        guard frames <= maxFrames else { throw Self.tooLarge(width, height, .frames(maxFrames)) }
+        // width × height passed check(width:height:), so it is at most maxPixels.
+        let (total, overflow) = frames.multipliedReportingOverflow(by: width * height)
+        guard !overflow, total <= maxTotalFramePixels else { throw Self.tooLarge(width, height, .totalFramePixels(maxTotalFramePixels)) }
+    }
+
+    /// Throws `imageTooLarge` naming ``maxDecodedBytes`` when holding `buffers` RGBA buffers of
+    /// `width × height` (already checked by ``check(width:height:)``, so the product fits) at once
+    /// would pass it.
+    public func checkMemory(_ buffers: Int, width: Int, height: Int) throws(ImagoError) {
+        let (pixels, overflow) = buffers.multipliedReportingOverflow(by: width * height)
+        let (bytes, overflow4) = pixels.multipliedReportingOverflow(by: 4)
+        guard !overflow, !overflow4, bytes <= maxDecodedBytes else { throw Self.tooLarge(width, height, .decodedBytes(maxDecodedBytes)) }
+    }
+
+    private static func tooLarge(_ width: Int, _ height: Int, _ limit: DecodingLimit) -> ImagoError {
+        ImagoError(.imageTooLarge(width: width, height: height, limit: limit), url: nil, stage: .decoding)
+    }
+}
+
+/// A decoding limit an image went over, with the limit's value.
+public enum DecodingLimit: Sendable, Hashable, CustomStringConvertible {
+    /// ``DecodingOptions/maxPixels``.
+    case pixels(Int)
+    /// ``DecodingOptions/maxSide``.
+    case side(Int)
+    /// ``DecodingOptions/maxFrames``.
+    case frames(Int)
+    /// ``DecodingOptions/maxTotalFramePixels``.
+    case totalFramePixels(Int)
+    /// ``DecodingOptions/maxDecodedBytes``.
+    case decodedBytes(Int)
+    /// The pipeline's process-wide budget for concurrent decodes
+    /// (``ImagePipeline/Configuration/decodeMemoryBudget``).
+    case decodeMemoryBudget(Int)
+
+    public var description: String {
+        switch self {
+        case .pixels(let value): "the limit of \(value) pixels (maxPixels)"
+        case .side(let value): "the limit of \(value) pixels per side (maxSide)"
+        case .frames(let value): "the limit of \(value) frames (maxFrames)"
+        case .totalFramePixels(let value): "the limit of \(value) pixels over all frames (maxTotalFramePixels)"
+        case .decodedBytes(let value): "the limit of \(value) bytes of pixels per decode (maxDecodedBytes)"
+        case .decodeMemoryBudget(let value): "the pipeline's budget of \(value) bytes for concurrent decodes (decodeMemoryBudget)"
         }
     }
 }

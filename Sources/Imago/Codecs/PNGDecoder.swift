@@ -35,7 +35,10 @@ public struct PNGDecoder: ImageDecoding {
         let headerStatus = spng_get_ihdr(context, &header)
         if headerStatus == Int32(SPNG_EWIDTH.rawValue) || headerStatus == Int32(SPNG_EHEIGHT.rawValue)
             || headerStatus == Int32(SPNG_EUSER_WIDTH.rawValue) || headerStatus == Int32(SPNG_EUSER_HEIGHT.rawValue) {
-            throw ImagoError(.imageTooLarge(width: Int(header.width), height: Int(header.height)), url: nil, stage: .decoding)
+            // libspng refuses a side of 0 as well as one over the limit: say which it was.
+            let width = Int(header.width), height = Int(header.height)
+            try options.check(width: width, height: height)
+            throw ImagoError(.imageTooLarge(width: width, height: height, limit: .side(min(options.maxSide, Int(UInt32.max)))), url: nil, stage: .decoding)
         }
         try Self.check(headerStatus)
         let width = Int(header.width), height = Int(header.height)

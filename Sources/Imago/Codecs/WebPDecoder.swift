@@ -26,7 +26,11 @@ public struct WebPDecoder: ImageDecoding {
         let status = WebPGetFeatures(base, bytes.count, &features)
         guard status == VP8_STATUS_OK else { throw Self.invalid("cannot read the header (status \(status.rawValue))") }
         try options.check(width: Int(features.width), height: Int(features.height))
-        if features.has_animation != 0 { return try decodeAnimation(base, count: bytes.count, options: options) }
+        if features.has_animation != 0 {
+            // WebPAnimDecoderNew allocates its two canvases at once: check them first.
+            try options.checkMemory(2, width: Int(features.width), height: Int(features.height))
+            return try decodeAnimation(base, count: bytes.count, options: options)
+        }
 
         let width = Int(features.width), height = Int(features.height)
         var outWidth = width, outHeight = height
@@ -97,19 +101,19 @@ public struct WebPDecoder: ImageDecoding {
         let width = Int(info.canvas_width), height = Int(info.canvas_height)
         try options.check(width: width, height: height)
         let frameCount = Int(info.frame_count)
-        guard frameCount <= options.maxFrames, frameCount * width * height <= options.maxTotalFramePixels else {
-            throw ImagoError(.imageTooLarge(width: width, height: height), url: nil, stage: .decoding)
-        }
+        try options.checkFrames(frameCount, width: width, height: height)
+        // WebPAnimDecoder keeps a canvas and the previous one; Imago keeps a copy of every frame.
+        try options.checkMemory(frameCount + 2, width: width, height: height)
         var frames: [Image.Frame] = []
         var previous: Int32 = 0
         while WebPAnimDecoderHasMoreFrames(decoder) != 0 {
             var buffer: UnsafeMutablePointer<UInt8>?
             var timestamp: Int32 = 0
-            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
+            guard frames.count < frameCount, WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
                 throw Self.invalid("frame \(frames.count + 1) is corrupt")
             }
             let pixels = [UInt8](UnsafeBufferPointer(start: buffer, count: width * height * 4))
-            frames.append(Image.Frame(pixels: pixels, duration: .milliseconds(Int(timestamp - previous))))
+            frames.append(Image.Frame(pixels: pixels, duration: .milliseconds(Self.duration(from: previous, to: timestamp))))
             previous = timestamp
         }
         guard !frames.isEmpty else { throw Self.invalid("animation without frames") }
@@ -118,6 +122,13 @@ public struct WebPDecoder: ImageDecoding {
             width: width, height: height, frames: frames, loopCount: Int(info.loop_count),
             metadata: ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
         )
+    }
+
+    /// A frame's duration from libwebp's running timestamps. Each frame's duration is a 24-bit
+    /// field, but their running sum is a C `int` that wraps after 2^31 ms (about 25 days of
+    /// animation); the difference taken modulo 2^32 is the frame's own duration either way.
+    static func duration(from previous: Int32, to timestamp: Int32) -> Int {
+        min(Int(UInt32(bitPattern: timestamp &- previous)), 0xFF_FFFF)
     }
 
     private static func invalid(_ message: String) -> ImagoError {

@@ -12,6 +12,45 @@ extension ImagePipeline {
         var isStorable: Bool
         /// What a disk entry of these bytes (or of a variant made from them) says of freshness.
         var metadata: DiskCache.Metadata?
+        /// Where these bytes are (or are to be) kept on disk, and what is to be written once
+        /// they have validated: nothing is written before, so bytes that crash or fail a decoder
+        /// are never replayed from disk.
+        var disk: DiskSlot?
+    }
+
+    /// A transfer's place in the disk cache and the write that waits for its bytes to validate.
+    struct DiskSlot: Sendable {
+        enum Write: Sendable {
+            /// New bytes from a 200 response.
+            case store(DiskCache.Metadata)
+            /// A 304's headers for the stored bytes.
+            case refresh(DiskCache.Metadata)
+        }
+        var cache: DiskCache
+        var key: String
+        var write: Write?
+    }
+
+    /// Settles `loaded`'s disk entry once its bytes are judged: `valid` bytes are written (or their
+    /// entry refreshed); invalid ones are not, and an entry holding them is removed, so an entry
+    /// known to fail is never served again.
+    func settleDisk(_ loaded: Loaded, valid: Bool) {
+        guard let slot = loaded.disk else { return }
+        guard valid else {
+            if loaded.source != .network || slot.write != nil { slot.cache.remove(slot.key) }
+            return
+        }
+        switch slot.write {
+        case .store(let metadata): slot.cache.store(loaded.data, for: slot.key, metadata: metadata)
+        case .refresh(let metadata): slot.cache.refresh(metadata, for: slot.key)
+        case nil: break
+        }
+    }
+
+    /// Whether bytes fetched for a request that wants no image may be kept: they must sniff as a
+    /// format a registered decoder claims (an HTML error page or a gzip body does not).
+    func sniffsAsImage(_ data: Data) -> Bool {
+        decoders.decoder(for: data) != nil
     }
 
     /// Loads `request`'s bytes through the disk cache and the loader. `contacted` becomes true
@@ -27,7 +66,8 @@ extension ImagePipeline {
             let headers = cached.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
             return Loaded(
                 response: DataResponse(url: request.url, statusCode: 200, headers: headers, expectedContentLength: Int64(cached.data.count)),
-                data: cached.data, source: .disk, isStorable: true, metadata: cached.metadata
+                data: cached.data, source: .disk, isStorable: true, metadata: cached.metadata,
+                disk: disk.map { DiskSlot(cache: $0, key: key) }
             )
         }
         if request.cachePolicy == .returnCacheDataDontLoad {
@@ -55,14 +95,15 @@ extension ImagePipeline {
             let (response, data) = try sink.finish()
             let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
             let metadata = DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
+            var slot: DiskSlot?
             if let disk, writesDisk {
                 if freshness.isStorable && response.statusCode == 200 {
-                    disk.store(data, for: key, metadata: metadata)
+                    slot = DiskSlot(cache: disk, key: key, write: .store(metadata))
                 } else if !freshness.isStorable {
                     disk.remove(key)
                 }
             }
-            return Loaded(response: response, data: data, source: .network, isStorable: freshness.isStorable, metadata: metadata)
+            return Loaded(response: response, data: data, source: .network, isStorable: freshness.isStorable, metadata: metadata, disk: slot)
         } catch let error as ImagoError where error.code == .notModified {
             // A 304 is an answer only to our conditional request; otherwise it stays an error.
             guard let cached, !validators.isEmpty else { throw error }
@@ -73,16 +114,17 @@ extension ImagePipeline {
             if head.header("Last-Modified") == nil, let modified = cached.metadata.freshness.lastModified { headers.append(("Last-Modified", modified)) }
             let freshness = HTTPFreshness(headers: headers, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
             let metadata = DiskCache.Metadata(contentType: cached.metadata.contentType, receivedAt: receivedAt, freshness: freshness)
+            var slot = disk.map { DiskSlot(cache: $0, key: key) }
             if let disk, writesDisk {
                 if freshness.isStorable {
-                    disk.refresh(metadata, for: key)
+                    slot?.write = .refresh(metadata)
                 } else {
                     disk.remove(key)
                 }
             }
             return Loaded(
                 response: DataResponse(url: head.url, statusCode: 304, headers: head.headers, expectedContentLength: Int64(cached.data.count)),
-                data: cached.data, source: .revalidated, isStorable: freshness.isStorable, metadata: metadata
+                data: cached.data, source: .revalidated, isStorable: freshness.isStorable, metadata: metadata, disk: slot
             )
         }
     }

@@ -14,8 +14,12 @@ extension ImagePipeline {
     /// may be served under the request's cache policy (freshness is the original's).
     func diskVariant(for request: ImageRequest, in disk: DiskCache) -> ImageResponse? {
         guard let entry = disk.entry(for: request.variantDiskKey),
-              Self.servesWithoutRequest(entry, policy: request.cachePolicy, now: Date()),
-              let image = try? decoders.decode(entry.data, options: configuration.decodingOptions) else { return nil }
+              Self.servesWithoutRequest(entry, policy: request.cachePolicy, now: Date()) else { return nil }
+        guard let image = try? decoders.decode(entry.data, options: configuration.decodingOptions) else {
+            // Never serve an entry known to fail: the variant is made again from the original.
+            disk.remove(request.variantDiskKey)
+            return nil
+        }
         let headers = entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
         let response = ImageResponse(request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
         remember(response)

@@ -390,6 +390,7 @@ public final class ImagePipeline: Sendable {
             return true
         }
         guard decodes, case .success(let loaded) = result else {
+            if case .success(let loaded) = result { settleDisk(loaded, valid: sniffsAsImage(loaded.data)) }
             finish(transferID, request: request, result: result, decoded: Decoded(), contacted: contacted, elapsed: elapsed)
             return
         }
@@ -403,6 +404,8 @@ public final class ImagePipeline: Sendable {
         await cpuStage.run(priority: priority) { [contacted] in
             var decoded = Decoded()
             for request in requests { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
+            // Only bytes that decoded reach the disk cache.
+            self.settleDisk(loaded, valid: decoded.decodes.values.contains { if case .success = $0 { true } else { false } })
             self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
         }
     }

@@ -47,10 +47,10 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case unsupportedFormat(firstBytes: String)
         /// The bytes claim a format but are corrupt or truncated; carries the codec's message.
         case invalidImage(String)
-        /// The image declares more pixels or a longer side than the decoding limits allow.
-        case imageTooLarge(width: Int, height: Int)
-        /// The image declares zero pixels.
-        case emptyImage
+        /// The image (of the size it declares) goes over a decoding limit, which `limit` names.
+        case imageTooLarge(width: Int, height: Int, limit: DecodingLimit)
+        /// The image declares zero pixels (a side of 0).
+        case emptyImage(width: Int, height: Int)
         /// `returnCacheDataDontLoad` and neither cache holds the image.
         case notCached
         /// A processor could not make its image; carries why.
@@ -116,7 +116,7 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
     public var isCancelled: Bool { code == .cancelled }
 
     public var description: String {
-        let target = url.map { Self.redacted($0) } ?? "(no URL)"
+        let target = url?.redactedString ?? "(no URL)"
         var text = "\(stage.rawValue) \(target) failed: \(cause)"
         if let underlying { text += " (\(underlying))" }
         return text
@@ -145,19 +145,10 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case .loaderFailed: "loader error"
         case .unsupportedFormat(let bytes): "unsupported image format (first bytes: \(bytes))"
         case .invalidImage(let message): "invalid image data: \(message)"
-        case .imageTooLarge(let width, let height): "image of \(width)×\(height) exceeds the decoding limits"
-        case .emptyImage: "image has no pixels"
+        case .imageTooLarge(let width, let height, let limit): "image of \(width)×\(height) goes over \(limit)"
+        case .emptyImage(let width, let height): "image of \(width)×\(height) has no pixels"
         case .notCached: "not in the cache, and the request forbids loading"
         case .processingFailed(let reason): reason
         }
-    }
-
-    /// The URL without its password, so messages and logs never carry a secret.
-    static func redacted(_ url: URL) -> String {
-        guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            return url.absoluteString.count > 200 ? String(url.absoluteString.prefix(200)) + "…" : url.absoluteString
-        }
-        components.password = "***"
-        return components.string ?? url.absoluteString
     }
 }

@@ -48,19 +48,19 @@ final class PipelineObservers: Sendable {
 
     func started(_ url: URL) {
         transfers.increment()
-        logger.debug("transfer started", metadata: ["url": "\(ImagoError.redacted(url))"])
+        logger.debug("transfer started", metadata: ["url": "\(url.redactedString)"])
         emit(.started(url: url))
     }
 
     func coalesced(_ url: URL) {
         coalesced.increment()
-        logger.debug("request joined a transfer", metadata: ["url": "\(ImagoError.redacted(url))"])
+        logger.debug("request joined a transfer", metadata: ["url": "\(url.redactedString)"])
         emit(.coalesced(url: url))
     }
 
     func receivedResponse(_ response: DataResponse) {
         logger.debug("response", metadata: [
-            "url": "\(ImagoError.redacted(response.url))",
+            "url": "\(response.url.redactedString)",
             "status": "\(response.statusCode.map(String.init) ?? "-")",
             "expected": "\(response.expectedContentLength.map(String.init) ?? "-")",
         ])
@@ -69,7 +69,7 @@ final class PipelineObservers: Sendable {
 
     func stopped(_ url: URL) {
         stopped.increment()
-        logger.debug("transfer stopped: no handle wants it", metadata: ["url": "\(ImagoError.redacted(url))"])
+        logger.debug("transfer stopped: no handle wants it", metadata: ["url": "\(url.redactedString)"])
         emit(.stopped(url: url))
     }
 
@@ -78,10 +78,10 @@ final class PipelineObservers: Sendable {
         switch result {
         case .success(let count):
             bytes.increment(by: count)
-            logger.debug("transfer finished", metadata: ["url": "\(ImagoError.redacted(url))", "bytes": "\(count)"])
+            logger.debug("transfer finished", metadata: ["url": "\(url.redactedString)", "bytes": "\(count)"])
         case .failure(let error):
             Counter(label: "imago.errors", dimensions: [("kind", error.kind)], factory: factory).increment()
-            logger.debug("transfer failed", metadata: ["url": "\(ImagoError.redacted(url))", "error": "\(error)"])
+            logger.debug("transfer failed", metadata: ["url": "\(url.redactedString)", "error": "\(error)"])
         }
         emit(.finished(url: url, result: result))
     }

@@ -145,7 +145,7 @@ public struct ImageRequest: Sendable, Hashable {
     /// The disk cache's key: the URL, and the headers and user name when the request sets them
     /// (never the password).
     var diskCacheKey: String {
-        var key = url.absoluteString
+        var key = url.stringWithoutPassword
         let extra = headers.filter { $0.key.lowercased() != "authorization" }
             .sorted { $0.key.lowercased() < $1.key.lowercased() }
             .map { "\($0.key.lowercased()):\($0.value)" }

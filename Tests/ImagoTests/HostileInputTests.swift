@@ -1,0 +1,103 @@
+import Foundation
+@testable import Imago
+import Testing
+
+@Suite("Hostile input: decoders")
+struct HostileInputTests {
+    static func decodeError(_ name: String, options: DecodingOptions = DecodingOptions(), sourceLocation: SourceLocation = #_sourceLocation) throws -> ImagoError? {
+        do {
+            let image = try DecoderRegistry.standard().decode(HostileFiles.data(name), options: options)
+            Issue.record("decoded \(name) as \(image.width)×\(image.height), \(image.frames.count) frames", sourceLocation: sourceLocation)
+            return nil
+        } catch let error as ImagoError {
+            return error
+        }
+    }
+
+    @Test("every file in Tests/Hostile decodes or fails with an ImagoError, never a trap", arguments: try HostileFiles.all())
+    func noTrap(file: URL) throws {
+        let data = try Data(contentsOf: file)
+        do {
+            let image = try DecoderRegistry.standard().decode(data, options: DecodingOptions())
+            #expect(image.width > 0 && image.height > 0)
+        } catch {
+            #expect(!error.description.isEmpty)
+        }
+    }
+
+    @Test("a GIF frame outside the canvas with disposal 'background' is drawn clipped, as Pillow does")
+    func gifFrameOutsideCanvas() throws {
+        let image = try GIFDecoder().decode(HostileFiles.data("gif-frame-outside-canvas.gif"), options: DecodingOptions())
+        #expect((image.width, image.height) == (10, 10))
+        #expect(image.frames.count == 2)
+        // Frame 0 lies wholly outside: nothing drawn. Frame 1 is one red pixel at (0, 0).
+        #expect(image.frames[0].pixels.allSatisfy { $0 == 0 })
+        #expect(Array(image.frames[1].pixels[0..<4]) == [255, 0, 0, 255])
+        #expect(Array(image.frames[1].pixels[4..<8]) == [0, 0, 0, 0])
+    }
+
+    @Test("a GIF cut right after an image descriptor is an invalid-image error (giflib reports code 0)")
+    func gifCutAfterDescriptor() throws {
+        let error = try Self.decodeError("gif-cut-after-descriptor.gif")
+        #expect(error?.code == .invalidImage("GIF: data ends early or is corrupt"))
+    }
+
+    @Test("an animated WebP whose running timestamp passes Int32 keeps every frame's own duration")
+    func webpTimestampsPastInt32() throws {
+        let image = try WebPDecoder().decode(HostileFiles.data("webp-timestamps-past-int32.webp"), options: DecodingOptions())
+        #expect(image.frames.count == 130)
+        #expect(image.frames.allSatisfy { $0.duration == .milliseconds(16_777_215) })
+    }
+
+    @Test("WebP frame durations from wrapped timestamps")
+    func webpDurations() {
+        #expect(WebPDecoder.duration(from: 0, to: 100) == 100)
+        #expect(WebPDecoder.duration(from: Int32.max - 10, to: Int32.min + 89) == 100)
+        #expect(WebPDecoder.duration(from: 100, to: 50) == 0xFF_FFFF)
+    }
+
+    @Test("tiny animations with a huge canvas are refused by the per-decode memory budget", arguments: [
+        ("gif-huge-canvas-five-frames.gif", 10_000), ("webp-huge-canvas-five-frames.webp", 10_000), ("gif-thousand-frames.gif", 707),
+    ])
+    func memoryBudget(name: String, side: Int) throws {
+        let error = try Self.decodeError(name)
+        #expect(error?.code == .imageTooLarge(width: side, height: side, limit: .decodedBytes(512 << 20)))
+        #expect(error?.description.contains("maxDecodedBytes") == true)
+    }
+
+    @Test("the budget counts the canvas and every frame held: three frames need three buffers")
+    func budgetCountsFrames() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("three.gif")
+        let frame = Corpus.root.appendingPathComponent("gif/video-001.gif").path
+        try runTool("/usr/bin/gifsicle", ["-m", frame, frame, frame, "-o", output.path])
+        let data = try Data(contentsOf: output)
+        var options = DecodingOptions()
+        options.maxDecodedBytes = 3 * 150 * 103 * 4
+        #expect(try GIFDecoder().decode(data, options: options).frames.count == 3)
+        options.maxDecodedBytes -= 1
+        do {
+            _ = try GIFDecoder().decode(data, options: options)
+            Issue.record("decoded three frames in the budget of two")
+        } catch {
+            #expect(error.code == .imageTooLarge(width: 150, height: 103, limit: .decodedBytes(options.maxDecodedBytes)))
+        }
+    }
+
+    @Test("limit messages name the limit and its value")
+    func limitMessages() throws {
+        var options = DecodingOptions()
+        options.maxFrames = 3
+        let frames = try #require(try Self.decodeError("gif-thousand-frames.gif", options: options))
+        #expect(frames.code == .imageTooLarge(width: 707, height: 707, limit: .frames(3)))
+        #expect(frames.description.contains("the limit of 3 frames (maxFrames)"))
+        do {
+            _ = try PNGDecoder().decode(PNGBytes.png(width: 0, height: 0, colorType: 6), options: DecodingOptions())
+            Issue.record("decoded a 0×0 PNG")
+        } catch {
+            #expect(error.code == .emptyImage(width: 0, height: 0))
+            #expect(error.description.contains("image of 0×0 has no pixels"))
+        }
+    }
+}
