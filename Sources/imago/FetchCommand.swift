@@ -39,7 +39,12 @@ struct FetchCommand: AsyncParsableCommand {
         configuration.maxConcurrentDownloads = concurrency
         if !noDiskCache {
             let directory = cacheDir.map { URL(fileURLWithPath: $0) } ?? DiskCache.defaultDirectory
-            configuration.diskCache = try DiskCache(configuration: .init(directory: directory))
+            do {
+                configuration.diskCache = try DiskCache(configuration: .init(directory: directory))
+            } catch {
+                // A cache that cannot be opened (read-only, full disk) costs speed, not the fetch.
+                warn("imago: warning: no disk cache: cannot open \(directory.path) (\(error)); loading without it")
+            }
         }
         let pipeline = ImagePipeline(configuration: configuration)
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)

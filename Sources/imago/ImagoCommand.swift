@@ -15,3 +15,8 @@ struct ImagoCommand: AsyncParsableCommand {
 func say(_ line: String = "") {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
+
+/// Writes a line to standard error at once: warnings that must not mix into `--json` output.
+func warn(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

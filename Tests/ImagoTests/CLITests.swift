@@ -4,8 +4,9 @@ import ImagoTestSupport
 import Testing
 
 /// Runs the built `imago` executable, which `swift build --build-tests` puts beside the test bundle.
-private func imago(_ arguments: [String]) throws -> (status: Int32, output: Data) {
-    try runProcess(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago"), arguments)
+func imago(_ arguments: [String], withStandardError: Bool = false) throws -> (status: Int32, output: Data) {
+    try runProcess(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago"), arguments,
+                   withStandardError: withStandardError)
 }
 
 private struct FetchReport: Decodable {

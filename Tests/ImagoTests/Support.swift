@@ -83,14 +83,15 @@ final class Countdown: Sendable {
     }
 }
 
-/// Runs a program to completion; returns its exit status and standard output.
-func runProcess(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: Data) {
+/// Runs a program to completion; returns its exit status and standard output (with standard
+/// error mixed in when `withStandardError`).
+func runProcess(_ executable: URL, _ arguments: [String], withStandardError: Bool = false) throws -> (status: Int32, output: Data) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
     let pipe = Pipe()
     process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
+    process.standardError = withStandardError ? pipe : FileHandle.nullDevice
     try process.run()
     let output = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

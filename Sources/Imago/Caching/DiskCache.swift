@@ -81,6 +81,7 @@ public final class DiskCache: Sendable {
         var pending: [String: (change: Change, sequence: UInt64)] = [:]
         var touches: [String: Double] = [:]
         var isWriting = false
+        var hasWarnedOfWriteFailure = false
         /// Rows recently read, so a repeated read skips the index. A remembered row is only a
         /// hint: payload file names are never reused, so once its entry is replaced or removed
         /// (here or by another process) its file is gone and the read falls back to the index.
@@ -291,7 +292,10 @@ public final class DiskCache: Sendable {
                         created: time, metadata: metadata
                     )))
                 } catch {
-                    logger.warning("disk cache write of \(item.key) failed: \(error)")
+                    // A full disk fails every write: warn once, then only at debug level. A
+                    // failed write costs a later load its cache hit, never the load itself.
+                    let first = state.withLock { state in defer { state.hasWarnedOfWriteFailure = true }; return !state.hasWarnedOfWriteFailure }
+                    logger.log(level: first ? .warning : .debug, "disk cache write failed; entries are not being stored: \(error)")
                 }
             case .refresh(let metadata):
                 changes.append(.refresh(key: item.key, metadata: metadata))
