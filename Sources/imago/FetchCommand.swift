@@ -17,6 +17,9 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Transfers in flight at most.")
     var concurrency = 6
 
+    @Option(help: "Fail a transfer not finished within this many seconds.")
+    var timeout: Double = 120
+
     @Option(help: "The disk cache's directory. Default: $XDG_CACHE_HOME/imago, else ~/.cache/imago.")
     var cacheDir: String?
 
@@ -36,7 +39,10 @@ struct FetchCommand: AsyncParsableCommand {
         }
         if noDiskCache && cacheDir != nil { throw ValidationError("--cache-dir and --no-disk-cache exclude each other") }
         var configuration = ImagePipeline.Configuration()
+        guard (1...1000).contains(concurrency) else { throw ValidationError("--concurrency must be from 1 to 1000") }
         configuration.maxConcurrentDownloads = concurrency
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
+        configuration.deadline = .milliseconds(Int64(timeout * 1000))
         if !noDiskCache {
             let directory = cacheDir.map { URL(fileURLWithPath: $0) } ?? DiskCache.defaultDirectory
             do {

@@ -46,6 +46,20 @@ struct CLIHostileTests {
         }
     }
 
+    @Test("fetch --timeout ends a slow drip: the URL fails with 'timed out'")
+    func timeout() async throws {
+        try await withTestOrigin { origin in
+            origin.serve(payload(1000), at: "/drip.png")
+            let run = try imago(["fetch", "--json", "--no-disk-cache", "--timeout", "0.5", origin.url("/drip.png?rate=10").absoluteString])
+            #expect(run.status == 1)
+            let text = String(decoding: run.output, as: UTF8.self)
+            #expect(text.contains("timed out"))
+            let refused = try imago(["fetch", "--timeout", "0", origin.url("/drip.png").absoluteString], withStandardError: true)
+            #expect(refused.status != 0)
+            #expect(String(decoding: refused.output, as: UTF8.self).contains("--timeout must be"))
+        }
+    }
+
     @Test("a cache directory that cannot be made warns once and the fetch goes on without it")
     func unusableCacheDirectory() async throws {
         try await withTestOrigin { origin in

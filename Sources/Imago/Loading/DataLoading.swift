@@ -35,6 +35,13 @@ public struct DataLoadRequest: Sendable {
     public var maxRedirects: Int
     /// Accept certificates that do not verify.
     public var allowInvalidCertificates: Bool
+    /// Headers (lowercased names) a redirect to another origin must not carry.
+    public var headersDroppedOnCrossOriginRedirect: Set<String>
+    /// Which addresses the transfer may connect to, on every hop.
+    public var addressPolicy: AddressPolicy
+
+    /// Headers no redirect to another origin carries, whatever the configuration adds.
+    public static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
     /// Makes a load request.
     public init(
@@ -42,13 +49,17 @@ public struct DataLoadRequest: Sendable {
         headers: [(name: String, value: String)] = [],
         timeoutWithoutBytes: Duration = .seconds(15),
         maxRedirects: Int = 5,
-        allowInvalidCertificates: Bool = false
+        allowInvalidCertificates: Bool = false,
+        headersDroppedOnCrossOriginRedirect: Set<String> = DataLoadRequest.credentialHeaders,
+        addressPolicy: AddressPolicy = .allowAll
     ) {
         self.url = url
         self.headers = headers
         self.timeoutWithoutBytes = timeoutWithoutBytes
         self.maxRedirects = maxRedirects
         self.allowInvalidCertificates = allowInvalidCertificates
+        self.headersDroppedOnCrossOriginRedirect = Set(headersDroppedOnCrossOriginRedirect.map { $0.lowercased() }).union(Self.credentialHeaders)
+        self.addressPolicy = addressPolicy
     }
 
     /// The value of the first header named `name` (case-insensitive).

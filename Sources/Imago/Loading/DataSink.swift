@@ -2,30 +2,37 @@ import Foundation
 import Synchronization
 
 /// Receives one transfer's response and body from a loader, and enforces what every transfer must
-/// respect whichever loader makes it: success status, the maximum size (announced or counted), and
-/// cancellation. Each `receive` throws an ``ImagoError`` when the transfer must stop.
+/// respect whichever loader makes it: success status, the maximum size (announced or counted), the
+/// minimum average rate, and cancellation. Each `receive` throws an ``ImagoError`` when the transfer
+/// must stop.
 public final class DataSink: Sendable {
     private struct State {
         var response: DataResponse?
         var data = Data()
         var isCancelled = false
+        /// When the response head arrived: the body's rate is measured from then.
+        var bodyStart: ContinuousClock.Instant?
     }
 
     private let url: URL
     private let maxSize: Int64
+    private let minimumRate: TransferRate?
     private let onResponse: @Sendable (DataResponse) -> Void
     private let onProgress: @Sendable (_ received: Int64, _ expected: Int64?) -> Void
     private let state = Mutex(State())
 
-    /// Makes a sink for a transfer of `url` that accepts at most `maxSize` bytes.
+    /// Makes a sink for a transfer of `url` that accepts at most `maxSize` bytes, and stops a body
+    /// whose average rate falls under `minimumRate` once its grace period has passed.
     public init(
         url: URL,
         maxSize: Int64,
+        minimumRate: TransferRate? = nil,
         onResponse: @escaping @Sendable (DataResponse) -> Void = { _ in },
         onProgress: @escaping @Sendable (_ received: Int64, _ expected: Int64?) -> Void = { _, _ in }
     ) {
         self.url = url
         self.maxSize = maxSize
+        self.minimumRate = minimumRate
         self.onResponse = onResponse
         self.onProgress = onProgress
     }
@@ -47,6 +54,7 @@ public final class DataSink: Sendable {
         let isCancelled = state.withLock { state in
             if !state.isCancelled {
                 state.response = response
+                state.bodyStart = .now
                 if let expected = response.expectedContentLength, expected > 0 {
                     state.data.reserveCapacity(Int(expected))
                 }
@@ -65,6 +73,9 @@ public final class DataSink: Sendable {
                 return .failure(ImagoError(.tooLarge(limit: maxSize), url: state.response?.url ?? url))
             }
             state.data.append(contentsOf: bytes)
+            if let minimumRate, let start = state.bodyStart, !minimumRate.isMet(by: Int64(state.data.count), in: .now - start) {
+                return .failure(ImagoError(.tooSlow(minimumBytesPerSecond: minimumRate.bytesPerSecond), url: state.response?.url ?? url))
+            }
             return .success((Int64(state.data.count), state.response?.expectedContentLength))
         }
         let (received, expected) = try outcome.get()

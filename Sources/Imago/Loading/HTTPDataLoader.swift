@@ -9,8 +9,9 @@ import Synchronization
 /// Loads `http` and `https` URLs with AsyncHTTPClient, streaming the body into the sink.
 ///
 /// Redirects are followed here rather than by AsyncHTTPClient so that Imago decides: at most
-/// `maxRedirects` hops, no loop, never from https to http, and credentials and cookies dropped when a
-/// redirect leaves the origin. Connections are pooled per client; one client exists per distinct
+/// `maxRedirects` hops, no loop, only to http or https, never from https to http, credentials,
+/// cookies and the configured headers dropped when a redirect leaves the origin, and every hop's
+/// address checked against the ``AddressPolicy``. Connections are pooled per client; one client exists per distinct
 /// (time without bytes, certificate policy), created on first use and shut down with the loader.
 public final class HTTPDataLoader: DataLoading {
     private struct ClientKey: Hashable {
@@ -39,40 +40,27 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     public func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
-        let client = client(for: ClientKey(
-            timeoutWithoutBytes: request.timeoutWithoutBytes,
-            allowInvalidCertificates: request.allowInvalidCertificates
-        ))
+        let key = ClientKey(timeoutWithoutBytes: request.timeoutWithoutBytes, allowInvalidCertificates: request.allowInvalidCertificates)
         var url = request.url
         var headers = request.headers
         var visited: Set<String> = [url.absoluteString]
         do {
             while true {
-                var httpRequest = HTTPClientRequest(url: url.absoluteString)
-                for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
-                let response = try await client.execute(httpRequest, deadline: .distantFuture)
-                let status = Int(response.status.code)
-                if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
-                    let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
-                    // Drain the redirect's small body so its connection can be reused.
-                    _ = try? await response.body.collect(upTo: 64 * 1024)
-                    if !Self.sameOrigin(url, next) {
-                        headers.removeAll { ["authorization", "cookie"].contains($0.name.lowercased()) }
-                    }
-                    visited.insert(next.absoluteString)
-                    url = next
-                    continue
+                let hop = try await connection(to: url, key: key, policy: request.addressPolicy)
+                let next: URL?
+                do {
+                    next = try await exchange(url, headers: headers, client: hop.client, request: request, visited: visited, sink: sink)
+                } catch {
+                    await hop.close()
+                    throw error
                 }
-                try sink.receive(DataResponse(
-                    url: url,
-                    statusCode: status,
-                    headers: response.headers.map { ($0.name, $0.value) },
-                    expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }
-                ))
-                for try await buffer in response.body {
-                    try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
+                await hop.close()
+                guard let next else { return }
+                if !Self.sameOrigin(url, next) {
+                    headers.removeAll { request.headersDroppedOnCrossOriginRedirect.contains($0.name.lowercased()) }
                 }
-                return
+                visited.insert(next.absoluteString)
+                url = next
             }
         } catch let error as ImagoError {
             throw error
@@ -81,31 +69,91 @@ public final class HTTPDataLoader: DataLoading {
         }
     }
 
+    /// One request and its response: the redirect target when the response is a redirect to
+    /// follow, else nil once the body has gone into the sink.
+    private func exchange(
+        _ url: URL, headers: [(name: String, value: String)], client: HTTPClient, request: DataLoadRequest,
+        visited: Set<String>, sink: DataSink
+    ) async throws -> URL? {
+        var httpRequest = HTTPClientRequest(url: url.absoluteString)
+        for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
+        let response = try await client.execute(httpRequest, deadline: .distantFuture)
+        let status = Int(response.status.code)
+        if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
+            let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
+            // Drain the redirect's small body so its connection can be reused.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return next
+        }
+        try sink.receive(DataResponse(
+            url: url,
+            statusCode: status,
+            headers: response.headers.map { ($0.name, $0.value) },
+            expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }
+        ))
+        for try await buffer in response.body {
+            try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
+        }
+        return nil
+    }
+
+    /// The client one hop uses. Under an address policy: the host resolved here, its addresses
+    /// checked, and a client of its own told to connect to the allowed address chosen
+    /// (`dnsOverride`), so nothing resolves the name again between the check and the connection.
+    private struct Hop {
+        var client: HTTPClient
+        var ownsClient: Bool
+
+        func close() async {
+            if ownsClient { try? await client.shutdown() }
+        }
+    }
+
+    private func connection(to url: URL, key: ClientKey, policy: AddressPolicy) async throws -> Hop {
+        guard policy.checksAddresses else { return Hop(client: client(for: key), ownsClient: false) }
+        guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let addresses = try await HostResolver.addresses(of: host)
+        guard let first = addresses.first else { throw ImagoError(.connectionFailed, url: url) }
+        guard let allowed = addresses.first(where: policy.allows) else {
+            throw ImagoError(.addressRefused(host: host, address: first.description), url: url)
+        }
+        var configuration = Self.configuration(for: key)
+        configuration.dnsOverride = [host: allowed.description]
+        return Hop(client: HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration), ownsClient: true)
+    }
+
     private func client(for key: ClientKey) -> HTTPClient {
         clients.withLock { clients in
             if let client = clients[key] { return client }
-            var configuration = HTTPClient.Configuration()
-            configuration.redirectConfiguration = .disallow
-            configuration.timeout = .init(connect: .seconds(10), read: .init(key.timeoutWithoutBytes))
-            configuration.decompression = .disabled
-            // Fail at once on refused connections and bad certificates instead of retrying until
-            // the connect timeout.
-            configuration.connectionPool.retryConnectionEstablishment = false
-            if key.allowInvalidCertificates {
-                var tls = TLSConfiguration.makeClientConfiguration()
-                tls.certificateVerification = .none
-                configuration.tlsConfiguration = tls
-            }
-            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: Self.configuration(for: key))
             clients[key] = client
             return client
         }
     }
 
+    private static func configuration(for key: ClientKey) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(10), read: .init(key.timeoutWithoutBytes))
+        configuration.decompression = .disabled
+        // Fail at once on refused connections and bad certificates instead of retrying until
+        // the connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        if key.allowInvalidCertificates {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .none
+            configuration.tlsConfiguration = tls
+        }
+        return configuration
+    }
+
     private static func redirectTarget(_ location: String, from url: URL, visited: Set<String>, maxRedirects: Int) throws(ImagoError) -> URL {
-        guard let next = URL(string: location, relativeTo: url)?.absoluteURL, next.scheme != nil else {
+        guard let next = URL(string: location, relativeTo: url)?.absoluteURL, let scheme = next.scheme?.lowercased() else {
             throw ImagoError(.invalidResponse, url: url)
         }
+        // Every hop is http or https: AsyncHTTPClient would follow http+unix:// into a Unix socket.
+        guard scheme == "http" || scheme == "https" else { throw ImagoError(.redirectToUnsupportedScheme(scheme), url: url) }
         if url.scheme?.lowercased() == "https" && next.scheme?.lowercased() == "http" {
             throw ImagoError(.insecureRedirect, url: url)
         }

@@ -8,7 +8,9 @@ import FoundationNetworking
 /// ``HTTPDataLoader`` for hosts that want the platform's stack. Register it with a higher
 /// `loaderPriority` to make it win.
 ///
-/// Redirects follow the same rules as ``HTTPDataLoader``: at most `maxRedirects`, never https→http.
+/// Redirects follow the same rules as ``HTTPDataLoader``: at most `maxRedirects`, only http(s),
+/// never https→http, credential headers dropped across origins. URLSession cannot tell which
+/// address it connects to, so it refuses requests under an ``AddressPolicy`` other than `allowAll`.
 public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDelegate {
     /// One transfer in flight: where its bytes go and who waits for its end.
     private struct Transfer {
@@ -48,7 +50,17 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
         return scheme == "http" || scheme == "https"
     }
 
+    /// Why a request under an address policy is refused.
+    public struct AddressPolicyUnsupported: Error, CustomStringConvertible {
+        public var description: String {
+            "URLSession cannot check the address it connects to; use HTTPDataLoader under an address policy"
+        }
+    }
+
     public func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
+        guard !request.addressPolicy.checksAddresses else {
+            throw ImagoError(.loaderFailed, url: request.url, underlying: AddressPolicyUnsupported())
+        }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpShouldHandleCookies = false
         urlRequest.timeoutInterval = Double(request.timeoutWithoutBytes.components.seconds)
@@ -118,7 +130,9 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
             transfer.redirects += 1
             transfers[task.taskIdentifier] = transfer
             let from = response.url ?? transfer.request.url
-            if from.scheme?.lowercased() == "https" && request.url?.scheme?.lowercased() == "http" {
+            let scheme = request.url?.scheme?.lowercased() ?? ""
+            guard scheme == "http" || scheme == "https" else { return ImagoError(.redirectToUnsupportedScheme(scheme), url: from) }
+            if from.scheme?.lowercased() == "https" && scheme == "http" {
                 return ImagoError(.insecureRedirect, url: from)
             }
             if transfer.redirects > transfer.request.maxRedirects {
@@ -129,9 +143,18 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
         if let verdict {
             fail(task, with: verdict)
             completionHandler(nil)
-        } else {
-            completionHandler(request)
+            return
         }
+        var next = request
+        let from = response.url
+        let dropped = transfers.withLock { $0[task.taskIdentifier]?.request.headersDroppedOnCrossOriginRedirect } ?? DataLoadRequest.credentialHeaders
+        if from?.scheme?.lowercased() != request.url?.scheme?.lowercased() || from?.host?.lowercased() != request.url?.host?.lowercased()
+            || from?.port != request.url?.port {
+            for name in next.allHTTPHeaderFields?.keys.filter({ dropped.contains($0.lowercased()) }) ?? [] {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
+        }
+        completionHandler(next)
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

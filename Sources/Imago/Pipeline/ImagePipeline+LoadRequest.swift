@@ -28,7 +28,9 @@ extension ImagePipeline {
             headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
             timeoutWithoutBytes: configuration.timeoutWithoutBytes,
             maxRedirects: configuration.maxRedirects,
-            allowInvalidCertificates: configuration.allowInvalidCertificates || request.options.contains(.allowInvalidCertificates)
+            allowInvalidCertificates: configuration.allowInvalidCertificates || request.options.contains(.allowInvalidCertificates),
+            headersDroppedOnCrossOriginRedirect: configuration.headersDroppedOnCrossOriginRedirect,
+            addressPolicy: configuration.addressPolicy
         )
     }
 

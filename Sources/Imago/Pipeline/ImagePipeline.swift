@@ -348,6 +348,7 @@ public final class ImagePipeline: Sendable {
             let sink = DataSink(
                 url: transfer.request.url,
                 maxSize: configuration.maxResponseSize,
+                minimumRate: configuration.minimumTransferRate,
                 onResponse: { [observers] response in observers.receivedResponse(response) },
                 onProgress: { [weak self] received, expected in
                     self?.reportProgress(of: transferID, received: received, expected: expected)

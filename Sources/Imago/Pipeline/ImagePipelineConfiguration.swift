@@ -19,12 +19,23 @@ extension ImagePipeline {
         public var executionOrder = ExecutionOrder.fifo
         /// Fail a transfer when no byte arrives for this long. Default 15 s.
         public var timeoutWithoutBytes: Duration = .seconds(15)
-        /// Fail a transfer not finished within this time; nil for no limit. Requests may set their own.
-        public var deadline: Duration?
+        /// Fail a transfer not finished within this time; nil for no limit. Requests may set their
+        /// own. Default 120 s.
+        public var deadline: Duration? = .seconds(120)
+        /// Fail a transfer whose body averages less than this once its grace period has passed;
+        /// nil for no minimum. Default 1024 bytes/s after 20 s.
+        public var minimumTransferRate: TransferRate? = TransferRate(bytesPerSecond: 1024, gracePeriod: .seconds(20))
         /// Largest body accepted, checked from Content-Length and from the bytes counted. Default 100 MB.
         public var maxResponseSize: Int64 = 100_000_000
-        /// Redirects followed at most. Default 5.
+        /// Redirects followed at most. Default 5. Only http and https targets are followed.
         public var maxRedirects = 5
+        /// Headers dropped when a redirect leaves the request's origin, besides `Authorization`,
+        /// `Cookie` and `Proxy-Authorization`, which always are (case-insensitive names).
+        public var headersDroppedOnCrossOriginRedirect: Set<String> = []
+        /// Which addresses transfers may connect to, checked on every hop against the address
+        /// connected to. Default ``AddressPolicy/allowAll``; a server fetching URLs its clients
+        /// name should use ``AddressPolicy/publicOnly``.
+        public var addressPolicy = AddressPolicy.allowAll
         /// The `Accept` header: the formats Imago decodes.
         public var acceptHeader = "image/webp,image/png,image/jpeg,image/gif;q=0.9,*/*;q=0.5"
         /// Headers sent with every request (requests may override them).

@@ -11,6 +11,13 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         case cancelled
         /// No byte arrived within the configured time, or the total deadline passed.
         case timedOut
+        /// The body arrived slower, on average, than the configured minimum rate.
+        case tooSlow(minimumBytesPerSecond: Int)
+        /// A redirect pointed at a URL whose scheme is not http or https.
+        case redirectToUnsupportedScheme(String)
+        /// The address a host name resolved to (or an address in the URL) is refused by the
+        /// configuration's ``AddressPolicy``.
+        case addressRefused(host: String, address: String)
         /// The server answered with a status that is not a success (>= 400, or an unexpected 1xx/3xx).
         case httpStatus(Int)
         /// The server answered `304 Not Modified` and there is no cached copy to serve.
@@ -87,6 +94,9 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         switch code {
         case .cancelled: "cancelled"
         case .timedOut: "timedOut"
+        case .tooSlow: "tooSlow"
+        case .redirectToUnsupportedScheme: "redirectToUnsupportedScheme"
+        case .addressRefused: "addressRefused"
         case .httpStatus: "httpStatus"
         case .notModified: "notModified"
         case .tooLarge: "tooLarge"
@@ -126,6 +136,9 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         switch code {
         case .cancelled: "cancelled"
         case .timedOut: "timed out"
+        case .tooSlow(let rate): "the body arrived slower than the minimum of \(rate) bytes/s"
+        case .redirectToUnsupportedScheme(let scheme): "refused a redirect to a '\(scheme)' URL (only http and https are followed)"
+        case .addressRefused(let host, let address): "the address policy refuses \(address)" + (host == address ? "" : " (the address of \(host))")
         case .httpStatus(let status): "HTTP status \(status)"
         case .notModified: "HTTP 304 Not Modified with no cached copy to serve"
         case .tooLarge(let limit): "response larger than the limit of \(limit) bytes"
