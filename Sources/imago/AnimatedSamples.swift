@@ -26,7 +26,8 @@ enum AnimatedSamples {
     private static func webp(in directory: URL) -> URL? {
         let source = URL(fileURLWithPath: "\(corpus)/webp/video-001.png")
         guard let data = try? Data(contentsOf: source), let photo = try? DecoderRegistry.standard().decode(data) else { return nil }
-        let variants: [any ImageProcessing] = [ImageProcessors.Composition([]), ImageProcessors.Grayscale(), ImageProcessors.GaussianBlur(radius: 3)]
+        guard let blur = try? ImageProcessors.GaussianBlur(radius: 3) else { return nil }
+        let variants: [any ImageProcessing] = [ImageProcessors.Composition([]), ImageProcessors.Grayscale(), blur]
         var frames: [String] = []
         for (index, processor) in variants.enumerated() {
             let frame = directory.appendingPathComponent("frame-\(index).png")

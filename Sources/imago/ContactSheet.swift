@@ -13,7 +13,7 @@ struct ContactSheet {
         let columnCount = min(columns, max(images.count, 1))
         let width = gap + columnCount * (cell + gap), height = gap + rows * (cell + gap)
         var sheet = [UInt8](repeating: 235, count: width * height * 4)
-        let fit = ImageProcessors.Resize(size: PixelSize(width: cell, height: cell))
+        let fit = try ImageProcessors.Resize(size: PixelSize(width: cell, height: cell))
         for (index, image) in images.enumerated() {
             let thumbnail = try fit.process(Image(width: image.width, height: image.height, frames: [image.frames[0]], metadata: image.metadata))
             let left = gap + (index % columns) * (cell + gap) + (cell - thumbnail.width) / 2

@@ -60,17 +60,27 @@ struct ConvertCommand: AsyncParsableCommand {
             guard parts.count == 2, let width = parts[0], let height = parts[1], width > 0, height > 0 else {
                 throw ValidationError("--resize wants WIDTHxHEIGHT in pixels, such as 512x512, not '\(resize)'")
             }
-            processors.append(ImageProcessors.Resize(size: PixelSize(width: width, height: height), contentMode: fit.contentMode, crop: fit == .cover))
+            processors.append(try validated { () throws(ImagoError) in
+                try ImageProcessors.Resize(size: PixelSize(width: width, height: height), contentMode: fit.contentMode, crop: fit == .cover)
+            })
         }
         if let blur {
-            guard blur >= 0 else { throw ValidationError("--blur wants a radius of 0 or more") }
-            processors.append(ImageProcessors.GaussianBlur(radius: blur))
+            processors.append(try validated { () throws(ImagoError) in try ImageProcessors.GaussianBlur(radius: blur) })
         }
         if let round {
-            guard round >= 0 else { throw ValidationError("--round wants a radius of 0 or more") }
-            processors.append(ImageProcessors.RoundedCorners(radius: round))
+            processors.append(try validated { () throws(ImagoError) in try ImageProcessors.RoundedCorners(radius: round) })
         }
         return processors
+    }
+
+    /// The processor `make` returns; its refusal becomes a usage error that says why.
+    private func validated(_ make: () throws(ImagoError) -> any ImageProcessing) throws -> any ImageProcessing {
+        do {
+            return try make()
+        } catch {
+            guard case .processingFailed(let reason) = error.code else { throw error }
+            throw ValidationError(reason)
+        }
     }
 
     struct Summary: Encodable {

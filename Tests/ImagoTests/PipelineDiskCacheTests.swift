@@ -292,7 +292,7 @@ struct PipelineDiskCacheTests {
         try await withFixture { fixture in
             let url = fixture.serveFreshPhoto(at: "/variant.jpg")
             let thumbnail = ImageRequest.Thumbnail(size: PixelSize(width: 40, height: 40), contentMode: .aspectFill)
-            let round = ImageRequest(url: url, options: .storesVariantOnDisk, processors: [ImageProcessors.Circle()], thumbnail: thumbnail)
+            let round = ImageRequest(url: url, options: .storesVariantOnDisk, processors: [try ImageProcessors.Circle()], thumbnail: thumbnail)
             let plain = ImageRequest(url: url, options: .storesVariantOnDisk, thumbnail: thumbnail)
 
             let first = try await fixture.load(round)

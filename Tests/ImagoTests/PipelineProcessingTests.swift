@@ -7,7 +7,7 @@ import Testing
 struct PipelineProcessingTests {
     typealias Resize = ImageProcessors.Resize
 
-    static let variants: [[any ImageProcessing]] = [
+    static let variants: [[any ImageProcessing]] = try! [
         [],
         [Resize(size: PixelSize(width: 64, height: 64))],
         [Resize(size: PixelSize(width: 64, height: 64), contentMode: .aspectFill, crop: true)],
@@ -51,7 +51,7 @@ struct PipelineProcessingTests {
                 #expect(cached?.image?.width == images[index * 2].width)
                 #expect(cached?.image?.pixels == images[index * 2].pixels)
             }
-            #expect(pipeline.cachedResponse(for: ImageRequest(url: url, processors: [ImageProcessors.GaussianBlur(radius: 2)])) == nil)
+            #expect(pipeline.cachedResponse(for: ImageRequest(url: url, processors: [try ImageProcessors.GaussianBlur(radius: 2)])) == nil)
         }
     }
 
@@ -59,7 +59,7 @@ struct PipelineProcessingTests {
     func laterVariants() async throws {
         try await withOrigin { origin, pipeline in
             let url = origin.serve(try Corpus.data("png/basn2c08.png"), at: "/p.png")
-            let small = ImageRequest(url: url, processors: [Resize(size: PixelSize(width: 8, height: 8))])
+            let small = ImageRequest(url: url, processors: [try Resize(size: PixelSize(width: 8, height: 8))])
             let first = try await pipeline.response(for: small)
             #expect(first.image?.width == 8 && first.source == .network)
             let again = try await pipeline.response(for: small)
@@ -76,7 +76,7 @@ struct PipelineProcessingTests {
         try await withOrigin { origin, pipeline in
             origin.serve(try Corpus.data("png/basn2c08.png"), at: "/f.png")
             let url = origin.url("/f.png?gate=go")
-            let failing = ImageRequest(url: url, processors: [ImageProcessors.Crop(x: 100, y: 100, width: 10, height: 10)])
+            let failing = ImageRequest(url: url, processors: [try ImageProcessors.Crop(x: 100, y: 100, width: 10, height: 10)])
             let bad = pipeline.imageTask(with: failing)
             let good = pipeline.imageTask(with: ImageRequest(url: url))
             await origin.wait { $0.requests.count == 1 }
@@ -100,7 +100,7 @@ struct PipelineProcessingTests {
             origin.serve(data, at: "/prog.jpg")
             // Ten chunks, one every 100 ms.
             let url = origin.url("/prog.jpg?rate=\(data.count)")
-            let request = ImageRequest(url: url, options: .previews, processors: [Resize(size: PixelSize(width: 40, height: 40))])
+            let request = ImageRequest(url: url, options: .previews, processors: [try Resize(size: PixelSize(width: 40, height: 40))])
             let previews = Recorder<Int>()
             let task = pipeline.imageTask(with: request, preview: { previews.append($0.image!.width) })
             let final = try await task.response.image!
@@ -141,7 +141,7 @@ struct ThumbnailTests {
             let url = origin.url("/photo.jpg?gate=go")
             let fit = ImageRequest(url: url, thumbnail: .init(maxPixelSize: 300))
             let fill = ImageRequest(url: url, thumbnail: .init(size: PixelSize(width: 50, height: 50), contentMode: .aspectFill, scale: 2))
-            let filledAndRound = ImageRequest(url: url, processors: [ImageProcessors.Circle()], thumbnail: fill.thumbnail)
+            let filledAndRound = ImageRequest(url: url, processors: [try ImageProcessors.Circle()], thumbnail: fill.thumbnail)
             let handles = [fit, fill, filledAndRound, ImageRequest(url: url)].map { pipeline.imageTask(with: $0) }
             await origin.wait { $0.requests.count == 1 }
             origin.release("go")
@@ -191,7 +191,7 @@ extension ThumbnailTests {
             let url = origin.serve(data, at: "/turned.jpg")
             let box = PixelSize(width: 60, height: 60)
             let thumbnail = try await pipeline.image(for: ImageRequest(url: url, thumbnail: .init(size: box, contentMode: mode)))
-            let expected = ImageProcessors.Resize(size: box, contentMode: mode, crop: mode == .aspectFill).scaledSize(width: upright.width, height: upright.height)
+            let expected = try ImageProcessors.Resize(size: box, contentMode: mode, crop: mode == .aspectFill).scaledSize(width: upright.width, height: upright.height)
             let cropped = mode == .aspectFill ? PixelSize(width: min(60, expected.width), height: min(60, expected.height)) : expected
             #expect(PixelSize(width: thumbnail.width, height: thumbnail.height) == cropped)
             if mode == .aspectFit { #expect(max(thumbnail.width, thumbnail.height) == 60 && (thumbnail.width > thumbnail.height) == (upright.width > upright.height)) }

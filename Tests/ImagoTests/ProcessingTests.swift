@@ -195,7 +195,7 @@ struct ProcessingTests {
 
     @Test func aCompositionAppliesInOrderAndNamesEveryStep() throws {
         let composition = ImageProcessors.Composition([
-            Resize(size: .init(width: 100, height: 100), contentMode: .aspectFill, crop: true),
+            try Resize(size: .init(width: 100, height: 100), contentMode: .aspectFill, crop: true),
             ImageProcessors.Grayscale(),
         ])
         #expect(composition.identifier == "imago.resize(100x100,aspectFill,crop)|imago.grayscale")

@@ -21,7 +21,7 @@ enum ThumbnailBenchmark {
         var options = DecodingOptions()
         options.targetSize = PixelSize(width: box, height: box)
         options.targetMode = .fit
-        let resize = ImageProcessors.Resize(size: PixelSize(width: box, height: box))
+        let resize = try ImageProcessors.Resize(size: PixelSize(width: box, height: box))
         let encoder = JPEGEncoder(quality: 80)
         let photos = try files.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
         var size = ""
@@ -96,8 +96,8 @@ enum ThumbnailBenchmark {
         let url = URL(fileURLWithPath: file)
         let thumbnail = ImageRequest.Thumbnail(maxPixelSize: box)
         let processors: [[any ImageProcessing]] = [
-            [], [ImageProcessors.Circle()], [ImageProcessors.RoundedCorners(radius: 24)],
-            [ImageProcessors.Grayscale()], [ImageProcessors.GaussianBlur(radius: 3)],
+            [], [try ImageProcessors.Circle()], [try ImageProcessors.RoundedCorners(radius: 24)],
+            [ImageProcessors.Grayscale()], [try ImageProcessors.GaussianBlur(radius: 3)],
         ]
         func load(_ count: Int) async throws -> Double {
             var configuration = ImagePipeline.Configuration()

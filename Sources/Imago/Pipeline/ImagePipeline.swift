@@ -461,7 +461,7 @@ public final class ImagePipeline: Sendable {
             guard plan.scalesDown, image.width * image.height > limit else { return .success(image) }
             let scale = (Double(limit) / Double(image.width * image.height)).squareRoot()
             let box = PixelSize(width: max(1, Int(Double(image.width) * scale)), height: max(1, Int(Double(image.height) * scale)))
-            return process(image, with: [ImageProcessors.Resize(size: box)], url: url)
+            return process(image, with: [ImageProcessors.Resize(checkedSize: box)], url: url)
         }
     }
 

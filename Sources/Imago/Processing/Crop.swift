@@ -10,7 +10,13 @@ extension ImageProcessors {
         public var height: Int
 
         /// Makes a crop of the rectangle at (`x`, `y`) from the top left, `width × height` pixels.
-        public init(x: Int, y: Int, width: Int, height: Int) {
+        /// Throws unless the sides are at least 1 and every value is within ±2^31.
+        public init(x: Int, y: Int, width: Int, height: Int) throws(ImagoError) {
+            try Self.validate(x: x, y: y, width: width, height: height)
+            self.init(checkedX: x, y: y, width: width, height: height)
+        }
+
+        private init(checkedX x: Int, y: Int, width: Int, height: Int) {
             self.x = x
             self.y = y
             self.width = width
@@ -19,12 +25,20 @@ extension ImageProcessors {
 
         /// The `width × height` rectangle at the centre of `image`.
         public static func centered(width: Int, height: Int, in image: Image) -> Crop {
-            Crop(x: (image.width - width) / 2, y: (image.height - height) / 2, width: width, height: height)
+            Crop(checkedX: (image.width - width) / 2, y: (image.height - height) / 2, width: width, height: height)
         }
 
         public var identifier: String { "imago.crop(\(x),\(y),\(width)x\(height))" }
 
+        private static func validate(x: Int, y: Int, width: Int, height: Int) throws(ImagoError) {
+            let bound = Int(Int32.max)
+            guard width > 0, height > 0, width <= bound, height <= bound, (-bound...bound).contains(x), (-bound...bound).contains(y) else {
+                throw .processing("crop \(width)×\(height) at (\(x), \(y)): sides must be at least 1 and values within ±\(bound)")
+            }
+        }
+
         public func process(_ image: Image) throws(ImagoError) -> Image {
+            try Self.validate(x: x, y: y, width: width, height: height)
             let left = max(0, x), top = max(0, y)
             let right = min(image.width, x + width), bottom = min(image.height, y + height)
             guard right > left, bottom > top else {

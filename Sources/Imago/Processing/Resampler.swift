@@ -29,7 +29,8 @@ enum Resampler {
 
         /// Gaussian weights of standard deviation `sigma` over `size` positions (same size out).
         static func gaussian(size: Int, sigma: Double) -> Weights {
-            let support = max(3 * sigma, 0.5)
+            // Taps past the row's length add nothing (they are dropped): never more than it.
+            let support = min(max(3 * sigma, 0.5), Double(max(size, 1)))
             return make(input: size, output: size, support: support) { position in
                 let center = Double(position) + 0.5
                 return (center, { exp(-(($0 - center) * ($0 - center)) / (2 * sigma * sigma)) })

@@ -28,8 +28,20 @@ extension ImageProcessors {
         /// exactly the target size.
         public var crop: Bool
 
-        /// Makes a resize; `size` must be at least 1 × 1.
-        public init(size: PixelSize, contentMode: ContentMode = .aspectFit, upscale: Bool = false, crop: Bool = false) {
+        /// The most pixels a target may have (what an upscale allocates per frame is 4 bytes each).
+        public static let maxPixels = 100_000_000
+        /// The longest side a target may have.
+        public static let maxSide = 65_535
+
+        /// Makes a resize. Throws unless `size` is at least 1 × 1, at most ``maxSide`` a side and
+        /// ``maxPixels`` in all.
+        public init(size: PixelSize, contentMode: ContentMode = .aspectFit, upscale: Bool = false, crop: Bool = false) throws(ImagoError) {
+            try Self.validate(size)
+            self.init(checkedSize: size, contentMode: contentMode, upscale: upscale, crop: crop)
+        }
+
+        /// A resize to a size Imago derived from an image's own (already within the limits).
+        init(checkedSize size: PixelSize, contentMode: ContentMode = .aspectFit, upscale: Bool = false, crop: Bool = false) {
             self.size = size
             self.contentMode = contentMode
             self.upscale = upscale
@@ -56,8 +68,15 @@ extension ImageProcessors {
             }
         }
 
-        public func process(_ image: Image) throws(ImagoError) -> Image {
+        private static func validate(_ size: PixelSize) throws(ImagoError) {
             guard size.width > 0, size.height > 0 else { throw .processing("resize to \(size.width)×\(size.height): the target must be at least 1×1") }
+            guard size.width <= maxSide, size.height <= maxSide, size.width * size.height <= maxPixels else {
+                throw .processing("resize to \(size.width)×\(size.height): the target must be at most \(maxSide) a side and \(maxPixels) pixels")
+            }
+        }
+
+        public func process(_ image: Image) throws(ImagoError) -> Image {
+            try Self.validate(size) // the property may have changed since init
             let scaled = scaledSize(width: image.width, height: image.height)
             let hasAlpha = image.metadata.hasAlpha
             let result = image.mapFrames(width: scaled.width, height: scaled.height) {

@@ -26,16 +26,29 @@ extension ImageProcessors {
         public var radius: Double
         public var border: Border?
 
-        /// Makes the processor; the radius is capped at half the shorter side.
-        public init(radius: Double, border: Border? = nil) {
+        /// Makes the processor; the radius is capped at half the shorter side. Throws for a radius
+        /// or border width that is not a finite number of 0 or more.
+        public init(radius: Double, border: Border? = nil) throws(ImagoError) {
+            try Self.validate(radius: radius, border: border)
+            self.init(checkedRadius: radius, border: border)
+        }
+
+        init(checkedRadius radius: Double, border: Border?) {
             self.radius = radius
             self.border = border
+        }
+
+        static func validate(radius: Double, border: Border?) throws(ImagoError) {
+            guard radius.isFinite, radius >= 0 else { throw .processing("corner radius \(radius) must be a finite number of 0 or more") }
+            if let border, !(border.width.isFinite && border.width >= 0) {
+                throw .processing("border width \(border.width) must be a finite number of 0 or more")
+            }
         }
 
         public var identifier: String { "imago.rounded(\(radius)\(border.map { ",border:" + $0.identifier } ?? ""))" }
 
         public func process(_ image: Image) throws(ImagoError) -> Image {
-            guard radius.isFinite, radius >= 0 else { throw .processing("corner radius \(radius) is not a length") }
+            try Self.validate(radius: radius, border: border) // the properties may have changed since init
             let width = image.width, height = image.height
             let radius = min(radius, Double(min(width, height)) / 2)
             let border = border
@@ -85,8 +98,9 @@ extension ImageProcessors {
     public struct Circle: ImageProcessing, Hashable {
         public var border: Border?
 
-        /// Makes the processor.
-        public init(border: Border? = nil) {
+        /// Makes the processor. Throws for a border width that is not a finite number of 0 or more.
+        public init(border: Border? = nil) throws(ImagoError) {
+            try RoundedCorners.validate(radius: 0, border: border)
             self.border = border
         }
 
@@ -95,7 +109,7 @@ extension ImageProcessors {
         public func process(_ image: Image) throws(ImagoError) -> Image {
             let side = min(image.width, image.height)
             let square = try Crop.centered(width: side, height: side, in: image).process(image)
-            return try RoundedCorners(radius: Double(side) / 2, border: border).process(square)
+            return try RoundedCorners(checkedRadius: Double(side) / 2, border: border).process(square)
         }
     }
 }

@@ -24,14 +24,25 @@ extension ImageRequest {
             self.init(size: PixelSize(width: maxPixelSize, height: maxPixelSize))
         }
 
-        /// The box in pixels.
+        /// The box in pixels: size × scale, each side from 1 to 65,535 and at most 100 megapixels in
+        /// all (a box the caller sets larger, or a scale that is not a finite positive number, is
+        /// brought within them).
         public var pixelSize: PixelSize {
-            PixelSize(width: max(1, Int((Double(size.width) * scale).rounded())), height: max(1, Int((Double(size.height) * scale).rounded())))
+            let scale = scale.isFinite && scale > 0 ? min(scale, 16) : 1
+            func side(_ points: Int) -> Int {
+                Int(min(max((Double(points) * scale).rounded(), 1), Double(ImageProcessors.Resize.maxSide)))
+            }
+            var box = PixelSize(width: side(size.width), height: side(size.height))
+            if box.width * box.height > ImageProcessors.Resize.maxPixels {
+                let shrink = (Double(ImageProcessors.Resize.maxPixels) / Double(box.width * box.height)).squareRoot()
+                box = PixelSize(width: max(1, Int(Double(box.width) * shrink)), height: max(1, Int(Double(box.height) * shrink)))
+            }
+            return box
         }
 
         /// The resize that finishes the thumbnail after the reduced decode.
         public var resize: ImageProcessors.Resize {
-            ImageProcessors.Resize(size: pixelSize, contentMode: contentMode, crop: contentMode == .aspectFill)
+            ImageProcessors.Resize(checkedSize: pixelSize, contentMode: contentMode, crop: contentMode == .aspectFill)
         }
 
         var identifier: String { "thumbnail(\(resize.identifier))" }
@@ -44,7 +55,7 @@ extension ImageRequest {
             let swaps = metadata.orientationApplied.swapsDimensions
             let original = swaps ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
             let exact = resize.scaledSize(width: original.0, height: original.1)
-            let scaled = try ImageProcessors.Resize(size: exact, contentMode: .fill, upscale: true).process(image)
+            let scaled = try ImageProcessors.Resize(checkedSize: exact, contentMode: .fill, upscale: true).process(image)
             return try resize.croppedToTarget(scaled)
         }
 
