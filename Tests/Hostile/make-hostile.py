@@ -90,3 +90,18 @@ def animated_webp(width, height, frames):
 write("webp-timestamps-past-int32.webp", animated_webp(1, 1, [(0, 0, 0xFFFFFF)] * 130))
 # 8. A 10000×10000 canvas and five 1×1 frames.
 write("webp-huge-canvas-five-frames.webp", animated_webp(10000, 10000, [(2 * i, 2 * i, 100) for i in range(5)]))
+
+def truncated_huge_jpeg():
+    """A 64×64 baseline JPEG from cjpeg whose frame header is patched to 10000×10000: about 2 KB
+    of entropy data for 100 megapixels, which libjpeg-turbo decodes with a warning and gray."""
+    with tempfile.TemporaryDirectory() as d:
+        ppm = os.path.join(d, "p.ppm")
+        with open(ppm, "wb") as f:
+            f.write(b"P6 64 64 255\n" + bytes((x * 4 + y) % 256 for y in range(64) for x in range(64) for _ in range(3)))
+        data = bytearray(subprocess.run(["cjpeg", "-quality", "90", ppm], check=True, capture_output=True).stdout)
+    sof = data.index(b"\xFF\xC0")
+    data[sof + 5:sof + 9] = struct.pack(">HH", 10000, 10000)
+    return bytes(data)
+
+# 8. 10000×10000 declared, ~2 KB of data.
+write("jpeg-truncated-10000x10000.jpeg", truncated_huge_jpeg())

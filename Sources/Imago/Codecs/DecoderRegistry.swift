@@ -26,6 +26,16 @@ public final class DecoderRegistry: Sendable {
         decoders.withLock { $0.reversed().first { $0.canDecode(data) } }
     }
 
+    /// What decoding `data` will hold, capped at ``DecodingOptions/maxDecodedBytes`` (a decode
+    /// that would hold more is refused by its decoder); 0 when no decoder recognises the bytes,
+    /// the cap when the decoder cannot tell.
+    public func estimate(_ data: Data, options: DecodingOptions = DecodingOptions()) -> DecodeEstimate {
+        guard let decoder = decoder(for: data) else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
+        var estimate = decoder.estimate(data, options: options) ?? DecodeEstimate(width: 0, height: 0, bytes: options.maxDecodedBytes)
+        estimate.bytes = min(estimate.bytes, options.maxDecodedBytes)
+        return estimate
+    }
+
     /// Decodes `data` with the decoder that recognises it.
     public func decode(_ data: Data, options: DecodingOptions = DecodingOptions()) throws(ImagoError) -> Image {
         guard let decoder = decoder(for: data) else {

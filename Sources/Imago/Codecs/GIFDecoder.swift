@@ -15,6 +15,46 @@ public struct GIFDecoder: ImageDecoding {
         data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8))
     }
 
+    /// The canvas and a copy of it for every frame, the frames counted by walking the blocks.
+    public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
+        data.withUnsafeBytes { bytes -> DecodeEstimate in
+            guard bytes.count >= 13 else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
+            let width = Int(bytes[6]) | Int(bytes[7]) << 8, height = Int(bytes[8]) | Int(bytes[9]) << 8
+            return .buffers(Self.frameCount(bytes) + 1, width: width, height: height, options: options)
+        }
+    }
+
+    /// The image descriptors in a GIF, found by hopping over color tables and sub-blocks.
+    static func frameCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var offset = 13, frames = 0
+        if bytes[10] & 0x80 != 0 { offset += 3 << (Int(bytes[10] & 7) + 1) }
+        func skipSubBlocks() {
+            while offset < bytes.count {
+                let length = Int(bytes[offset])
+                offset += 1 + length
+                if length == 0 { return }
+            }
+        }
+        while offset < bytes.count {
+            switch bytes[offset] {
+            case 0x21:
+                offset += 2
+                skipSubBlocks()
+            case 0x2C:
+                frames += 1
+                guard offset + 10 < bytes.count else { return frames }
+                let flags = bytes[offset + 9]
+                offset += 10
+                if flags & 0x80 != 0 { offset += 3 << (Int(flags & 7) + 1) }
+                offset += 1 // LZW minimum code size
+                skipSubBlocks()
+            default:
+                return frames // the trailer, or bytes that are not a block
+            }
+        }
+        return frames
+    }
+
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let result = data.withUnsafeBytes { bytes in
             Result { () throws(ImagoError) in try decode(bytes, options: options) }

@@ -13,6 +13,38 @@ public protocol ImageDecoding: Sendable {
     func canDecode(_ data: Data) -> Bool
     /// Decodes the bytes.
     func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image
+    /// What decoding the bytes with `options` will hold, from their header alone, so the
+    /// pipeline can reserve it in its ``DecodeMemoryBudget`` before decoding; nil when the decoder
+    /// cannot tell (the pipeline then reserves ``DecodingOptions/maxDecodedBytes``).
+    func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate?
+}
+
+extension ImageDecoding {
+    public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? { nil }
+}
+
+/// What a decode will hold, read from an image's header.
+public struct DecodeEstimate: Sendable, Hashable {
+    /// The size the header declares.
+    public var width: Int
+    public var height: Int
+    /// Bytes of pixels the decode will hold at most (canvas, frames, working copies).
+    public var bytes: Int
+
+    /// Makes an estimate.
+    public init(width: Int, height: Int, bytes: Int) {
+        self.width = width
+        self.height = height
+        self.bytes = bytes
+    }
+
+    /// `buffers` RGBA buffers of `width × height`; nothing (the decode will refuse the header at
+    /// once) when the size is empty or over `options`' limits.
+    static func buffers(_ buffers: Int, width: Int, height: Int, options: DecodingOptions) -> DecodeEstimate {
+        guard (try? options.check(width: width, height: height)) != nil else { return DecodeEstimate(width: width, height: height, bytes: 0) }
+        let (bytes, overflow) = buffers.multipliedReportingOverflow(by: width * height * 4)
+        return DecodeEstimate(width: width, height: height, bytes: overflow ? Int.max : bytes)
+    }
 }
 
 /// Limits and choices for decoding.

@@ -19,6 +19,15 @@ public struct JPEGDecoder: ImageDecoding {
         data.starts(with: [0xFF, 0xD8, 0xFF])
     }
 
+    /// The output (and a turned copy for EXIF orientation); a progressive file adds libjpeg's
+    /// coefficient buffers, 2 bytes for each of up to 3 samples a pixel.
+    public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
+        let markers = data.withUnsafeBytes { JPEGMarkers($0) }
+        var estimate = DecodeEstimate.buffers(2, width: markers.width, height: markers.height, options: options)
+        if markers.isProgressive, estimate.bytes > 0 { estimate.bytes += markers.width * markers.height * 6 }
+        return estimate
+    }
+
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         guard let handle = tjInitDecompress() else { throw Self.invalid("cannot create a TurboJPEG decompressor") }
         defer { tjDestroy(handle) }

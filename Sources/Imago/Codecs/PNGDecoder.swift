@@ -16,6 +16,16 @@ public struct PNGDecoder: ImageDecoding {
         data.starts(with: Self.signature)
     }
 
+    /// The RGBA output and, for palette images, their indices: IHDR's size, read directly.
+    public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
+        guard data.count >= 24 else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
+        let header = Array(data.prefix(24))
+        let width = header[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = header[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        var estimate = DecodeEstimate.buffers(1, width: width, height: height, options: options)
+        estimate.bytes += estimate.bytes / 4
+        return estimate
+    }
+
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         guard let context = spng_ctx_new(0) else { throw Self.invalid("cannot create a decoder") }
         defer { spng_ctx_free(context) }

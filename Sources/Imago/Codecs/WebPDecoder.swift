@@ -13,6 +13,22 @@ public struct WebPDecoder: ImageDecoding {
         data.count >= 12 && data.starts(with: Array("RIFF".utf8)) && data.dropFirst(8).starts(with: Array("WEBP".utf8))
     }
 
+    /// A still: its output. An animation: libwebp's two canvases and a copy of every frame.
+    public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
+        data.withUnsafeBytes { bytes -> DecodeEstimate in
+            guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
+            var features = WebPBitstreamFeatures()
+            guard WebPGetFeatures(base, bytes.count, &features) == VP8_STATUS_OK else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
+            let width = Int(features.width), height = Int(features.height)
+            guard features.has_animation != 0 else { return .buffers(1, width: width, height: height, options: options) }
+            var data = WebPData(bytes: base, size: bytes.count)
+            guard let demux = WebPDemux(&data) else { return DecodeEstimate(width: width, height: height, bytes: 0) }
+            defer { WebPDemuxDelete(demux) }
+            let frames = Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
+            return .buffers(frames + 2, width: width, height: height, options: options)
+        }
+    }
+
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let result = data.withUnsafeBytes { bytes in
             Result { () throws(ImagoError) in try decode(bytes, options: options) }

@@ -402,12 +402,38 @@ public final class ImagePipeline: Sendable {
             (state.transfers[transferID]?.handles.values.filter(\.task.decodes).map(\.task.request) ?? [],
              state.transfers[transferID]?.priority ?? request.priority)
         }
+        // The decodes wait for room in the memory budget first; an image over the whole budget
+        // fails its decodes (data-only handles still get the bytes).
+        let (reservation, refusal) = await reserveMemory(for: requests, data: loaded.data, url: loaded.response.url)
         await cpuStage.run(priority: priority) { [contacted] in
             var decoded = Decoded()
+            if let refusal { for request in requests { decoded.decodes[request.decodePlan] = .failure(refusal) } }
             for request in requests { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
             // Only bytes that decoded reach the disk cache.
             self.settleDisk(loaded, valid: decoded.decodes.values.contains { if case .success = $0 { true } else { false } })
             self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
+        }
+        configuration.decodeMemoryBudget.release(reservation)
+    }
+
+    /// Reserves in the decode memory budget what decoding `data` for `requests` will hold: each
+    /// distinct decode's estimate, doubled when processors make copies. Returns the bytes held
+    /// (to release after the decodes) or why the decodes may not run.
+    private func reserveMemory(for requests: [ImageRequest], data: Data, url: URL) async -> (bytes: Int, refusal: ImagoError?) {
+        var bytes = 0, width = 0, height = 0
+        for plan in Set(requests.map(\.decodePlan)) {
+            let estimate = decoders.estimate(data, options: decodingOptions(for: plan))
+            bytes = bytes.addingReportingOverflow(estimate.bytes).overflow ? Int.max : bytes + estimate.bytes
+            (width, height) = estimate.bytes > 0 ? (estimate.width, estimate.height) : (width, height)
+        }
+        if requests.contains(where: { !$0.processors.isEmpty }) { bytes = bytes > Int.max / 2 ? Int.max : bytes * 2 }
+        do {
+            try await configuration.decodeMemoryBudget.reserve(bytes, width: width, height: height)
+            return (bytes, nil)
+        } catch {
+            var error = error
+            error.url = url
+            return (0, error)
         }
     }
 
@@ -447,13 +473,7 @@ public final class ImagePipeline: Sendable {
     /// Decodes `data` as `plan` says: reduced for a thumbnail and resampled to it, or reduced and
     /// resampled under the large-image limit, or at full size.
     private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan) -> Result<Image, ImagoError> {
-        var options = configuration.decodingOptions
-        if let thumbnail = plan.thumbnail {
-            options = thumbnail.decodingOptions(options)
-        } else if plan.scalesDown {
-            options.scaleDownPixelLimit = configuration.largeImagePixelLimit
-        }
-        return decode(data, url: url, options: options).flatMap { image in
+        decode(data, url: url, options: decodingOptions(for: plan)).flatMap { image in
             if let thumbnail = plan.thumbnail {
                 return Self.attempt(url) { () throws(ImagoError) in try thumbnail.finish(image) }
             }
@@ -463,6 +483,17 @@ public final class ImagePipeline: Sendable {
             let box = PixelSize(width: max(1, Int(Double(image.width) * scale)), height: max(1, Int(Double(image.height) * scale)))
             return process(image, with: [ImageProcessors.Resize(checkedSize: box)], url: url)
         }
+    }
+
+    /// The configuration's decoding options as `plan` needs them.
+    private func decodingOptions(for plan: ImageRequest.DecodePlan) -> DecodingOptions {
+        var options = configuration.decodingOptions
+        if let thumbnail = plan.thumbnail {
+            options = thumbnail.decodingOptions(options)
+        } else if plan.scalesDown {
+            options.scaleDownPixelLimit = configuration.largeImagePixelLimit
+        }
+        return options
     }
 
     private func process(_ image: Image, with processors: [any ImageProcessing], url: URL) -> Result<Image, ImagoError> {

@@ -50,8 +50,13 @@ extension ImagePipeline {
         public var cookies: (@Sendable (URL) -> String?)?
         /// Accept TLS certificates that do not verify, for every request. Default false.
         public var allowInvalidCertificates = false
-        /// Limits for decoding (pixels, side, frames) and whether EXIF orientation is applied.
+        /// Limits for decoding (pixels, side, frames, bytes per decode) and whether EXIF
+        /// orientation is applied.
         public var decodingOptions = DecodingOptions()
+        /// Bytes of pixels all concurrent decodes may hold: a decode waits for room, and an image
+        /// that alone needs more is refused. Default ``DecodeMemoryBudget/shared`` (1 GiB), shared
+        /// by every pipeline that keeps the default.
+        public var decodeMemoryBudget = DecodeMemoryBudget.shared
         /// Least time between two previews of one transfer, for requests with `.previews`.
         public var previewInterval: Duration = .milliseconds(100)
         /// Most pixels a request with `.scaleDownLargeImages` gets. Default 16,777,216 (4096 × 4096,
