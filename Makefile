@@ -8,7 +8,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench fuzz-jpeg-dc clean
+.PHONY: deps build demo test bench fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -39,16 +39,50 @@ bench: deps
 	cd Benchmarks && $(SWIFT) build -c release
 	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python $$($(SWIFT) build -c release --show-bin-path)/imago-bench
 
-# Fuzzes Imago's own C code, the DC-only JPEG decoder, with libFuzzer under ASan and UBSan (the
-# Swift toolchain's clang), seeded with the corpus JPEGs; FUZZ_SECONDS long. Findings land in
-# .build/fuzz-jpeg-dc/.
+# Fuzzing: libFuzzer under AddressSanitizer, FUZZ_SECONDS per harness. `imago-fuzz` holds the
+# harnesses over Imago's Swift API (Fuzz/imago-fuzz/Harness.swift): decode (every decoder, limits
+# and reduced scales picked by the first byte), preview (every prefix), gif-animation and
+# webp-animation (structure-aware generators), http-freshness, data-url. fuzz-jpeg-dc fuzzes the
+# DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
+# a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := decode preview gif-animation webp-animation http-freshness data-url
+FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
+	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
+fuzz-build: deps
+	$(SWIFT) build $(FUZZ_FLAGS)
+
+fuzz: fuzz-build fuzz-jpeg-dc
+	@set -e; bin=$$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)/imago-fuzz; \
+	for target in $(FUZZ_TARGETS); do \
+		corpus=.build-fuzz/corpus/$$target; findings=.build-fuzz/findings/$$target; mkdir -p $$corpus $$findings; \
+		case $$target in \
+			decode) cp ../shared/corpus/*/*.* Tests/Hostile/*.* $$corpus/ 2>/dev/null || true; rm -f $$corpus/*.md $$corpus/*.py $$corpus/*README*;; \
+			preview) cp ../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp $$corpus/;; \
+			http-freshness|data-url) cp Fuzz/seeds/$$target/* $$corpus/;; \
+		esac; \
+		echo "== $$target: $(FUZZ_SECONDS) s"; \
+		IMAGO_FUZZ_TARGET=$$target $$bin -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=4096 -timeout=30 \
+			-print_final_stats=1 -artifact_prefix=$$findings/ $$corpus 2>&1 | grep -E "^(stat::|==|INFO: Running|#[0-9]+ +DONE)|ERROR|SUMMARY|crash-|leak-|timeout-|oom-" || true; \
+		if ls $$findings/* >/dev/null 2>&1; then echo "findings in $$findings:"; ls $$findings; exit 1; fi; \
+	done
+
+# The DC-only JPEG decoder's C, with libFuzzer, ASan and UBSan, seeded with the corpus JPEGs.
 fuzz-jpeg-dc: deps
-	mkdir -p .build/fuzz-jpeg-dc/corpus
-	cp ../shared/corpus/jpeg/*.jpeg .build/fuzz-jpeg-dc/corpus/
+	mkdir -p .build-fuzz/jpeg-dc/corpus
+	cp ../shared/corpus/jpeg/*.jpeg .build-fuzz/jpeg-dc/corpus/
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fuse-ld=lld \
-		-ISources/CJPEGDC/include Fuzz/jpeg_dc_fuzz.c Sources/CJPEGDC/jpeg_dc.c -lturbojpeg -o .build/fuzz-jpeg-dc/fuzz
-	cd .build/fuzz-jpeg-dc && ./fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=65536 corpus
+		-ISources/CJPEGDC/include Fuzz/jpeg_dc_fuzz.c Sources/CJPEGDC/jpeg_dc.c -lturbojpeg -o .build-fuzz/jpeg-dc/fuzz
+	cd .build-fuzz/jpeg-dc && ./fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 corpus 2>&1 | grep -E "^stat::|ERROR|SUMMARY|DONE" || true
+	@if ls .build-fuzz/jpeg-dc/crash-* >/dev/null 2>&1; then echo "findings in .build-fuzz/jpeg-dc"; exit 1; fi
+
+# The whole test suite under AddressSanitizer (with UBSan for the C targets), then under
+# ThreadSanitizer; each in its own scratch path.
+sanitize: deps
+	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
+	$(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
+	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread
 
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build .build-fuzz .build-asan .build-tsan Benchmarks/.build

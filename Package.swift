@@ -65,6 +65,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // libFuzzer harnesses over Imago's Swift API; `make fuzz` builds and runs them.
+        .executableTarget(
+            name: "imago-fuzz",
+            dependencies: ["Imago"],
+            path: "Fuzz/imago-fuzz"
+        ),
         .executableTarget(
             name: "imago-cache-writer",
             dependencies: ["Imago", "ImagoTestSupport"]

@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import Imago
+
+/// One fuzz target: what it does with each input. Every input must end in a value or an
+/// ImagoError; a trap, a sanitizer report or a libFuzzer out-of-memory/time-out is a finding.
+struct Harness: Sendable {
+    let name: String
+    let run: @Sendable (Data) -> Void
+
+    static let all: [Harness] = [
+        Harness(name: "decode") { data in
+            // The first byte picks limits and a reduced-scale target, so limit checks, DCT scaling
+            // and the 1/8 DC decoder are all reached from the same inputs.
+            guard let first = data.first else { return }
+            let body = data.dropFirst()
+            var options = DecodingOptions()
+            options.maxDecodedBytes = 256 << 20
+            if first & 1 != 0 { options.targetSize = PixelSize(width: 8 + Int(first >> 4), height: 8 + Int(first >> 4)) }
+            if first & 2 != 0 { options.targetMode = .fit }
+            if first & 4 != 0 { options.maxPixels = 4096; options.maxFrames = 3 }
+            if first & 8 != 0 { options.appliesOrientation = false }
+            let registry = DecoderRegistry.standard()
+            _ = registry.estimate(Data(body), options: options)
+            _ = try? registry.decode(Data(body), options: options)
+        },
+        Harness(name: "preview") { data in
+            // Every prefix a transfer could deliver, at most 48 cut points, through one decoder.
+            var decoder = PreviewDecoder()
+            let step = max(1, data.count / 48)
+            for end in stride(from: step, through: data.count, by: step) {
+                _ = decoder.preview(of: data.prefix(end))
+            }
+        },
+        Harness(name: "gif-animation") { data in
+            let file = GIFAnimationGenerator.make(from: data)
+            var options = DecodingOptions()
+            options.maxDecodedBytes = 256 << 20
+            _ = GIFDecoder().estimate(file, options: options)
+            _ = try? GIFDecoder().decode(file, options: options)
+        },
+        Harness(name: "webp-animation") { data in
+            let file = WebPAnimationGenerator.make(from: data)
+            var options = DecodingOptions()
+            options.maxDecodedBytes = 256 << 20
+            _ = WebPDecoder().estimate(file, options: options)
+            _ = try? WebPDecoder().decode(file, options: options)
+        },
+        Harness(name: "http-freshness") { data in
+            // Lines of "name: value"; the freshness decision and the conditional headers from them.
+            let text = String(decoding: data, as: UTF8.self)
+            let headers = text.split(separator: "\n").map { line -> (name: String, value: String) in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                return (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
+            }
+            let received = Date(timeIntervalSince1970: 1_700_000_000)
+            let freshness = HTTPFreshness(headers: headers, receivedAt: received)
+            _ = freshness.isFresh(storedAt: received, now: received.addingTimeInterval(3600))
+            _ = freshness.validationHeaders
+        },
+        Harness(name: "data-url") { data in
+            guard let url = URL(string: "data:" + String(decoding: data, as: UTF8.self)) else { return }
+            let sink = DataSink(url: url, maxSize: 1 << 20)
+            blocking { try? await DataURLLoader().load(DataLoadRequest(url: url), into: sink) }
+            _ = sink.progress
+        },
+    ]
+
+    /// The harness IMAGO_FUZZ_TARGET names (default `decode`).
+    static let selected: Harness = {
+        let name = ProcessInfo.processInfo.environment["IMAGO_FUZZ_TARGET"] ?? "decode"
+        guard let harness = all.first(where: { $0.name == name }) else {
+            FileHandle.standardError.write(Data("unknown IMAGO_FUZZ_TARGET \(name); one of \(all.map(\.name))\n".utf8))
+            exit(64)
+        }
+        return harness
+    }()
+}
+
+/// Runs async `work` to completion from libFuzzer's synchronous callback.
+func blocking(_ work: @escaping @Sendable () async -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await work()
+        done.signal()
+    }
+    done.wait()
+}
