@@ -2,10 +2,11 @@
 SWIFT ?= swift
 # Debian packages: the codec libraries the build links (TurboJPEG, libspng, libwebp, giflib), SQLite and
 # the xxHash headers for the disk cache; tools the
-# tests use to make or check images (exiftool, webp's dwebp/img2webp, gifsicle, libjpeg-turbo's cjpeg);
+# tests use to make or check images (exiftool, webp's dwebp/img2webp, gifsicle, libjpeg-turbo's
+# cjpeg/djpeg, giflib's gif2rgb);
 # curl (benchmark peer);
 # ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs curl ukui-wallpapers
+APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test bench fuzz fuzz-build fuzz-jpeg-dc sanitize clean

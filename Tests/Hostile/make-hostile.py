@@ -105,3 +105,78 @@ def truncated_huge_jpeg():
 
 # 8. 10000×10000 declared, ~2 KB of data.
 write("jpeg-truncated-10000x10000.jpeg", truncated_huge_jpeg())
+
+def lzw_full_table(indices, min_code=8):
+    """Plain LZW that fills the code table to its last code, 4095, and then keeps emitting 12-bit
+    codes without a clear code (the 'deferred clear' the GIF spec allows)."""
+    clear, eoi = 1 << min_code, (1 << min_code) + 1
+    table = {(i,): i for i in range(clear)}
+    next_code, width = eoi + 1, min_code + 1
+    codes = [(clear, width)]
+    current = (indices[0],)
+    for k in indices[1:]:
+        extended = current + (k,)
+        if extended in table:
+            current = extended
+            continue
+        codes.append((table[current], width))
+        if next_code < 4096:
+            table[extended] = next_code
+            next_code += 1
+            # The decoder, one entry behind, widens when its next code passes the width.
+            if next_code > (1 << width) and width < 12:
+                width += 1
+        current = (k,)
+    codes.append((table[current], width))
+    codes.append((eoi, width))
+    bits = nbits = 0
+    out = bytearray()
+    for code, w in codes:
+        bits |= code << nbits
+        nbits += w
+        while nbits >= 8:
+            out.append(bits & 0xFF); bits >>= 8; nbits -= 8
+    if nbits:
+        out.append(bits & 0xFF)
+    blocks = bytearray([min_code])
+    for start in range(0, len(out), 255):
+        blocks += bytes([len(out[start:start + 255])]) + out[start:start + 255]
+    return bytes(blocks + b"\x00"), next_code
+
+def gif_4096_codes():
+    import random
+    rng = random.Random(4096)
+    width = height = 96
+    indices = [rng.randrange(256) for _ in range(width * height)]
+    data, used = lzw_full_table(indices)
+    assert used == 4096, used
+    palette = b"".join(bytes((i, 255 - i, (i * 7) % 256)) for i in range(256))
+    header = b"GIF89a" + struct.pack("<HHBBB", width, height, 0xF7, 0, 0) + palette
+    return header + descriptor(0, 0, width, height) + data + b"\x3B"
+
+# 14. Every LZW code up to 4095 used, clear deferred: a valid GIF giflib and Pillow decode.
+write("gif-4096-codes.gif", gif_4096_codes())
+
+def jpeg_with_marker_0x80():
+    """The corpus photo with FF 80, not a valid marker, in the middle of its entropy-coded data:
+    djpeg refuses it."""
+    data = bytearray(open("../../../shared/corpus/jpeg/video-001.jpeg", "rb").read())
+    sos = data.index(b"\xFF\xDA")
+    start = sos + 2 + struct.unpack(">H", data[sos + 2:sos + 4])[0]
+    middle = start + (len(data) - start) // 2
+    return bytes(data[:middle] + b"\xFF\x80" + data[middle:])
+
+# 14. An invalid marker inside the scan.
+write("jpeg-marker-0x80-in-scan.jpeg", jpeg_with_marker_0x80())
+
+def cmyk_without_adobe():
+    """The corpus CMYK photo with its Adobe APP14 segment removed: libjpeg-based viewers still
+    read its CMYK as inverted (as Photoshop writes it)."""
+    data = bytearray(open("../../../shared/corpus/jpeg/video-001.cmyk.jpeg", "rb").read())
+    adobe = data.index(b"\xFF\xEE")
+    length = struct.unpack(">H", data[adobe + 2:adobe + 4])[0]
+    assert data[adobe + 4:adobe + 9] == b"Adobe"
+    return bytes(data[:adobe] + data[adobe + 2 + length:])
+
+# 14. CMYK with no Adobe marker.
+write("jpeg-cmyk-without-adobe.jpeg", cmyk_without_adobe())

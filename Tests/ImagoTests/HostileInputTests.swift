@@ -101,3 +101,49 @@ struct HostileInputTests {
         }
     }
 }
+
+@Suite("Hostile input: agreement with libjpeg and giflib")
+struct DecoderAgreementTests {
+    @Test("an invalid marker (0x80) inside the scan is refused, as djpeg refuses it; a truncated file is still shown")
+    func jpegInvalidMarker() throws {
+        let file = HostileFiles.root.appendingPathComponent("jpeg-marker-0x80-in-scan.jpeg")
+        #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/djpeg"), [file.path]).status != 0)
+        do {
+            let data = try Data(contentsOf: file)
+            let image = try JPEGDecoder().decode(data, options: DecodingOptions())
+            Issue.record("decoded as \(image.width)×\(image.height)")
+        } catch let error as ImagoError {
+            #expect(error.code == .invalidImage("JPEG: Unsupported marker type 0x80"))
+        }
+        // Warnings alone are not errors: the truncated progressive corpus file decodes.
+        let truncated = try JPEGDecoder().decode(Corpus.data("jpeg/video-001.progressive.truncated.jpeg"), options: DecodingOptions())
+        #expect(truncated.width == 150)
+        #expect(JPEGDecoder.isWarning("Premature end of JPEG file"))
+        #expect(JPEGDecoder.isWarning("Corrupt JPEG data: premature end of data segment"))
+        #expect(!JPEGDecoder.isWarning("Unsupported marker type 0x80"))
+    }
+
+    @Test("a CMYK JPEG without an Adobe marker is read inverted, as with one: the same pixels, not black")
+    func cmykWithoutAdobe() throws {
+        let stripped = try JPEGDecoder().decode(HostileFiles.data("jpeg-cmyk-without-adobe.jpeg"), options: DecodingOptions())
+        let original = try JPEGDecoder().decode(Corpus.data("jpeg/video-001.cmyk.jpeg"), options: DecodingOptions())
+        #expect(Corpus.samePixels(stripped.pixels, original.pixels))
+        let reference = try PNGDecoder().decode(Corpus.data("jpeg/video-001.cmyk.png"), options: DecodingOptions())
+        #expect(Corpus.maxDifference(stripped, reference) <= 8)
+    }
+
+    @Test("a GIF using all 4096 LZW codes with a deferred clear decodes exactly as giflib's gif2rgb does")
+    func gifFullCodeTable() throws {
+        let file = HostileFiles.root.appendingPathComponent("gif-4096-codes.gif")
+        let image = try GIFDecoder().decode(Data(contentsOf: file), options: DecodingOptions())
+        #expect((image.width, image.height) == (96, 96))
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let prefix = directory.appendingPathComponent("planes").path
+        try runTool("/usr/bin/gif2rgb", ["-o", prefix, file.path])
+        let planes = try ["R", "G", "B"].map { try Data(contentsOf: URL(fileURLWithPath: "\(prefix).\($0)")) }
+        var expected: [UInt8] = []
+        for index in 0..<(96 * 96) { expected += [planes[0][index], planes[1][index], planes[2][index], 255] }
+        #expect(image.pixels == expected)
+    }
+}

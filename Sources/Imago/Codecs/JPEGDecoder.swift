@@ -66,18 +66,34 @@ public struct JPEGDecoder: ImageDecoding {
             }
             let status = tjDecompress2(handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
                                        Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE)
-            // A warning (a truncated stream) still fills every row.
-            if status != 0 && tjGetErrorCode(handle) != Int32(TJERR_WARNING.rawValue) {
-                return .failure(Self.invalid(String(cString: tjGetErrorStr2(handle))))
+            // A warning (a truncated stream, damaged entropy data) still fills every row: accepted,
+            // as browsers show such files. A fatal error is refused, even after a warning.
+            if status != 0 {
+                let message = String(cString: tjGetErrorStr2(handle))
+                guard tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue), Self.isWarning(message) else {
+                    return .failure(Self.invalid(message))
+                }
             }
             return .success(())
         }
-        if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: markers.isAdobe) }
+        // Every CMYK JPEG is read as Photoshop writes it, inverted (255 = no ink), Adobe marker or
+        // not, as libjpeg-based viewers do: a file without the marker would otherwise come out black.
+        if isCMYK { Self.convertCMYKToRGBA(&pixels) }
         let upright = orientation.apply(to: pixels, width: scaledWidth, height: scaledHeight)
         return Image(
             width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)],
             metadata: ImageMetadata(format: .jpeg, originalWidth: Int(width), originalHeight: Int(height), orientationApplied: orientation, hasAlpha: false)
         )
+    }
+
+    /// Whether TurboJPEG's last message is one of libjpeg's warnings (its JWRN_ messages), after
+    /// which every row has been written. TurboJPEG's error code alone cannot tell: once a warning
+    /// has been issued it reports TJERR_WARNING even when a fatal error followed (an unknown
+    /// marker in the scan after "premature end of data segment"), with rows left unwritten.
+    static func isWarning(_ message: String) -> Bool {
+        ["Corrupt JPEG data", "Premature end of JPEG file", "Warning:", "Inconsistent progression sequence",
+         "Invalid SOS parameters for sequential JPEG", "Unknown Adobe color transform code", "Application transferred too many scanlines"]
+            .contains { message.hasPrefix($0) }
     }
 
     /// The smallest TurboJPEG scale whose output still covers `target` (given in upright terms).
@@ -103,10 +119,9 @@ public struct JPEGDecoder: ImageDecoding {
     }
 
     /// CMYK as libjpeg returns it, to RGBA. Adobe files store CMYK inverted (255 = no ink).
-    private static func convertCMYKToRGBA(_ pixels: inout [UInt8], inverted: Bool) {
+    private static func convertCMYKToRGBA(_ pixels: inout [UInt8]) {
         for offset in stride(from: 0, to: pixels.count, by: 4) {
-            var c = Int(pixels[offset]), m = Int(pixels[offset + 1]), y = Int(pixels[offset + 2]), k = Int(pixels[offset + 3])
-            if !inverted { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k }
+            let c = Int(pixels[offset]), m = Int(pixels[offset + 1]), y = Int(pixels[offset + 2]), k = Int(pixels[offset + 3])
             pixels[offset] = UInt8((c * k + 127) / 255)
             pixels[offset + 1] = UInt8((m * k + 127) / 255)
             pixels[offset + 2] = UInt8((y * k + 127) / 255)

@@ -1,11 +1,10 @@
 import Foundation
 
-/// What Imago reads from a JPEG's marker segments itself: the EXIF orientation, whether an
-/// Adobe APP14 segment says CMYK is stored inverted, and the frame's size and coding. Reads up to
+/// What Imago reads from a JPEG's marker segments itself: the EXIF orientation and the frame's
+/// size and coding. Reads up to
 /// the first scan; never trusts a length past the end of the data.
 struct JPEGMarkers {
     var orientation = ImageOrientation.up
-    var isAdobe = false
     /// The frame header's size (0 × 0 when there is none before the first scan).
     var width = 0, height = 0
     /// Progressive (SOF2/6/10/14): libjpeg keeps every coefficient of the image while decoding.
@@ -21,7 +20,6 @@ struct JPEGMarkers {
             guard length >= 2, offset + 2 + length <= bytes.count else { break }
             let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])
             if marker == 0xE1 { orientation = Self.exifOrientation(segment) ?? orientation }
-            if marker == 0xEE, segment.starts(with: Array("Adobe".utf8)) { isAdobe = true }
             if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker), segment.count >= 5 {
                 height = Int(segment[1]) << 8 | Int(segment[2])
                 width = Int(segment[3]) << 8 | Int(segment[4])
