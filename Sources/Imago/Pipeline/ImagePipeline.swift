@@ -17,8 +17,8 @@ import Synchronization
 /// Requests with the same ``ImageRequest/transferKey`` share one transfer while it is queued or
 /// running; each caller keeps its own ``ImageTask``. At most `maxConcurrentDownloads` transfers run;
 /// the rest wait by priority, FIFO or LIFO. A transfer is decoded once for all its handles that
-/// want an image, after its download slot is given back; decoding runs on Swift's cooperative
-/// pool, which is bounded by the core count.
+/// want an image, after its download slot is given back and its decodes have room in the
+/// ``Configuration/decodeMemoryBudget``; decoding runs on the pipeline's CPU stage.
 public final class ImagePipeline: Sendable {
     private struct State {
         var nextID: UInt64 = 0
