@@ -1,9 +1,9 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1, on a port the system picks, for tests, the demo and
 /// benchmarks. It serves files and in-memory routes, misbehaves on request (latency, throttling,
@@ -27,8 +27,8 @@ public final class TestOrigin: Sendable {
 
     /// Whether the origin speaks https (with a self-signed certificate no client trusts).
     public let isTLS: Bool
-    private let state = Mutex(State())
-    private let listener = Mutex<(any Channel)?>(nil)
+    private let state = NIOLockedValueBox(State())
+    private let listener = NIOLockedValueBox<(any Channel)?>(nil)
 
     private init(isTLS: Bool) {
         self.isTLS = isTLS
@@ -36,7 +36,7 @@ public final class TestOrigin: Sendable {
 
     /// The port the origin listens on.
     public var port: Int {
-        listener.withLock { $0?.localAddress?.port ?? 0 }
+        listener.withLockedValue { $0?.localAddress?.port ?? 0 }
     }
 
     /// Starts an origin on 127.0.0.1, serving every file under `directory` (if given) at its
@@ -62,14 +62,14 @@ public final class TestOrigin: Sendable {
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        origin.listener.withLock { $0 = channel }
+        origin.listener.withLockedValue { $0 = channel }
         if let directory { try origin.serveFiles(under: directory) }
         return origin
     }
 
     /// Stops listening and closes the listening socket.
     public func shutdown() async throws {
-        try await listener.withLock { $0 }?.close()
+        try await listener.withLockedValue { $0 }?.close()
     }
 
     /// The origin's root URL, `http://127.0.0.1:PORT`.
@@ -86,7 +86,7 @@ public final class TestOrigin: Sendable {
 
     /// Serves `route` at `path`.
     public func setRoute(_ path: String, _ route: Route) {
-        state.withLock { $0.routes[path] = route }
+        state.withLockedValue { $0.routes[path] = route }
     }
 
     /// Serves `data` at `path` with default behaviour; returns the URL.
@@ -98,7 +98,7 @@ public final class TestOrigin: Sendable {
 
     /// Changes the route at `path` in place.
     public func updateRoute(_ path: String, _ change: (inout Route) -> Void) {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard var route = state.routes[path] else { return }
             change(&route)
             state.routes[path] = route
@@ -106,7 +106,7 @@ public final class TestOrigin: Sendable {
     }
 
     func route(for path: String) -> Route? {
-        state.withLock { $0.routes[path] }
+        state.withLockedValue { $0.routes[path] }
     }
 
     private func serveFiles(under directory: URL) throws {
@@ -124,7 +124,7 @@ public final class TestOrigin: Sendable {
 
     /// Releases every response held at the gate `name`, and lets later ones through at once.
     public func release(_ name: String) {
-        let held = state.withLock { state in
+        let held = state.withLockedValue { state in
             state.openGates.insert(name)
             return state.heldResponses.removeValue(forKey: name) ?? []
         }
@@ -132,7 +132,7 @@ public final class TestOrigin: Sendable {
     }
 
     func whenGateOpens(_ name: String, _ respond: @escaping @Sendable () -> Void) {
-        let isOpen = state.withLock { state in
+        let isOpen = state.withLockedValue { state in
             if state.openGates.contains(name) { return true }
             state.heldResponses[name, default: []].append(respond)
             return false
@@ -144,13 +144,13 @@ public final class TestOrigin: Sendable {
 
     /// What the origin has seen so far.
     public var log: Log {
-        state.withLock { $0.log }
+        state.withLockedValue { $0.log }
     }
 
     /// Suspends until `predicate` holds for the log (checked now and after every change).
     public func wait(until predicate: @escaping @Sendable (Log) -> Bool) async {
         await withCheckedContinuation { continuation in
-            let satisfied = state.withLock { state in
+            let satisfied = state.withLockedValue { state in
                 if predicate(state.log) { return true }
                 state.nextWaiterID += 1
                 state.waiters[state.nextWaiterID] = Waiter(predicate: predicate, continuation: continuation)
@@ -169,7 +169,7 @@ public final class TestOrigin: Sendable {
     }
 
     func updateLog(_ change: (inout Log) -> Void) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             change(&state.log)
             let log = state.log
             let done = state.waiters.filter { $0.value.predicate(log) }

@@ -180,3 +180,14 @@ def cmyk_without_adobe():
 
 # 14. CMYK with no Adobe marker.
 write("jpeg-cmyk-without-adobe.jpeg", cmyk_without_adobe())
+
+def png_zero_bomb(width=8000, height=8000):
+    """A gray PNG of zeros: 64 megapixels (256 MB as RGBA) in about 60 KB of deflate."""
+    row = b"\x00" + bytes(width)
+    compressor = zlib.compressobj(9)
+    body = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    def c(tag, payload): return struct.pack(">I", len(payload)) + tag + payload + struct.pack(">I", zlib.crc32(tag + payload))
+    return b"\x89PNG\r\n\x1a\n" + c(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)) + c(b"IDAT", body) + c(b"IEND", b"")
+
+# 8. Within the limits but large: what a decode of a small file may legitimately cost.
+write("png-64mp-zeros.png", png_zero_bomb())

@@ -1,7 +1,6 @@
 import Foundation
-import Imago
+@testable import Imago
 import ImagoTestSupport
-import Synchronization
 import Testing
 
 @testable import Imago
@@ -85,7 +84,7 @@ import Testing
     @Test func overTheLimitEvictsLeastRecentlyUsedDownTo80Percent() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let clock = Mutex(1_800_000_000.0)
+        let clock = Locked(1_800_000_000.0)
         let cache = try DiskCache(configuration: .init(directory: directory, sizeLimit: 100_000)) {
             clock.withLock { Date(timeIntervalSince1970: $0) }
         }
@@ -113,7 +112,7 @@ import Testing
     @Test func entriesPastTheMaximumAgeAreDropped() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let clock = Mutex(1_800_000_000.0)
+        let clock = Locked(1_800_000_000.0)
         let now: @Sendable () -> Date = { clock.withLock { Date(timeIntervalSince1970: $0) } }
         let cache = try DiskCache(configuration: .init(directory: directory, maxAge: .seconds(3600)), now: now)
         cache.store(payload(100, seed: 1), for: "old", metadata: Self.metadata)

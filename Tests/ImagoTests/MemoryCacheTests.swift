@@ -1,12 +1,11 @@
 import Foundation
-import Imago
-import Synchronization
+@testable import Imago
 import Testing
 
 /// A clock the test moves by hand, so time-to-live needs no sleeping.
 private final class ManualClock: Sendable {
     private let start = ContinuousClock.now
-    private let offset = Mutex<Duration>(.zero)
+    private let offset = Locked<Duration>(.zero)
     func advance(_ duration: Duration) { offset.withLock { $0 += duration } }
     var now: ContinuousClock.Instant { start + offset.withLock { $0 } }
 }

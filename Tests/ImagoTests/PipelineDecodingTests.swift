@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import Imago
-import ImagoTestSupport
 import Synchronization
+@testable import Imago
+import ImagoTestSupport
 import Testing
 
 /// A real decoder that counts its decodes, to prove work is shared.
@@ -25,7 +25,7 @@ private final class GatedDecoder: ImageDecoding {
     let format = ImageFormat.png
     let expected: Int
     let gaveUp = Atomic<Bool>(false)
-    private let entered = Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
+    private let entered = Locked<(count: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
     private let gate = DispatchSemaphore(value: 0)
 
     init(expected: Int) { self.expected = expected }

@@ -1,7 +1,6 @@
 import Foundation
-import Imago
+@testable import Imago
 import ImagoTestSupport
-import Synchronization
 import Testing
 
 /// Runs `body` with a fresh origin and a pipeline made from `configure`, then checks the pipeline
@@ -48,7 +47,7 @@ func loadError(_ pipeline: ImagePipeline, _ request: ImageRequest, sourceLocatio
 
 /// Collects values from callbacks on any thread.
 final class Recorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Locked<[Value]>([])
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
 }
@@ -59,8 +58,8 @@ final class Countdown: Sendable {
         var remaining: Int
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
-    private let state: Mutex<State>
-    init(_ count: Int) { state = Mutex(State(remaining: count)) }
+    private let state: Locked<State>
+    init(_ count: Int) { state = Locked(State(remaining: count)) }
 
     func signal() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import Logging
-import Synchronization
 
 /// Original image bytes on disk, with what HTTP said about their freshness.
 ///
@@ -103,7 +102,7 @@ public final class DiskCache: Sendable {
     let index: DiskIndex
     let readers: IndexReaders
     let files: PayloadFiles
-    let state = Mutex(State())
+    let state = Locked(State())
     let writer = DispatchQueue(label: "imago.disk-cache.writer", qos: .utility)
     let now: @Sendable () -> Date
     let logger: Logger

@@ -1,6 +1,5 @@
 import Foundation
 import GRDBSQLite
-import Synchronization
 
 /// The disk cache's hot path: looking up one row by key on plain SQLite connections with a
 /// prepared statement, one connection per concurrent reader. GRDB's pool does the same work with
@@ -38,7 +37,7 @@ final class IndexReaders: Sendable {
     }
 
     private let path: String
-    private let idle = Mutex<[Connection]>([])
+    private let idle = Locked<[Connection]>([])
 
     init(path: String) {
         self.path = path

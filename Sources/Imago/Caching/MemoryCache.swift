@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A thread-safe LRU cache by cost, answered synchronously: a lookup is one lock, one hash lookup
 /// and a few index updates, with no allocation. Entries are evicted, least recently used first,
@@ -151,7 +150,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The limits in force.
     public let limits: Limits
-    @usableFromInline let storage = Mutex(Storage())
+    @usableFromInline let storage = Locked(Storage())
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
 
     /// Makes a cache. `now` is the clock that ages entries (tests pass their own).

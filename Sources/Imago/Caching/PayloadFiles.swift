@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +14,7 @@ final class PayloadFiles: Sendable {
     private let payloadsDescriptor: Int32
     private let temporaries: String
     private let syncs: Bool
-    private let shards = Mutex(Set<String>())
+    private let shards = Locked(Set<String>())
 
     init(directory: URL, syncs: Bool) throws {
         payloads = directory.appendingPathComponent("payloads").path

@@ -1,14 +1,13 @@
 import Foundation
-import Synchronization
 
 /// The decoders a pipeline can use: the first, most recently registered, that recognises the bytes
 /// decodes them (React Native's `RCTImageDataDecoder` registry).
 public final class DecoderRegistry: Sendable {
-    private let decoders: Mutex<[any ImageDecoding]>
+    private let decoders: Locked<[any ImageDecoding]>
 
     /// Makes a registry; later decoders are asked first.
     public init(_ decoders: [any ImageDecoding] = []) {
-        self.decoders = Mutex(decoders)
+        self.decoders = Locked(decoders)
     }
 
     /// The built-in decoders.

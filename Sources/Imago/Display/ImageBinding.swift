@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A display target's current load: its key, its handle, and a receipt number that tells the
 /// current load's completion from an older one's. Released with its target, it cancels the load.
@@ -10,7 +9,7 @@ public final class ImageBinding: Sendable {
         var task: ImageTask?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Makes an empty binding.
     public init() {}

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Receives one transfer's response and body from a loader, and enforces what every transfer must
 /// respect whichever loader makes it: success status, the maximum size (announced or counted), the
@@ -19,7 +18,7 @@ public final class DataSink: Sendable {
     private let minimumRate: TransferRate?
     private let onResponse: @Sendable (DataResponse) -> Void
     private let onProgress: @Sendable (_ received: Int64, _ expected: Int64?) -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Makes a sink for a transfer of `url` that accepts at most `maxSize` bytes, and stops a body
     /// whose average rate falls under `minimumRate` once its grace period has passed.

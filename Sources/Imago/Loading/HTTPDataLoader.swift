@@ -4,7 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// Loads `http` and `https` URLs with AsyncHTTPClient, streaming the body into the sink.
 ///
@@ -20,7 +19,7 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     public let loaderPriority: Int
-    private let clients = Mutex<[ClientKey: HTTPClient]>([:])
+    private let clients = Locked<[ClientKey: HTTPClient]>([:])
 
     /// Makes an http(s) loader.
     public init(loaderPriority: Int = 0) {

@@ -1,15 +1,14 @@
 import Foundation
-import Synchronization
 
 /// The loaders a pipeline can use, and which one loads a URL (React Native's `RCTImageURLLoader`
 /// registry): among those that answer `canLoad`, the highest `loaderPriority` wins, and among equal
 /// priorities the most recently registered.
 public final class LoaderRegistry: Sendable {
-    private let loaders: Mutex<[any DataLoading]>
+    private let loaders: Locked<[any DataLoading]>
 
     /// Makes a registry holding `loaders`, later ones winning ties.
     public init(_ loaders: [any DataLoading] = []) {
-        self.loaders = Mutex(loaders)
+        self.loaders = Locked(loaders)
     }
 
     /// The built-in loaders: http(s) on AsyncHTTPClient, `file://` and `data:`.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,7 +21,7 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
     }
 
     public let loaderPriority: Int
-    private let transfers = Mutex<[Int: Transfer]>([:])
+    private let transfers = Locked<[Int: Transfer]>([:])
     // `session` is set once in init and never changes; URLSession is thread-safe.
     nonisolated(unsafe) private var session: URLSession!
 

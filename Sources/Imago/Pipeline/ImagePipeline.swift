@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Loads images: queues, coalesces and runs transfers through the loader registry, then decodes
 /// through the decoder registry.
@@ -53,7 +52,7 @@ public final class ImagePipeline: Sendable {
     public let loaders: LoaderRegistry
     /// The decoders this pipeline chooses from by sniffing the bytes; register your own formats here.
     public let decoders: DecoderRegistry
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let observers: PipelineObservers
     /// Where this pipeline decodes and processes: as many jobs at once as there are cores.
     let cpuStage = CPUStage(width: ProcessInfo.processInfo.activeProcessorCount)
@@ -71,7 +70,7 @@ public final class ImagePipeline: Sendable {
         self.configuration = configuration
         self.loaders = loaders
         self.decoders = decoders
-        self.state = Mutex(State(queue: DownloadQueue(order: configuration.executionOrder)))
+        self.state = Locked(State(queue: DownloadQueue(order: configuration.executionOrder)))
         self.observers = PipelineObservers(logger: configuration.logger, factory: configuration.metricsFactory)
     }
 

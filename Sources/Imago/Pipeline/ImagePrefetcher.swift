@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Loads images ahead of need at low priority, so that showing them later is a cache hit.
 ///
@@ -21,7 +20,7 @@ public final class ImagePrefetcher: Sendable {
     public let destination: Destination
     /// The priority prefetches run at until a visible load raises it.
     public let priority: ImageRequest.Priority
-    private let tasks = Mutex<[ImageRequest.CacheKey: ImageTask]>([:])
+    private let tasks = Locked<[ImageRequest.CacheKey: ImageTask]>([:])
 
     /// Makes a prefetcher over `pipeline`.
     public init(pipeline: ImagePipeline = .shared, destination: Destination = .memoryCache, priority: ImageRequest.Priority = .low) {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A caller's handle on one request: its priority, progress, and `cancel()`.
 ///
@@ -45,7 +44,7 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     /// Whether the handle wants the decoded image, or only the bytes.
     public let decodes: Bool
     private let pipeline: ImagePipeline
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(
         id: UInt64, request: ImageRequest, decodes: Bool, pipeline: ImagePipeline,
@@ -55,7 +54,7 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
         self.request = request
         self.decodes = decodes
         self.pipeline = pipeline
-        self.state = Mutex(State(priority: request.priority, onProgress: onProgress, onCompletion: onCompletion, onPreview: onPreview))
+        self.state = Locked(State(priority: request.priority, onProgress: onProgress, onCompletion: onCompletion, onPreview: onPreview))
     }
 
     /// The handle's events from now on: progress, previews, then `finished`, after which the stream

@@ -7,7 +7,7 @@ import Synchronization
 /// debug log lines, and metrics (counters `imago.transfers`, `imago.bytes`, `imago.coalesced`,
 /// `imago.errors` by `kind`, `imago.stopped`; timer `imago.transfer.duration`).
 final class PipelineObservers: Sendable {
-    private let streams = Mutex<[UInt64: AsyncStream<ImagePipeline.Event>.Continuation]>([:])
+    private let streams = Locked<[UInt64: AsyncStream<ImagePipeline.Event>.Continuation]>([:])
     private let nextStreamID = Atomic<UInt64>(0)
     private let logger: Logger
     private let factory: any MetricsFactory

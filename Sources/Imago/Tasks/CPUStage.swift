@@ -1,7 +1,6 @@
 import DequeModule
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Where a pipeline decodes and processes: at most `width` jobs at once (the core count), highest
 /// priority first, FIFO within a priority, on GCD's global threads rather than Swift's cooperative
@@ -14,7 +13,7 @@ final class CPUStage: Sendable {
     }
 
     let width: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(width: Int) {
         self.width = max(1, width)

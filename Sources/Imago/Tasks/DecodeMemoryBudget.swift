@@ -1,5 +1,4 @@
 import DequeModule
-import Synchronization
 
 /// Bytes of pixels that all decodes sharing this budget may hold at once. A decode reserves what
 /// its header says it will hold before it starts, and waits, first come first served, while the
@@ -30,7 +29,7 @@ public final class DecodeMemoryBudget: Sendable {
 
     /// The budget in bytes.
     public let bytes: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The budget every pipeline uses by default: 1 GiB, two decodes at the per-image maximum.
     public static let shared = DecodeMemoryBudget(bytes: 1 << 30)
