@@ -31,8 +31,8 @@ test: deps
 	$(SWIFT) test
 
 # Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), the sqlite3 shell, vipsthumbnail
-# (libvips-tools), Pillow in a venv under Benchmarks/.
-BENCH_PACKAGES := python3-venv sqlite3 libvips-tools
+# (libvips-tools), Pillow in a venv under Benchmarks/; GNU time measures the hostile-file children.
+BENCH_PACKAGES := python3-venv sqlite3 libvips-tools time
 bench: deps
 	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(BENCH_PACKAGES); }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv

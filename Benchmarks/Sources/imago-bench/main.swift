@@ -2,8 +2,8 @@ import Foundation
 
 // `imago-bench` runs every benchmark and prints each figure beside its peer's, as a ratio.
 // Child modes: `imago-bench serve COUNT SIZE` is the origin process both clients fetch from;
-// `imago-bench queued` and `imago-bench decode-rss FILE` are the processes the memory benchmarks
-// measure on their own.
+// `imago-bench queued`, `imago-bench decode-rss FILE` and `imago-bench hostile convert|fetch FILE`
+// are the processes the memory benchmarks measure on their own.
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "serve":
@@ -12,10 +12,12 @@ case "queued":
     try await QueuedHandlesBenchmark.runChild()
 case "decode-rss":
     try CodecBenchmark.decodeForMemory(arguments[1])
+case "hostile" where arguments.count == 3:
+    await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [cache] [processing]` runs those groups (`memory-cache` or
-    // `disk-cache` runs half of `cache`); no argument runs all.
-    let groups = arguments.isEmpty ? ["network", "codecs", "cache", "processing"] : arguments
+    // `imago-bench [network] [codecs] [cache] [processing] [hostile]` runs those groups
+    // (`memory-cache` or `disk-cache` runs half of `cache`); no argument runs all.
+    let groups = arguments.isEmpty ? ["network", "codecs", "cache", "processing", "hostile"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
     if groups.contains("network") {
@@ -27,4 +29,5 @@ default:
     if groups.contains("cache") || groups.contains("memory-cache") { MemoryCacheBenchmark.run() }
     if groups.contains("cache") || groups.contains("disk-cache") { try DiskCacheBenchmark.run() }
     if groups.contains("processing") { try await ThumbnailBenchmark.run() }
+    if groups.contains("hostile") { try HostileBenchmark.run() }
 }

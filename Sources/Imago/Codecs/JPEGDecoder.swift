@@ -52,6 +52,8 @@ public struct JPEGDecoder: ImageDecoding {
         let factor = Self.scalingFactor(width: Int(width), height: Int(height), orientation: orientation, options: options)
         let scaledWidth = (Int(width) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
         let scaledHeight = (Int(height) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+        // The output, and a turned copy when the orientation is applied.
+        try options.checkMemory(orientation == .up ? 1 : 2, width: scaledWidth, height: scaledHeight)
 
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA

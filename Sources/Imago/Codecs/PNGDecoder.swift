@@ -53,6 +53,7 @@ public struct PNGDecoder: ImageDecoding {
         try Self.check(headerStatus)
         let width = Int(header.width), height = Int(header.height)
         try options.check(width: width, height: height)
+        try options.checkMemory(1, width: width, height: height)
         let colorType = Int(header.color_type)
         let pixels = colorType == Int(SPNG_COLOR_TYPE_INDEXED.rawValue)
             ? try Self.decodeIndexed(context, width: width, height: height, bitDepth: Int(header.bit_depth))

@@ -56,6 +56,7 @@ public struct WebPDecoder: ImageDecoding {
             outWidth = max(1, min(width, Int((Double(width) * scale).rounded(.up))))
             outHeight = max(1, min(height, Int((Double(height) * scale).rounded(.up))))
         }
+        try options.checkMemory(1, width: outWidth, height: outHeight)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else { throw Self.invalid("libwebp version mismatch") }
         if (outWidth, outHeight) != (width, height) {
