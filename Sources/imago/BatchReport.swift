@@ -39,8 +39,9 @@ struct BatchLoader {
     let pipeline: ImagePipeline
     let display: ProgressDisplay
 
-    /// Loads `urls` (duplicates included: they coalesce) and returns the report and the responses by index.
-    func load(_ urls: [URL]) async -> (BatchReport, [Int: ImageResponse]) {
+    /// Loads `urls` (duplicates included: they coalesce) and returns the report and the responses
+    /// by index. `whenAllStarted` runs once every URL has its handle.
+    func load(_ urls: [URL], whenAllStarted: @Sendable () -> Void = {}) async -> (BatchReport, [Int: ImageResponse]) {
         let before = pipeline.statistics
         let start = ContinuousClock.now
         display.begin(total: urls.count)
@@ -56,6 +57,7 @@ struct BatchLoader {
                     }
                 }
             }
+            whenAllStarted()
             var outcomes: [Int: Result<ImageResponse, ImagoError>] = [:]
             for await (index, result) in group {
                 outcomes[index] = result
