@@ -54,19 +54,7 @@ fuzz-build: deps
 	$(SWIFT) build $(FUZZ_FLAGS)
 
 fuzz: fuzz-build fuzz-jpeg-dc
-	@set -e; bin=$$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)/imago-fuzz; \
-	for target in $(FUZZ_TARGETS); do \
-		corpus=.build-fuzz/corpus/$$target; findings=.build-fuzz/findings/$$target; mkdir -p $$corpus $$findings; \
-		case $$target in \
-			decode) cp ../shared/corpus/*/*.* Tests/Hostile/*.* $$corpus/ 2>/dev/null || true; rm -f $$corpus/*.md $$corpus/*.py $$corpus/*README*;; \
-			preview) cp ../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp $$corpus/;; \
-			http-freshness|data-url) cp Fuzz/seeds/$$target/* $$corpus/;; \
-		esac; \
-		echo "== $$target: $(FUZZ_SECONDS) s"; \
-		IMAGO_FUZZ_TARGET=$$target $$bin -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -rss_limit_mb=4096 -timeout=30 \
-			-print_final_stats=1 -artifact_prefix=$$findings/ $$corpus 2>&1 | grep -E "^(stat::|==|INFO: Running|#[0-9]+ +DONE)|ERROR|SUMMARY|crash-|leak-|timeout-|oom-" || true; \
-		if ls $$findings/* >/dev/null 2>&1; then echo "findings in $$findings:"; ls $$findings; exit 1; fi; \
-	done
+	Fuzz/run.sh $$($(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)/imago-fuzz $(FUZZ_TARGETS)
 
 # The DC-only JPEG decoder's C, with libFuzzer, ASan and UBSan, seeded with the corpus JPEGs.
 fuzz-jpeg-dc: deps

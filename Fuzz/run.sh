@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs imago-fuzz harnesses one after another, FUZZ_SECONDS each (default 300): seeds each corpus,
+# keeps it in .build-fuzz/corpus/NAME, and puts any crash, leak, time-out or out-of-memory input in
+# .build-fuzz/findings/NAME/. Exits 1 if any harness left a finding. Usage: Fuzz/run.sh BIN NAME...
+set -euo pipefail
+bin=$1; shift
+seconds=${FUZZ_SECONDS:-300}
+status=0
+for target in "$@"; do
+    corpus=.build-fuzz/corpus/$target findings=.build-fuzz/findings/$target
+    mkdir -p "$corpus" "$findings"
+    case $target in
+        decode) cp ../shared/corpus/*/*.jpeg ../shared/corpus/*/*.png ../shared/corpus/*/*.gif ../shared/corpus/*/*.webp \
+                   Tests/Hostile/*.jpeg Tests/Hostile/*.png Tests/Hostile/*.gif Tests/Hostile/*.webp "$corpus"/ ;;
+        preview) cp ../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp "$corpus"/ ;;
+        http-freshness|data-url) cp Fuzz/seeds/"$target"/* "$corpus"/ ;;
+    esac
+    echo "== $target: $seconds s ($(date -u +%H:%M:%SZ))"
+    IMAGO_FUZZ_TARGET=$target "$bin" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=4096 -timeout=30 \
+        -print_final_stats=1 -artifact_prefix="$findings"/ "$corpus" 2>&1 \
+        | grep -E "^stat::(number_of_executed_units|peak_rss_mb|new_units_added)|#[0-9]+ +DONE|ERROR|SUMMARY|Test unit written" || true
+    if compgen -G "$findings/*" >/dev/null; then echo "findings in $findings:"; ls "$findings"; status=1; fi
+done
+exit $status
