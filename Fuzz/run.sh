@@ -10,11 +10,14 @@ for target in "$@"; do
     corpus=.build-fuzz/corpus/$target findings=.build-fuzz/findings/$target
     mkdir -p "$corpus" "$findings"
     case $target in
-        decode) cp ../shared/corpus/*/*.jpeg ../shared/corpus/*/*.png ../shared/corpus/*/*.gif ../shared/corpus/*/*.webp \
-                   Tests/Hostile/*.jpeg Tests/Hostile/*.png Tests/Hostile/*.gif Tests/Hostile/*.webp "$corpus"/ ;;
-        preview) cp ../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp "$corpus"/ ;;
-        http-freshness|data-url) cp Fuzz/seeds/"$target"/* "$corpus"/ ;;
+        decode) seeds=(../shared/corpus/*/*.jpeg ../shared/corpus/*/*.png ../shared/corpus/*/*.gif ../shared/corpus/*/*.webp
+                       Tests/Hostile/*.jpeg Tests/Hostile/*.png Tests/Hostile/*.gif Tests/Hostile/*.webp) ;;
+        preview) seeds=(../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp) ;;
+        http-freshness|data-url) seeds=(Fuzz/seeds/"$target"/*) ;;
+        *) seeds=() ;;
     esac
+    # Folder and name, so files of one name in two folders both become seeds.
+    for seed in "${seeds[@]}"; do cp "$seed" "$corpus/$(basename "$(dirname "$seed")")-$(basename "$seed")"; done
     echo "== $target: $seconds s ($(date -u +%H:%M:%SZ))"
     IMAGO_FUZZ_TARGET=$target "$bin" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=4096 -timeout=30 \
         -print_final_stats=1 -artifact_prefix="$findings"/ "$corpus" 2>&1 \
