@@ -12,8 +12,14 @@ enum OutputFileName {
         var name = String(String.UnicodeScalarView(component.unicodeScalars.map { scalar in
             scalar == "/" || scalar == "\\" || scalar.properties.generalCategory == .control ? "_" : scalar
         }))
-        while name.hasPrefix(".") { name.removeFirst() }
-        while name.utf8.count > maxBytes { name.removeFirst() }
+        name = String(name.drop { $0 == "." })
+        // Keep the end (the extension), at most maxBytes of it, cut between characters.
+        var kept = 0
+        let tail = name.reversed().prefix { character in
+            kept += character.utf8.count
+            return kept <= maxBytes
+        }
+        name = String(tail.reversed())
         return name.isEmpty || name == "_" ? "image-\(index)" : name
     }
 

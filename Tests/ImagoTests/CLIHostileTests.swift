@@ -11,7 +11,8 @@ struct CLIHostileTests {
     func safeNames() async throws {
         try await withTestOrigin { origin in
             let png = try Corpus.data("png/basn6a08.png")
-            let paths = ["/x/..%2F..%2F..%2Fescaped.png", "/x/..", "/x/.hidden.png", "/x/a%0Ab.png", "/y/b.png", "/z/b.png"]
+            let paths = ["/x/..%2F..%2F..%2Fescaped.png", "/x/..", "/x/.hidden.png", "/x/a%0Ab.png", "/y/b.png", "/z/b.png",
+                         "/x/" + String(repeating: "%C3%A9", count: 150) + ".png"]
             for path in paths { origin.setRoute(path, TestOrigin.Route(body: png)) }
             let root = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: root) }
@@ -20,7 +21,8 @@ struct CLIHostileTests {
             #expect(run.status == 0)
             let names = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
             #expect(names.count == paths.count)
-            #expect(names.allSatisfy { !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\n") })
+            #expect(names.allSatisfy { !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\n") && $0.utf8.count <= 200 })
+            #expect(names.contains { $0.hasSuffix("éé.png") })
             #expect(names.contains("b.png") && names.contains("2-b.png"))
             // Nothing was written anywhere else under the temporary root.
             let everything = FileManager.default.enumerator(atPath: root.path)!.compactMap { $0 as? String }

@@ -26,6 +26,7 @@ public struct GIFDecoder: ImageDecoding {
 
     /// The image descriptors in a GIF, found by hopping over color tables and sub-blocks.
     static func frameCount(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard bytes.count >= 13 else { return 0 }
         var offset = 13, frames = 0
         if bytes[10] & 0x80 != 0 { offset += 3 << (Int(bytes[10] & 7) + 1) }
         func skipSubBlocks() {
@@ -93,14 +94,19 @@ public struct GIFDecoder: ImageDecoding {
         guard let gif = opened else { throw Self.invalid(Self.message(status)) }
         defer { DGifCloseFile(gif, &status) }
         return try withExtendedLifetime(input) { () throws(ImagoError) -> Image in
-            try decodeFrames(gif, options: options)
+            try decodeFrames(gif, declaredFrames: Self.frameCount(bytes), options: options)
         }
     }
 
-    private func decodeFrames(_ gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) throws(ImagoError) -> Image {
+    /// `declaredFrames` (the image descriptors a walk over the blocks found) lets an animation
+    /// over the limits be refused before its canvas is allocated; each frame is checked again as
+    /// it is read, since a damaged file may hold fewer.
+    private func decodeFrames(_ gif: UnsafeMutablePointer<GifFileType>, declaredFrames: Int, options: DecodingOptions) throws(ImagoError) -> Image {
         let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
         try options.check(width: width, height: height)
-        try options.checkMemory(1, width: width, height: height)
+        // n frames hold n buffers at the last one (the newest shares the canvas).
+        try options.checkFrames(declaredFrames, width: width, height: height)
+        try options.checkMemory(max(declaredFrames, 1), width: width, height: height)
         var canvas = [UInt8](repeating: 0, count: width * height * 4)
         var frames: [Image.Frame] = []
         var control = Control()
