@@ -15,8 +15,12 @@ def lzw_uncompressed(indices, min_code=2):
             codes.append(clear)
         codes.append(index)
     codes.append(eoi)
+    return packed_image_data([(code, width) for code in codes], min_code)
+
+def packed_image_data(codes, min_code):
+    """(code, width) pairs packed LSB first, behind the minimum code size, in sub-blocks."""
     bits, nbits, out = 0, 0, bytearray()
-    for code in codes:
+    for code, width in codes:
         bits |= code << nbits
         nbits += width
         while nbits >= 8:
@@ -129,19 +133,7 @@ def lzw_full_table(indices, min_code=8):
         current = (k,)
     codes.append((table[current], width))
     codes.append((eoi, width))
-    bits = nbits = 0
-    out = bytearray()
-    for code, w in codes:
-        bits |= code << nbits
-        nbits += w
-        while nbits >= 8:
-            out.append(bits & 0xFF); bits >>= 8; nbits -= 8
-    if nbits:
-        out.append(bits & 0xFF)
-    blocks = bytearray([min_code])
-    for start in range(0, len(out), 255):
-        blocks += bytes([len(out[start:start + 255])]) + out[start:start + 255]
-    return bytes(blocks + b"\x00"), next_code
+    return packed_image_data(codes, min_code), next_code
 
 def gif_4096_codes():
     import random

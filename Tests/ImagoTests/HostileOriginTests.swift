@@ -35,6 +35,13 @@ struct HostileOriginTests {
         }
     }
 
+    /// Expects `request` to fail in `pipeline`, then waits for the pipeline's disk writes.
+    static func expectFailure(_ pipeline: ImagePipeline, _ request: ImageRequest, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await #expect(throws: ImagoError.self, sourceLocation: sourceLocation) { try await pipeline.image(for: request) }
+        await pipeline.waitUntilIdle()
+        pipeline.configuration.diskCache?.flush()
+    }
+
     /// Loads `url`'s bytes only (no decode) through a new pipeline and waits for its disk writes.
     static func loadData(_ fixture: Fixture, _ url: URL) async throws -> ImageResponse {
         let pipeline = try fixture.pipeline()
@@ -54,9 +61,7 @@ struct HostileOriginTests {
             let url = Self.serveCacheable(try HostileFiles.data(hostile), at: path, on: fixture.origin)
             let pipeline = try fixture.pipeline { $0.decodingOptions.maxFrames = 100 }
             for _ in 0..<2 {
-                await #expect(throws: ImagoError.self) { try await pipeline.image(for: ImageRequest(url: url, options: [.disableMemoryCacheReads])) }
-                await pipeline.waitUntilIdle()
-                pipeline.configuration.diskCache!.flush()
+                await Self.expectFailure(pipeline, ImageRequest(url: url, options: [.disableMemoryCacheReads]))
                 #expect(fixture.entries == 0)
             }
             #expect(fixture.origin.log.requests.count == 2)
@@ -91,9 +96,7 @@ struct HostileOriginTests {
             #expect(fixture.entries == 1)
             // The same bytes now go over the decoding limits: the entry is known to fail.
             let pipeline = try fixture.pipeline { $0.decodingOptions.maxPixels = 100 }
-            await #expect(throws: ImagoError.self) { try await pipeline.image(for: url) }
-            await pipeline.waitUntilIdle()
-            pipeline.configuration.diskCache!.flush()
+            await Self.expectFailure(pipeline, ImageRequest(url: url))
             #expect(fixture.entries == 0)
             #expect(fixture.origin.log.requests.count == 1)
         }
