@@ -16,6 +16,7 @@ private final class CountingDecoder: ImageDecoding {
         count.add(1, ordering: .relaxed)
         return try inner.decode(data, options: options)
     }
+    func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? { inner.estimate(data, options: options) }
 }
 
 /// A decoder for bytes starting "BLOCK" that waits, in its decode, until the test opens its gate,
@@ -31,6 +32,11 @@ private final class GatedDecoder: ImageDecoding {
     init(expected: Int) { self.expected = expected }
 
     func canDecode(_ data: Data) -> Bool { data.starts(with: Data("BLOCK".utf8)) }
+
+    /// One pixel: without an estimate the pipeline would reserve `maxDecodedBytes` for each
+    /// blocked decode, and two of them would hold the whole shared budget, stalling every other
+    /// test's decodes (and this test's second decode) until they let go.
+    func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? { DecodeEstimate(width: 1, height: 1, bytes: 4) }
 
     func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let waiter = entered.withLock { entered -> CheckedContinuation<Void, Never>? in
