@@ -94,13 +94,6 @@ public struct HTTPFreshness: Sendable, Hashable {
 
     /// An HTTP date in any of the three forms RFC 9110 requires a recipient to accept.
     static func parseDate(_ text: String) -> Date? {
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
-        }
-        return nil
+        HTTPDate.parse(text.trimmingCharacters(in: .whitespaces))
     }
 }
