@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Imago
 
@@ -47,10 +46,10 @@ struct Harness: Sendable {
             _ = freshness.validationHeaders
         },
         Harness(name: "data-url") { data in
+            // The loader's parser, called directly: a task per input made LeakSanitizer see the
+            // task's memory before its teardown and report a leak now and then.
             guard let url = URL(string: "data:" + String(decoding: data, as: UTF8.self)) else { return }
-            let sink = DataSink(url: url, maxSize: 1 << 20)
-            blocking { try? await DataURLLoader().load(DataLoadRequest(url: url), into: sink) }
-            _ = sink.progress
+            _ = try? DataURLLoader.decode(url)
         },
     ]
 
@@ -72,14 +71,4 @@ func decode(_ file: Data, with decoder: some ImageDecoding) {
     options.maxDecodedBytes = 256 << 20
     _ = decoder.estimate(file, options: options)
     _ = try? decoder.decode(file, options: options)
-}
-
-/// Runs async `work` to completion from libFuzzer's synchronous callback.
-func blocking(_ work: @escaping @Sendable () async -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        await work()
-        done.signal()
-    }
-    done.wait()
 }

@@ -21,8 +21,9 @@ public struct DataURLLoader: DataLoading {
         try sink.receive(data)
     }
 
-    /// The media type and the bytes of a `data:` URI.
-    static func decode(_ url: URL) throws(ImagoError) -> (mediaType: String, data: Data) {
+    /// The media type and the bytes of a `data:` URI (RFC 2397, base64 or percent-encoded);
+    /// `invalidURL` when it is malformed.
+    public static func decode(_ url: URL) throws(ImagoError) -> (mediaType: String, data: Data) {
         let text = url.absoluteString
         guard let colon = text.firstIndex(of: ":"), let comma = text.firstIndex(of: ",") , colon < comma else {
             throw ImagoError(.invalidURL, url: url)
