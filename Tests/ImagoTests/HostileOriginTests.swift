@@ -124,4 +124,24 @@ struct HostileOriginTests {
             #expect(!ImagoError(.httpStatus(404), url: url).description.contains("s3cret"))
         }
     }
+
+    @Test("a disk cache whose writes fail (its tmp/ turned into a file, as a full disk would fail them) never fails a load")
+    func failingWrites() async throws {
+        try await withFixture { fixture in
+            let url = fixture.serveFreshPhoto(at: "/photo.jpg")
+            let pipeline = try fixture.pipeline()
+            let temporaries = fixture.directory.appendingPathComponent("tmp")
+            try FileManager.default.removeItem(at: temporaries)
+            try Data("not a directory".utf8).write(to: temporaries)
+            for index in 0..<3 {
+                let image = try await pipeline.image(for: ImageRequest(url: url, options: [.disableMemoryCacheReads]))
+                #expect(image.width == 150, "load \(index)")
+                await pipeline.waitUntilIdle()
+                pipeline.configuration.diskCache?.flush()
+            }
+            // Counted through the cache in use: a new one cannot even open on this directory.
+            #expect(pipeline.configuration.diskCache?.count == 0)
+            #expect(fixture.origin.log.requests.count == 3)
+        }
+    }
 }
