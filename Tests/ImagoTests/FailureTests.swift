@@ -31,7 +31,10 @@ struct FailureTests {
           arguments: ["/big.jpg", "/big.jpg?chunked=1"])
     func tooLarge(path: String) async throws {
         try await withOrigin(configure: { $0.maxResponseSize = 10_000 }) { origin, pipeline in
-            origin.serve(payload(50_000), at: "/big.jpg")
+            // Far larger than the limit, so the body is still arriving when the sink refuses it and
+            // the client must close the connection (a body that had all arrived would leave an
+            // idle pooled connection, which the check below would wait on).
+            origin.serve(payload(4_000_000), at: "/big.jpg")
             let error = await loadError(pipeline, ImageRequest(url: origin.url(path)))
             #expect(error?.code == .tooLarge(limit: 10_000))
             await origin.wait { $0.openConnections == 0 }
