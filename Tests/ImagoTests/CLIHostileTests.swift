@@ -17,7 +17,7 @@ struct CLIHostileTests {
             let root = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: root) }
             let out = root.appendingPathComponent("a/b/c/out")
-            let run = try imago(["fetch", "--no-disk-cache", "--out", out.path] + paths.map { origin.url($0).absoluteString })
+            let run = try await imago(["fetch", "--no-disk-cache", "--out", out.path] + paths.map { origin.url($0).absoluteString })
             #expect(run.status == 0)
             let names = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
             #expect(names.count == paths.count)
@@ -39,7 +39,7 @@ struct CLIHostileTests {
             let good = "http://user:s3cret-pass@127.0.0.1:\(origin.port)/private.jpg"
             let missing = "http://user:s3cret-pass@127.0.0.1:\(origin.port)/missing.jpg"
             for arguments in [["--json"], []] {
-                let run = try imago(["fetch", "--no-disk-cache"] + arguments + [good, missing], withStandardError: true)
+                let run = try await imago(["fetch", "--no-disk-cache"] + arguments + [good, missing], withStandardError: true)
                 let text = String(decoding: run.output, as: UTF8.self)
                 #expect(run.status == 1)
                 #expect(!text.contains("s3cret"))
@@ -52,11 +52,11 @@ struct CLIHostileTests {
     func timeout() async throws {
         try await withTestOrigin { origin in
             origin.serve(payload(1000), at: "/drip.png")
-            let run = try imago(["fetch", "--json", "--no-disk-cache", "--timeout", "0.5", origin.url("/drip.png?rate=10").absoluteString])
+            let run = try await imago(["fetch", "--json", "--no-disk-cache", "--timeout", "0.5", origin.url("/drip.png?rate=10").absoluteString])
             #expect(run.status == 1)
             let text = String(decoding: run.output, as: UTF8.self)
             #expect(text.contains("timed out"))
-            let refused = try imago(["fetch", "--timeout", "0", origin.url("/drip.png").absoluteString], withStandardError: true)
+            let refused = try await imago(["fetch", "--timeout", "0", origin.url("/drip.png").absoluteString], withStandardError: true)
             #expect(refused.status != 0)
             #expect(String(decoding: refused.output, as: UTF8.self).contains("--timeout must be"))
         }
@@ -71,7 +71,7 @@ struct CLIHostileTests {
             // A regular file where a directory should be: as unwritable as a read-only mount, even for root.
             let blocker = root.appendingPathComponent("file")
             try Data("x".utf8).write(to: blocker)
-            let run = try imago(["fetch", "--cache-dir", blocker.appendingPathComponent("cache").path, url.absoluteString], withStandardError: true)
+            let run = try await imago(["fetch", "--cache-dir", blocker.appendingPathComponent("cache").path, url.absoluteString], withStandardError: true)
             let text = String(decoding: run.output, as: UTF8.self)
             #expect(run.status == 0)
             #expect(text.components(separatedBy: "warning: no disk cache").count == 2)

@@ -1,12 +1,19 @@
+import Dispatch
 import Foundation
 import Imago
 import ImagoTestSupport
 import Testing
 
 /// Runs the built `imago` executable, which `swift build --build-tests` puts beside the test bundle.
-func imago(_ arguments: [String], withStandardError: Bool = false) throws -> (status: Int32, output: Data) {
-    try runProcess(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago"), arguments,
-                   withStandardError: withStandardError)
+/// The wait happens on a GCD thread: a child blocking one of the cooperative pool's few threads
+/// for seconds (far longer under a sanitizer) starved the other tests running beside it.
+func imago(_ arguments: [String], withStandardError: Bool = false) async throws -> (status: Int32, output: Data) {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago")
+    return try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try runProcess(executable, arguments, withStandardError: withStandardError) })
+        }
+    }
 }
 
 private struct FetchReport: Decodable {
@@ -44,7 +51,7 @@ struct CLITests {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("imago-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let missing = origin.url("/missing.gif")
-        let run = try imago(["fetch", "--json", "--no-disk-cache", "--out", out.path, a.absoluteString, a.absoluteString, b.absoluteString, missing.absoluteString])
+        let run = try await imago(["fetch", "--json", "--no-disk-cache", "--out", out.path, a.absoluteString, a.absoluteString, b.absoluteString, missing.absoluteString])
         #expect(run.status == 1) // one URL failed
         let report = try JSONDecoder().decode(FetchReport.self, from: run.output)
         #expect(report.images.map(\.status) == ["ok", "ok", "ok", "error"])
@@ -64,7 +71,7 @@ struct CLITests {
     }
 
     @Test("demo --json: the cold phase loads every image, the memory phase makes no transfer, the coalesced phase one")
-    func demoJSON() throws {
+    func demoJSON() async throws {
         let images = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: images) }
@@ -77,7 +84,7 @@ struct CLITests {
             largest = max(largest, data.count)
         }
         let sheetFile = images.appendingPathComponent("sheet.png")
-        let run = try imago(["demo", "--json", "--rate", "0", "--images", images.path, "--sheet-path", sheetFile.path])
+        let run = try await imago(["demo", "--json", "--rate", "0", "--images", images.path, "--sheet-path", sheetFile.path])
         #expect(run.status == 0)
         // The contact sheet: one 160-pixel cell per image in a row, each image fitted and centred.
         let sheet = try PNGDecoder().decode(Data(contentsOf: sheetFile), options: DecodingOptions())
@@ -112,10 +119,10 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(at: cache) }
         let arguments = ["fetch", "--json", "--cache-dir", cache.path, origin.url("/fresh.jpg").absoluteString, origin.url("/stale.png").absoluteString]
 
-        let first = try JSONDecoder().decode(FetchReport.self, from: try imago(arguments).output)
+        let first = try JSONDecoder().decode(FetchReport.self, from: try await imago(arguments).output)
         #expect(first.images.map(\.source) == ["network", "network"])
         #expect(first.totals.networkRequests == 2)
-        let second = try JSONDecoder().decode(FetchReport.self, from: try imago(arguments).output)
+        let second = try JSONDecoder().decode(FetchReport.self, from: try await imago(arguments).output)
         #expect(second.images.map(\.source) == ["disk", "revalidated"])
         #expect(second.images.map(\.bytes) == [jpeg.count, png.count])
         #expect(second.images.map(\.width) == first.images.map(\.width))
@@ -124,7 +131,7 @@ struct CLITests {
         #expect(origin.log.requests.map(\.path) == ["/fresh.jpg", "/stale.png", "/stale.png"] || origin.log.requests.map(\.path) == ["/stale.png", "/fresh.jpg", "/stale.png"])
         #expect(origin.log.requests.last?.header("If-None-Match") == "\"p1\"")
         #expect(origin.log.responses.last?.status == 304)
-        #expect(try imago(["fetch", "--no-disk-cache", "--cache-dir", cache.path, origin.url("/fresh.jpg").absoluteString]).status != 0)
+        #expect(try await imago(["fetch", "--no-disk-cache", "--cache-dir", cache.path, origin.url("/fresh.jpg").absoluteString]).status != 0)
         try await origin.shutdown()
     }
 }
@@ -140,11 +147,11 @@ struct ConvertCLITests {
     }
 
     @Test("convert a file to each format: the output decodes to the same size, and --json describes the input", arguments: ["png", "jpg", "webp"])
-    func convertFile(ext: String) throws {
+    func convertFile(ext: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.\(ext)")
-        let run = try imago(["convert", "--json", Corpus.root.appendingPathComponent("gif/video-001.gif").path, output.path])
+        let run = try await imago(["convert", "--json", Corpus.root.appendingPathComponent("gif/video-001.gif").path, output.path])
         #expect(run.status == 0)
         let summary = try JSONDecoder().decode(Summary.self, from: run.output)
         #expect((summary.width, summary.height, summary.format, summary.frames) == (150, 103, "gif", 1))
@@ -156,12 +163,12 @@ struct ConvertCLITests {
     }
 
     @Test("convert an animated GIF to WebP, resized: every frame is kept")
-    func convertAnimation() throws {
+    func convertAnimation() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = try GIFDecoderTests.animationFile(disposal: "none", in: directory)
         let output = directory.appendingPathComponent("anim.webp")
-        let run = try imago(["convert", "--json", "--resize", "64x64", input.path, output.path])
+        let run = try await imago(["convert", "--json", "--resize", "64x64", input.path, output.path])
         #expect(run.status == 0)
         let summary = try JSONDecoder().decode(Summary.self, from: run.output)
         #expect((summary.width, summary.height, summary.frames) == (64, 44, 3))
@@ -172,12 +179,12 @@ struct ConvertCLITests {
 
     @Test("convert --resize with each --fit gives the size it names; --round makes the corners transparent; a bad size is refused",
           arguments: [("contain", 64, 44), ("cover", 64, 64), ("fill", 64, 64), ("center", 64, 44)])
-    func convertResized(fit: String, width: Int, height: Int) throws {
+    func convertResized(fit: String, width: Int, height: Int) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("small.png")
         let input = Corpus.root.appendingPathComponent("gif/video-001.gif").path   // 150×103
-        let run = try imago(["convert", "--json", "--resize", "64x64", "--fit", fit, "--blur", "1", "--round", "8", input, output.path])
+        let run = try await imago(["convert", "--json", "--resize", "64x64", "--fit", fit, "--blur", "1", "--round", "8", input, output.path])
         #expect(run.status == 0)
         let summary = try JSONDecoder().decode(Summary.self, from: run.output)
         #expect((summary.width, summary.height) == (width, height))
@@ -187,7 +194,7 @@ struct ConvertCLITests {
         #expect(decoded.pixel(x: width / 2, y: height / 2).a == 255)
 
         let refused = directory.appendingPathComponent("refused.png")
-        #expect(try imago(["convert", "--resize", "64by64", input, refused.path]).status != 0)
+        #expect(try await imago(["convert", "--resize", "64by64", input, refused.path]).status != 0)
         #expect(!FileManager.default.fileExists(atPath: refused.path))
     }
 
@@ -198,11 +205,11 @@ struct ConvertCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let png = directory.appendingPathComponent("tux.png")
-        #expect(try imago(["convert", url.absoluteString, png.path]).status == 0)
+        #expect(try await imago(["convert", url.absoluteString, png.path]).status == 0)
         let expected = try WebPDecoder().decode(Corpus.data("webp/tux.lossless.webp"), options: DecodingOptions())
         #expect(Corpus.samePixels(try PNGDecoder().decode(Data(contentsOf: png), options: DecodingOptions()).pixels, expected.pixels))
         let bmp = directory.appendingPathComponent("tux.bmp")
-        #expect(try imago(["convert", url.absoluteString, bmp.path]).status != 0)
+        #expect(try await imago(["convert", url.absoluteString, bmp.path]).status != 0)
         #expect(!FileManager.default.fileExists(atPath: bmp.path))
         try await origin.shutdown()
     }

@@ -69,11 +69,11 @@ struct ProcessorValidationTests {
     @Test("imago convert refuses --blur 1e300 and 1e8 and a huge --resize with a usage error", arguments: [
         ["--blur", "1e300"], ["--blur", "1e8"], ["--resize", "100000x100000"], ["--round", "nan"],
     ])
-    func cli(arguments: [String]) throws {
+    func cli(arguments: [String]) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.png")
-        let run = try imago(["convert", Corpus.root.appendingPathComponent("jpeg/video-001.jpeg").path, output.path] + arguments, withStandardError: true)
+        let run = try await imago(["convert", Corpus.root.appendingPathComponent("jpeg/video-001.jpeg").path, output.path] + arguments, withStandardError: true)
         #expect(run.status != 0)
         #expect(String(decoding: run.output, as: UTF8.self).contains("Error:"))
         #expect(!FileManager.default.fileExists(atPath: output.path))
