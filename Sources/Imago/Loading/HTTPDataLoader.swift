@@ -161,7 +161,8 @@ public final class HTTPDataLoader: DataLoading {
         return next
     }
 
-    private static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+    /// Same scheme, host and port: a redirect between two such URLs keeps credential headers.
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
     }
 

@@ -147,8 +147,9 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
         var next = request
         let from = response.url
         let dropped = transfers.withLock { $0[task.taskIdentifier]?.request.headersDroppedOnCrossOriginRedirect } ?? DataLoadRequest.credentialHeaders
-        if from?.scheme?.lowercased() != request.url?.scheme?.lowercased() || from?.host?.lowercased() != request.url?.host?.lowercased()
-            || from?.port != request.url?.port {
+        // An origin that cannot be told counts as another one.
+        let staysOnOrigin = from.flatMap { from in request.url.map { HTTPDataLoader.sameOrigin(from, $0) } } ?? false
+        if !staysOnOrigin {
             for name in next.allHTTPHeaderFields?.keys.filter({ dropped.contains($0.lowercased()) }) ?? [] {
                 next.setValue(nil, forHTTPHeaderField: name)
             }
