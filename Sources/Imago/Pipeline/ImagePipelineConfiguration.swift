@@ -17,6 +17,12 @@ extension ImagePipeline {
         public var maxConcurrentDownloads = 6
         /// The order of queued transfers with equal priority.
         public var executionOrder = ExecutionOrder.fifo
+        /// Decodes and processing run at once at most (the CPU stage), on threads of their own.
+        /// Default: the active core count.
+        public var cpuStageWidth = ProcessInfo.processInfo.activeProcessorCount
+        /// Disk-cache reads run at once at most (the cache stage), on threads of their own, before
+        /// and apart from the download queue. Default 2.
+        public var cacheStageWidth = 2
         /// Fail a transfer when no byte arrives for this long. Default 15 s.
         public var timeoutWithoutBytes: Duration = .seconds(15)
         /// Fail a transfer not finished within this time; nil for no limit. Requests may set their

@@ -2,11 +2,12 @@ import DequeModule
 import Dispatch
 import Foundation
 
-/// Where a pipeline decodes and processes: at most `width` jobs at once (the core count), highest
-/// priority first, FIFO within a priority, on GCD's global threads rather than Swift's cooperative
-/// pool, so that transfers, whose tasks live on that pool, keep moving while every core decodes.
-/// Each pipeline has its own, so one pipeline's long decodes never hold up another's.
-final class CPUStage: Sendable {
+/// A bounded executor for one stage of a pipeline: at most `width` jobs at once, highest priority
+/// first, FIFO within a priority, on GCD's global threads rather than Swift's cooperative pool, so
+/// that transfers, whose tasks live on that pool, keep moving while the stage works. A pipeline has
+/// two: the cache stage (disk reads) and the CPU stage (decoding and processing), each its own, so
+/// one pipeline's long decodes never hold up another's, nor a disk read wait behind a decode.
+final class WorkStage: Sendable {
     private struct State {
         var lanes = Array(repeating: Deque<@Sendable () -> Void>(), count: ImageRequest.Priority.allCases.count)
         var running = 0

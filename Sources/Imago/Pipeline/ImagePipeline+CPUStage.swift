@@ -1,0 +1,200 @@
+import Foundation
+
+/// The CPU stage and delivery: a transfer's bytes (from disk or a download) are decoded once for
+/// every handle that wants an image, each variant made once and cached, then every handle is
+/// completed. This is the one place that decodes a transfer.
+extension ImagePipeline {
+    /// One transfer's decodes (full size, per thumbnail, scaled down) and the variants made from
+    /// them so far.
+    struct Decoded {
+        var decodes: [ImageRequest.DecodePlan: Result<Image, ImagoError>] = [:]
+        var variants: [ImageRequest.CacheKey: Result<Image, ImagoError>] = [:]
+    }
+
+    /// Carries out `next` for transfer `transferID` whose bytes arrived as `result`: decodes on the
+    /// CPU stage when handles want an image, settles the disk entry, and completes the handles.
+    func deliver(
+        _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
+        next: Transfers.NextStep, contacted: Bool, elapsed: Duration
+    ) async {
+        guard case .decode(let requests, let priority) = next, case .success(let loaded) = result else {
+            // Bytes no handle decodes are kept only if they sniff as an image.
+            if case .success(let loaded) = result { loaded.pendingWrite?.settle(loaded.data, valid: sniffsAsImage(loaded.data)) }
+            if case .gone = next { return }
+            finish(transferID, request: request, result: result, decoded: Decoded(), contacted: contacted, elapsed: elapsed)
+            return
+        }
+        // The decodes wait for room in the memory budget first; an image over the whole budget
+        // fails its decodes (data-only handles still get the bytes).
+        let (reservation, refusal) = await reserveMemory(for: requests, data: loaded.data, url: loaded.response.url)
+        await cpuStage.run(priority: priority) {
+            var decoded = Decoded()
+            if let refusal { for request in requests { decoded.decodes[request.decodePlan] = .failure(refusal) } }
+            // Every variant the handles want now is made and cached before any handle completes,
+            // so a caller asking again right away hits it.
+            for request in requests { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
+            // Only bytes that decoded reach the disk cache.
+            let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
+            loaded.pendingWrite?.settle(loaded.data, valid: valid)
+            self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
+        }
+        configuration.decodeMemoryBudget.release(reservation)
+    }
+
+    /// Whether bytes fetched for a request that wants no image may be kept: they must sniff as a
+    /// format a registered decoder claims (an HTML error page or a gzip body does not).
+    func sniffsAsImage(_ data: Data) -> Bool {
+        decoders.decoder(for: data) != nil
+    }
+
+    /// Reserves in the decode memory budget what decoding `data` for `requests` will hold: each
+    /// distinct decode's estimate, doubled when processors make copies. Returns the bytes held
+    /// (to release after the decodes) or why the decodes may not run.
+    private func reserveMemory(for requests: [ImageRequest], data: Data, url: URL) async -> (bytes: Int, refusal: ImagoError?) {
+        var bytes = 0, width = 0, height = 0
+        for plan in Set(requests.map(\.decodePlan)) {
+            let estimate = decoders.estimate(data, options: decodingOptions(for: plan))
+            bytes = bytes.addingReportingOverflow(estimate.bytes).overflow ? Int.max : bytes + estimate.bytes
+            (width, height) = estimate.bytes > 0 ? (estimate.width, estimate.height) : (width, height)
+        }
+        if requests.contains(where: { !$0.processors.isEmpty }) { bytes = bytes > Int.max / 2 ? Int.max : bytes * 2 }
+        do {
+            try await configuration.decodeMemoryBudget.reserve(bytes, width: width, height: height)
+            return (bytes, nil)
+        } catch {
+            var error = error
+            error.url = url
+            return (0, error)
+        }
+    }
+
+    /// The image `request` wants: decoded (at full size, or reduced for its thumbnail and
+    /// resampled), then through its processors; each decode and each variant made once per
+    /// transfer, and every variant remembered in the memory cache.
+    private func variant(for request: ImageRequest, of decoded: inout Decoded, loaded: Loaded) -> Result<Image, ImagoError> {
+        let key = request.cacheKey
+        if let made = decoded.variants[key] { return made }
+        let plan = request.decodePlan
+        let decodedImage = decoded.decodes[plan] ?? decode(loaded.data, url: loaded.response.url, plan: plan)
+        decoded.decodes[plan] = decodedImage
+        var made = decodedImage
+        if !request.processors.isEmpty, case .success(let image) = made {
+            state.withLock { $0.statistics.processed += 1 }
+            made = process(image, with: request.processors, url: loaded.response.url)
+        }
+        made = made.map { image in
+            var image = image
+            image.scale = request.thumbnail?.scale ?? request.scaleFromFileName ?? 1
+            return image
+        }
+        decoded.variants[key] = made
+        remember(made, loaded: loaded, request: request)
+        if case .success(let image) = made { storeVariant(image, for: request, loaded: loaded) }
+        return made
+    }
+
+    /// Decodes `data` as `plan` says: reduced for a thumbnail and resampled to it, or reduced and
+    /// resampled under the large-image limit, or at full size.
+    private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan) -> Result<Image, ImagoError> {
+        state.withLock { $0.statistics.decodes += 1 }
+        let decoded = Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: decodingOptions(for: plan)) }
+        return decoded.flatMap { image in
+            if let thumbnail = plan.thumbnail {
+                return Self.attempt(url) { () throws(ImagoError) in try thumbnail.finish(image) }
+            }
+            let limit = configuration.largeImagePixelLimit
+            guard plan.scalesDown, image.width * image.height > limit else { return .success(image) }
+            let scale = (Double(limit) / Double(image.width * image.height)).squareRoot()
+            let box = PixelSize(width: max(1, Int(Double(image.width) * scale)), height: max(1, Int(Double(image.height) * scale)))
+            return process(image, with: [ImageProcessors.Resize(checkedSize: box)], url: url)
+        }
+    }
+
+    /// The configuration's decoding options as `plan` needs them.
+    func decodingOptions(for plan: ImageRequest.DecodePlan) -> DecodingOptions {
+        var options = configuration.decodingOptions
+        if let thumbnail = plan.thumbnail {
+            options = thumbnail.decodingOptions(options)
+        } else if plan.scalesDown {
+            options.scaleDownPixelLimit = configuration.largeImagePixelLimit
+        }
+        return options
+    }
+
+    func process(_ image: Image, with processors: [any ImageProcessing], url: URL) -> Result<Image, ImagoError> {
+        Self.attempt(url) { () throws(ImagoError) in
+            var image = image
+            for processor in processors { image = try processor.process(image) }
+            return image
+        }
+    }
+
+    /// `body`'s result, its error saying which URL it was about.
+    private static func attempt<Value>(_ url: URL, _ body: () throws(ImagoError) -> Value) -> Result<Value, ImagoError> {
+        Result(catching: body).mapError { error in
+            var error = error
+            error.url = url
+            return error
+        }
+    }
+
+    /// Puts a decoded image in the memory cache, its cost the pixels plus the encoded bytes, unless
+    /// the request or the response (`no-store`) forbids it.
+    private func remember(_ image: Result<Image, ImagoError>, loaded: Loaded, request: ImageRequest) {
+        guard case .success(let decoded) = image, loaded.isStorable else { return }
+        remember(ImageResponse(
+            request: request, data: loaded.data, image: decoded, url: loaded.response.url,
+            statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
+        ))
+    }
+
+    /// Puts `response` in the memory cache under its request's key, unless the request forbids it.
+    func remember(_ response: ImageResponse) {
+        guard let cache = configuration.memoryCache, let image = response.image,
+              !response.request.options.contains(.disableMemoryCacheWrites) else { return }
+        cache.setValue(response, forKey: response.request.cacheKey, cost: image.cost + response.data.count)
+    }
+
+    /// Ends the transfer and completes its handles. A handle that wants an image may have joined
+    /// after the decode was decided (decode then), or after its variants were made (make its own).
+    private func finish(
+        _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
+        decoded: Decoded, contacted: Bool, elapsed: Duration
+    ) {
+        let members = updateState { state in
+            let members = state.transfers.finish(transferID)
+            if members != nil {
+                switch result {
+                case .success(let loaded):
+                    switch loaded.source {
+                    case .network: state.statistics.bytes += Int64(loaded.data.count)
+                    case .disk: state.statistics.diskHits += 1
+                    case .revalidated: state.statistics.revalidated += 1
+                    case .memory: break
+                    }
+                case .failure: state.statistics.errors += 1
+                }
+            }
+            return members
+        }
+        // A transfer no handle wanted any more was already reported as stopped.
+        guard let members else { return }
+        if contacted {
+            observers.finished(request.url, result: result.map { $0.source == .network ? $0.data.count : 0 }, elapsed: elapsed)
+        }
+        var decoded = decoded
+        for member in members {
+            let task = member.handle
+            let outcome = result.flatMap { loaded -> Result<ImageResponse, ImagoError> in
+                let image: Result<Image?, ImagoError> = task.decodes ? variant(for: task.request, of: &decoded, loaded: loaded).map { $0 } : .success(nil)
+                return image.map { image in
+                    ImageResponse(
+                        request: task.request, data: loaded.data, image: image, url: loaded.response.url,
+                        statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
+                    )
+                }
+            }
+            task.complete(with: outcome)
+        }
+    }
+}

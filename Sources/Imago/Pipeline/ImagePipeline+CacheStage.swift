@@ -1,0 +1,108 @@
+import Foundation
+
+/// The cache stage: disk reads, on the pipeline's own bounded executor, before a request joins
+/// the download queue and never holding a download slot. A handle's processed variant is looked
+/// for first (``ImageRequest/Options/storesVariantOnDisk``); then the transfer's original, which
+/// is served when fresh, or handed to the download to revalidate.
+extension ImagePipeline {
+    /// The HTTP cache for `request`'s original: only `http(s)` responses are kept.
+    func httpCache(for request: ImageRequest) -> HTTPCache? {
+        guard let disk = configuration.diskCache, let scheme = request.url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https" else { return nil }
+        return HTTPCache(disk: disk, heuristicLifetime: configuration.heuristicFreshness)
+    }
+
+    /// The HTTP cache to look for `request`'s variant in, or nil when it should not be looked for.
+    func variantCache(for request: ImageRequest) -> HTTPCache? {
+        guard request.options.contains(.storesVariantOnDisk), request.hasVariant,
+              request.cachePolicy != .reloadIgnoringCache, !request.options.contains(.disableDiskCacheReads) else { return nil }
+        return httpCache(for: request)
+    }
+
+    /// Looks for `task`'s variant on disk: a servable entry is decoded on the CPU stage and
+    /// completes the task; otherwise (or when it fails to decode) the task joins a transfer.
+    func lookUpVariant(of task: ImageTask, in cache: HTTPCache) {
+        state.withLock { $0.transfers.beginLookup() }
+        let request = task.request
+        cacheStage.submit(priority: request.priority) { [self] in
+            let key = request.variantDiskKey
+            guard case .fresh(let entry) = cache.lookup(key, policy: request.cachePolicy, now: Date()), !task.isFinished else {
+                endVariantLookup(of: task, served: false)
+                return
+            }
+            cpuStage.submit(priority: request.priority) { [self] in
+                guard let image = try? decoders.decode(entry.data, options: configuration.decodingOptions) else {
+                    // Never serve an entry known to fail: the variant is made again from the original.
+                    cache.disk.remove(key)
+                    endVariantLookup(of: task, served: false)
+                    return
+                }
+                let headers = entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
+                let response = ImageResponse(request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
+                remember(response)
+                state.withLock { $0.statistics.diskHits += 1 }
+                task.complete(with: .success(response))
+                endVariantLookup(of: task, served: true)
+            }
+        }
+    }
+
+    private func endVariantLookup(of task: ImageTask, served: Bool) {
+        if !served && !task.isFinished { attach(task) }
+        updateState { $0.transfers.endLookup() }
+    }
+
+    /// Looks for transfer `transferID`'s original on disk: a servable entry goes to the CPU stage
+    /// with no download; a stale one goes to the download queue to be revalidated.
+    func lookUpOriginal(_ transferID: UInt64, request: ImageRequest) {
+        cacheStage.submit(priority: request.priority) { [self] in
+            let start = ContinuousClock.now
+            let cache = httpCache(for: request)
+            let lookup = cache?.lookup(request.diskCacheKey, policy: request.cachePolicy, now: Date()) ?? .miss
+            switch (lookup, cache) {
+            case (.fresh(let entry), let cache?):
+                let headers = entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
+                let loaded = Loaded(
+                    response: DataResponse(url: request.url, statusCode: 200, headers: headers, expectedContentLength: Int64(entry.data.count)),
+                    data: entry.data, source: .disk, isStorable: true, metadata: entry.metadata,
+                    pendingWrite: cache.served(request.diskCacheKey)
+                )
+                let next = updateState { $0.transfers.cacheHit(transferID) }
+                reportProgress(of: transferID, received: Int64(entry.data.count), expected: Int64(entry.data.count))
+                Task { await self.deliver(transferID, request: request, result: .success(loaded), next: next, contacted: false, elapsed: .now - start) }
+            case _ where request.cachePolicy == .returnCacheDataDontLoad:
+                let next = updateState { $0.transfers.cacheHit(transferID, succeeded: false) }
+                let error = ImagoError(.notCached, url: request.url, stage: .caching)
+                Task { await self.deliver(transferID, request: request, result: .failure(error), next: next, contacted: false, elapsed: .now - start) }
+            case (.stale(let entry), _):
+                startDownloads(updateState { $0.transfers.cacheMissed(transferID, stale: entry) })
+            default:
+                startDownloads(updateState { $0.transfers.cacheMissed(transferID, stale: nil) })
+            }
+        }
+    }
+
+    /// Writes `image`, made for `request` from `loaded`, to the disk cache as an encoded variant
+    /// with the original's freshness, when the request asks and the response may be stored.
+    /// Animated variants are not kept.
+    func storeVariant(_ image: Image, for request: ImageRequest, loaded: Loaded) {
+        guard request.options.contains(.storesVariantOnDisk), request.hasVariant, loaded.isStorable,
+              !request.options.contains(.disableDiskCacheWrites), !image.isAnimated,
+              var metadata = loaded.metadata, let cache = httpCache(for: request) else { return }
+        let encoded: Data
+        do {
+            encoded = image.metadata.hasAlpha ? try PNGEncoder().encode(image) : try JPEGEncoder(quality: 90).encode(image)
+        } catch {
+            configuration.logger.warning("could not encode the variant of \(request.url.redactedString) for the disk cache: \(error)")
+            return
+        }
+        metadata.contentType = image.metadata.hasAlpha ? "image/png" : "image/jpeg"
+        cache.disk.store(encoded, for: request.variantDiskKey, metadata: metadata)
+    }
+
+    /// Whether a request may be answered from the memory cache.
+    static func readsMemory(_ request: ImageRequest) -> Bool {
+        !request.options.contains(.disableMemoryCacheReads)
+            && request.cachePolicy != .refreshCached && request.cachePolicy != .reloadIgnoringCache
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Whole-pipeline control, as SDWebImage's downloader offers: suspend and resume starting
+/// downloads, cancel everything, invalidate.
+extension ImagePipeline {
+    /// Stops starting queued downloads; running ones go on, and cache hits are still served.
+    public func suspend() {
+        state.withLock { $0.transfers.suspend() }
+    }
+
+    /// Starts queued downloads again after ``suspend()``.
+    public func resume() {
+        startDownloads(state.withLock { $0.transfers.resume() })
+    }
+
+    /// Whether ``suspend()`` holds queued downloads back.
+    public var isSuspended: Bool {
+        state.withLock { $0.transfers.isSuspended }
+    }
+
+    /// Cancels every handle in a transfer: each completes with `cancelled`, and every download stops.
+    public func cancelAll() {
+        let cancellations = updateState { state in
+            let cancellations = state.transfers.cancelAll()
+            state.statistics.stopped += cancellations.filter { $0.stoppedRequest != nil }.count
+            return cancellations
+        }
+        for cancellation in cancellations {
+            cancellation.job?.cancel()
+            cancellation.handle.complete(with: .failure(ImagoError(.cancelled, url: cancellation.handle.request.url)))
+            if let stopped = cancellation.stoppedRequest { observers.stopped(stopped.url) }
+        }
+    }
+
+    /// Cancels everything and refuses new work: every handle made from now on completes at once
+    /// with `cancelled`. Connections are released as the stopped downloads return.
+    public func invalidate() {
+        state.withLock { $0.isInvalidated = true }
+        cancelAll()
+    }
+}

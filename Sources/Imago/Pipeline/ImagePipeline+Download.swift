@@ -1,0 +1,126 @@
+import Foundation
+
+/// The download stage: transfers that left the queue, each on a task of its own holding one of
+/// `maxConcurrentDownloads` slots, fetching through the loader with a conditional request when the
+/// cache stage handed over a stale entry.
+extension ImagePipeline {
+    /// A transfer's bytes and where they came from.
+    struct Loaded: Sendable {
+        var response: DataResponse
+        var data: Data
+        var source: ImageResponse.Source
+        /// False for `Cache-Control: no-store`: no cache may keep it.
+        var isStorable: Bool
+        /// What a disk entry of these bytes (or of a variant made from them) says of freshness.
+        var metadata: DiskCache.Metadata?
+        /// The disk write that waits for these bytes to validate.
+        var pendingWrite: HTTPCache.PendingWrite?
+    }
+
+    /// Makes the tasks of downloads the state machine started, then tells it, cancelling any whose
+    /// handles all left in between.
+    func startDownloads(_ starts: [Transfers.Start]) {
+        for start in starts {
+            let transferID = start.transferID
+            let sink = DataSink(
+                url: start.request.url,
+                maxSize: configuration.maxResponseSize,
+                minimumRate: configuration.minimumTransferRate,
+                onResponse: { [observers] response in observers.receivedResponse(response) },
+                onProgress: { [weak self] received, expected in
+                    self?.reportProgress(of: transferID, received: received, expected: expected)
+                }
+            )
+            let task = Task(priority: Self.taskPriority(start.priority)) {
+                await self.run(start, sink: sink)
+            }
+            let download = RunningDownload(task: task, sink: sink)
+            state.withLock { $0.transfers.started(transferID, job: download) }?.cancel()
+        }
+    }
+
+    private func run(_ start: Transfers.Start, sink: DataSink) async {
+        let begin = ContinuousClock.now
+        var contacted = false
+        let request = start.request
+        let result: Result<Loaded, ImagoError>
+        do {
+            result = .success(try await download(request, stale: start.stale, sink: sink, begin: begin, contacted: &contacted))
+        } catch let error as ImagoError {
+            result = .failure(error)
+        } catch is CancellationError {
+            result = .failure(ImagoError(.cancelled, url: request.url))
+        } catch {
+            result = .failure(ImagoError(.loaderFailed, url: request.url, underlying: error))
+        }
+        if case .success(let loaded) = result, loaded.source != .network {
+            // A 304's bytes come from disk all at once; say so to progress handlers.
+            let count = Int64(loaded.data.count)
+            reportProgress(of: start.transferID, received: count, expected: count)
+        }
+        let succeeded = if case .success = result { true } else { false }
+        let (starts, next) = updateState { $0.transfers.downloaded(start.transferID, succeeded: succeeded) }
+        startDownloads(starts)
+        await deliver(start.transferID, request: request, result: result, next: next, contacted: contacted, elapsed: .now - begin)
+    }
+
+    /// Loads `request`'s bytes through the loader, revalidating `stale` when it has validators.
+    /// `contacted` becomes true once a loader is asked, so a transfer is reported only when made.
+    private func download(
+        _ request: ImageRequest, stale: DiskCache.Entry?, sink: DataSink, begin: ContinuousClock.Instant, contacted: inout Bool
+    ) async throws -> Loaded {
+        if request.cachePolicy == .returnCacheDataDontLoad {
+            throw ImagoError(.notCached, url: request.url, stage: .caching)
+        }
+        guard let loader = loaders.loader(for: request.url) else {
+            throw ImagoError(.noLoader, url: request.url)
+        }
+        let cache = httpCache(for: request)
+        let key = request.diskCacheKey
+        let writes = !request.options.contains(.disableDiskCacheWrites)
+        let validators = HTTPCache.validationHeaders(for: stale)
+        var loadRequest = loadRequest(for: request)
+        loadRequest.headers += validators
+        let conditional = loadRequest
+        contacted = true
+        transferStarted(request.url)
+        let receivedAt = Date()
+        do {
+            if let limit = request.deadline ?? configuration.deadline {
+                try await Self.withDeadline(begin + limit, url: request.url) {
+                    try await loader.load(conditional, into: sink)
+                }
+            } else {
+                try await loader.load(conditional, into: sink)
+            }
+            try Task.checkCancellation()
+            let (response, data) = try sink.finish()
+            guard let cache else {
+                let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
+                let metadata = DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
+                return Loaded(response: response, data: data, source: .network, isStorable: freshness.isStorable, metadata: metadata)
+            }
+            let received = cache.received(response, at: receivedAt, key: key, writes: writes)
+            return Loaded(
+                response: response, data: data, source: .network, isStorable: received.isStorable,
+                metadata: received.metadata, pendingWrite: received.pendingWrite
+            )
+        } catch let error as ImagoError where error.code == .notModified {
+            // A 304 is an answer only to our conditional request; otherwise it stays an error.
+            guard let stale, let cache, !validators.isEmpty else { throw error }
+            let head = sink.response ?? DataResponse(url: request.url, statusCode: 304)
+            let received = cache.revalidated(head, stale: stale, at: receivedAt, key: key, writes: writes)
+            return Loaded(
+                response: DataResponse(url: head.url, statusCode: 304, headers: head.headers, expectedContentLength: Int64(stale.data.count)),
+                data: stale.data, source: .revalidated, isStorable: received.isStorable,
+                metadata: received.metadata, pendingWrite: received.pendingWrite
+            )
+        }
+    }
+
+    /// A loader is about to be asked for `url`.
+    func transferStarted(_ url: URL) {
+        state.withLock { $0.statistics.transfers += 1 }
+        observers.started(url)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Imago
+import ImagoTestSupport
+import Testing
+
+/// The stages in order: a disk-cache hit is read on the cache stage, before and apart from the
+/// download queue, so it never waits for a download slot.
+@Suite("Pipeline stages", .timeLimit(.minutes(1)))
+struct PipelineStagesTests {
+    static let photo = try! Corpus.data("jpeg/video-001.jpeg")
+
+    @Test("with every download slot held at the origin, a disk-cached image and a disk-cached variant complete while the slots stay held")
+    func diskHitDoesNotWaitForASlot() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try await TestOrigin.start()
+        var route = TestOrigin.Route(body: Self.photo)
+        route.headers = [("Cache-Control", "max-age=600")]
+        origin.setRoute("/cached.jpg", route)
+        let cached = origin.url("/cached.jpg")
+        var variant = ImageRequest(url: cached, thumbnail: .init(maxPixelSize: 64))
+        variant.options.insert(.storesVariantOnDisk)
+
+        func pipeline() throws -> ImagePipeline {
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskCache = try DiskCache(configuration: .init(directory: directory))
+            configuration.maxConcurrentDownloads = 6
+            return ImagePipeline(configuration: configuration)
+        }
+        // Fill the disk: the original and the variant.
+        let writer = try pipeline()
+        let width = try await writer.image(for: ImageRequest(url: cached)).width
+        _ = try await writer.image(for: variant)
+        await writer.waitUntilIdle()
+        writer.configuration.diskCache?.flush()
+        origin.clearRequests()
+
+        let reader = try pipeline()
+        for index in 0..<6 { origin.setRoute("/slow-\(index).jpg", TestOrigin.Route(body: Self.photo)) }
+        let held = (0..<6).map { reader.dataTask(with: ImageRequest(url: origin.url("/slow-\($0).jpg?gate=held"))) }
+        await origin.wait { $0.requests.count == 6 }
+        #expect(reader.activity.running == 6)
+
+        let original = try await reader.response(for: ImageRequest(url: cached))
+        let thumbnail = try await reader.response(for: variant)
+        #expect(original.source == .disk)
+        #expect(thumbnail.source == .disk)
+        #expect(original.image?.width == width)
+        #expect(thumbnail.image.map { max($0.width, $0.height) } == 64)
+        // The held transfers are still held: the hits did not wait for them.
+        #expect(held.allSatisfy { !$0.isFinished })
+        #expect(reader.activity.running == 6)
+        #expect(origin.log.requests(to: "/cached.jpg").isEmpty)
+
+        origin.release("held")
+        for task in held { _ = try? await task.response }
+        await reader.waitUntilIdle()
+        #expect(reader.activity == (0, 0) as (Int, Int))
+        try await origin.shutdown()
+    }
+}
