@@ -58,4 +58,45 @@ struct PipelineStagesTests {
         #expect(reader.activity == (0, 0) as (Int, Int))
         try await origin.shutdown()
     }
+
+    @Test("suspend holds queued downloads back and resume starts them; cancelAll completes every handle with cancelled; an invalidated pipeline refuses new work")
+    func wholePipelineControl() async throws {
+        try await withOrigin { origin, pipeline in
+            origin.setRoute("/a.jpg", TestOrigin.Route(body: Self.photo))
+            origin.setRoute("/held.jpg", TestOrigin.Route(body: Self.photo))
+            pipeline.suspend()
+            #expect(pipeline.isSuspended)
+            let queued = pipeline.dataTask(with: ImageRequest(url: origin.url("/a.jpg")))
+            #expect(pipeline.activity == (1, 0) as (Int, Int))
+            pipeline.resume()
+            let data = try await queued.response.data
+            #expect(data == Self.photo)
+            #expect(origin.log.requests(to: "/a.jpg").count == 1)
+
+            let running = pipeline.dataTask(with: ImageRequest(url: origin.url("/held.jpg?gate=never")))
+            let second = pipeline.imageTask(with: ImageRequest(url: origin.url("/held.jpg?gate=never")))
+            await origin.wait { $0.requests(to: "/held.jpg").count == 1 }
+            pipeline.cancelAll()
+            for task in [running, second] {
+                #expect(await Self.errorCode(of: task) == .cancelled)
+            }
+            #expect(running.isFinished && second.isFinished)
+            await pipeline.waitUntilIdle()
+            await origin.wait { $0.openConnections == 0 || $0.abortedResponses >= 1 }
+
+            pipeline.invalidate()
+            let refused = pipeline.dataTask(with: ImageRequest(url: origin.url("/a.jpg")))
+            #expect(await Self.errorCode(of: refused) == .cancelled)
+            #expect(origin.log.requests(to: "/a.jpg").count == 1)
+        }
+    }
+
+    static func errorCode(of task: ImageTask) async -> ImagoError.Code? {
+        do {
+            _ = try await task.response
+            return nil
+        } catch {
+            return (error as? ImagoError)?.code
+        }
+    }
 }
