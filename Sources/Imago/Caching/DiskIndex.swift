@@ -4,17 +4,6 @@ import GRDB
 /// The disk cache's SQLite index: one row per entry. A `DatabasePool` in WAL mode, so lookups run
 /// on reader connections while the writer commits.
 struct DiskIndex: Sendable {
-    struct Row: Sendable {
-        var key: String
-        var file: String
-        var size: Int
-        var checksum: UInt64
-        var created: Double
-        /// Last access as recorded (to the minute: see ``DiskCache``); 0 where not read.
-        var accessed: Double = 0
-        var metadata: DiskCache.Metadata
-    }
-
     enum Change: Sendable {
         case upsert(Row)
         case refresh(key: String, metadata: DiskCache.Metadata)
@@ -62,8 +51,6 @@ struct DiskIndex: Sendable {
         try migrator.migrate(pool)
     }
 
-    /// The columns ``IndexReaders`` reads, in its order.
-    static let columns = "key, file, size, checksum, created, contentType, receivedAt, lifetime, initialAge, flags, etag, lastModified, accessed"
 
     func count() throws -> Int {
         try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") ?? 0 }
@@ -86,26 +73,9 @@ struct DiskIndex: Sendable {
                 switch change {
                 case .upsert(let row):
                     if let old = try String.fetchOne(fileOf, arguments: [row.key]) { released.append(old) }
-                    let flags = (row.metadata.freshness.isImmutable ? 1 : 0) | (row.metadata.freshness.requiresRevalidation ? 2 : 0)
-                    try db.cachedStatement(sql: """
-                        INSERT OR REPLACE INTO entry (key, file, size, checksum, created, accessed, contentType, receivedAt, lifetime, initialAge, flags, etag, lastModified)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """).execute(arguments: [
-                            row.key, row.file, row.size, Int64(bitPattern: row.checksum), row.created, accessed,
-                            row.metadata.contentType, row.metadata.receivedAt.timeIntervalSince1970,
-                            row.metadata.freshness.lifetime.seconds, row.metadata.freshness.initialAge.seconds, flags,
-                            row.metadata.freshness.etag, row.metadata.freshness.lastModified,
-                        ])
+                    try db.cachedStatement(sql: Row.upsertSQL).execute(arguments: row.upsertArguments(accessed: accessed))
                 case .refresh(let key, let metadata):
-                    let flags = (metadata.freshness.isImmutable ? 1 : 0) | (metadata.freshness.requiresRevalidation ? 2 : 0)
-                    try db.cachedStatement(sql: """
-                        UPDATE entry SET contentType = coalesce(?, contentType), receivedAt = ?, lifetime = ?, initialAge = ?, flags = ?,
-                            etag = ?, lastModified = ?, accessed = ? WHERE key = ?
-                        """).execute(arguments: [
-                            metadata.contentType, metadata.receivedAt.timeIntervalSince1970, metadata.freshness.lifetime.seconds,
-                            metadata.freshness.initialAge.seconds, flags, metadata.freshness.etag, metadata.freshness.lastModified,
-                            accessed, key,
-                        ])
+                    try db.cachedStatement(sql: Row.refreshSQL).execute(arguments: Row.refreshArguments(metadata, key: key, accessed: accessed))
                 case .remove(let key):
                     if let old = try String.fetchOne(fileOf, arguments: [key]) { released.append(old) }
                     try db.cachedStatement(sql: "DELETE FROM entry WHERE key = ?").execute(arguments: [key])

@@ -21,7 +21,7 @@ final class IndexReaders: Sendable {
             sqlite3_busy_timeout(database, 10_000)
             sqlite3_exec(database, "PRAGMA query_only = 1", nil, nil, nil)
             var lookup: OpaquePointer?
-            let prepared = sqlite3_prepare_v3(database, "SELECT \(DiskIndex.columns) FROM entry WHERE key = ?", -1, UInt32(SQLITE_PREPARE_PERSISTENT), &lookup, nil)
+            let prepared = sqlite3_prepare_v3(database, "SELECT \(DiskIndex.Row.selectList) FROM entry WHERE key = ?", -1, UInt32(SQLITE_PREPARE_PERSISTENT), &lookup, nil)
             guard prepared == SQLITE_OK, let lookup else {
                 sqlite3_close(database)
                 throw IndexReaders.error(prepared, "prepare")
@@ -58,39 +58,10 @@ final class IndexReaders: Sendable {
             return sqlite3_step(statement)
         }
         switch result {
-        case SQLITE_ROW: return Self.decode(statement, key: key)
+        case SQLITE_ROW: return DiskIndex.Row(statement: statement, key: key)
         case SQLITE_DONE: return nil
         default: throw Self.error(result, "step")
         }
-    }
-
-    /// Columns in ``DiskIndex/columns`` order.
-    private static func decode(_ statement: OpaquePointer, key: String) -> DiskIndex.Row {
-        func text(_ column: Int32) -> String? {
-            sqlite3_column_text(statement, column).map { String(cString: $0) }
-        }
-        let flags = sqlite3_column_int64(statement, 9)
-        return DiskIndex.Row(
-            key: key,
-            file: text(1) ?? "",
-            size: Int(sqlite3_column_int64(statement, 2)),
-            checksum: UInt64(bitPattern: sqlite3_column_int64(statement, 3)),
-            created: sqlite3_column_double(statement, 4),
-            accessed: sqlite3_column_double(statement, 12),
-            metadata: DiskCache.Metadata(
-                contentType: text(5),
-                receivedAt: Date(timeIntervalSince1970: sqlite3_column_double(statement, 6)),
-                freshness: HTTPFreshness(
-                    isStorable: true,
-                    lifetime: .seconds(sqlite3_column_double(statement, 7)),
-                    initialAge: .seconds(sqlite3_column_double(statement, 8)),
-                    isImmutable: flags & 1 != 0,
-                    requiresRevalidation: flags & 2 != 0,
-                    etag: text(10),
-                    lastModified: text(11)
-                )
-            )
-        )
     }
 
     private static func error(_ code: Int32, _ what: String) -> any Error {
