@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -27,6 +29,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -49,6 +52,8 @@ let package = Package(
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
+        // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests; the
+        // benchmarks use it too, through its product.
         .target(
             name: "ImagoTestSupport",
             dependencies: [
@@ -57,14 +62,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ],
+            path: "Tests/ImagoTestSupport"
         ),
         .executableTarget(
             name: "imago",
             dependencies: [
                 "Imago",
-                "ImagoTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // libFuzzer harnesses over Imago's Swift API; `make fuzz` builds and runs them.
@@ -75,7 +82,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "imago-cache-writer",
-            dependencies: ["Imago", "ImagoTestSupport"]
+            dependencies: ["Imago", "ImagoTestSupport"],
+            path: "Tests/imago-cache-writer"
         ),
         .testTarget(
             name: "ImagoTests",

@@ -70,6 +70,19 @@ struct CLITests {
         try await origin.shutdown()
     }
 
+    @Test("the imago binary carries no test support: no TestOrigin, no ImagoTestSupport symbol, no private key")
+    func binaryCarriesNoTestSupport() throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago")
+        let binary = try Data(contentsOf: executable)
+        #expect(binary.count > 1_000_000)
+        for needle in ["ImagoTestSupport", "TestOrigin", "-----BEGIN PRIVATE KEY-----"] {
+            #expect(binary.range(of: Data(needle.utf8)) == nil, "\(needle) found in \(executable.path)")
+        }
+        // The probe works: the test bundle itself does carry TestOrigin.
+        let bundle = try Data(contentsOf: URL(fileURLWithPath: CommandLine.arguments[0]))
+        #expect(bundle.range(of: Data("TestOrigin".utf8)) != nil || !FileManager.default.fileExists(atPath: CommandLine.arguments[0]))
+    }
+
     @Test("demo --json: the cold phase loads every image, the memory phase makes no transfer, the coalesced phase one")
     func demoJSON() async throws {
         let images = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-\(UUID().uuidString)")

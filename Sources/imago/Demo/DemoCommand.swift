@@ -1,12 +1,11 @@
 import ArgumentParser
 import Foundation
 import Imago
-import ImagoTestSupport
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Start a local origin with sample images, then load and decode them through the pipeline."
+        abstract: "Start a local origin (Hummingbird) with sample images, then load and decode them through the pipeline."
     )
 
     static let defaultImageDirectories = ["/usr/share/backgrounds", "../shared/corpus"]
@@ -32,17 +31,24 @@ struct DemoCommand: AsyncParsableCommand {
         guard !files.isEmpty else {
             throw ValidationError("no sample images found; run `make deps` (installs ukui-wallpapers) or pass --images DIR")
         }
-        let origin = try await TestOrigin.start()
+        // The origin serves a folder of links to the samples: every fourth under /revalidate/
+        // (no-cache, so each later load is a 304), the others under /fresh/ (max-age=3600).
+        let servedDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-served-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: servedDirectory) }
         var urls: [URL] = []
+        var paths: [String] = []
         for (index, file) in files.enumerated() {
-            let path = "/\(index)-\(file.lastPathComponent)"
-            var route = TestOrigin.Route(body: try Data(contentsOf: file))
-            route.bytesPerSecond = rate > 0 ? rate : nil
-            route.etag = "\"\(index)\""
-            // Every fourth image must be revalidated each time; the others stay fresh for an hour.
-            route.headers = [("Cache-Control", index % 4 == 3 ? "no-cache" : "max-age=3600")]
-            origin.setRoute(path, route)
-            urls.append(origin.url(path))
+            let folder = index % 4 == 3 ? "revalidate" : "fresh"
+            let name = "\(index)-\(file.lastPathComponent)"
+            let link = servedDirectory.appendingPathComponent(folder).appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: link.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file.standardizedFileURL.resolvingSymlinksInPath())
+            paths.append("/\(folder)/\(name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name)")
+        }
+        let origin = try await DemoOrigin.start(root: servedDirectory, bytesPerSecond: rate > 0 ? rate : nil)
+        for path in paths {
+            guard let url = URL(string: origin.baseURL.absoluteString + path) else { throw ValidationError("cannot make a URL for \(path)") }
+            urls.append(url)
         }
         let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-demo-cache-\(getpid())")
         try? FileManager.default.removeItem(at: cacheDirectory)
@@ -53,7 +59,7 @@ struct DemoCommand: AsyncParsableCommand {
             return ImagePipeline(configuration: configuration)
         }
         if !json {
-            say("Imago demo: TestOrigin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))")
+            say("Imago demo: a Hummingbird origin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))")
             say("disk cache: \(cacheDirectory.path) (removed at the end)\n")
         }
         let display = ProgressDisplay(quiet: json)
@@ -78,15 +84,13 @@ struct DemoCommand: AsyncParsableCommand {
         phases.append(("disk", disk))
 
         let largest = zip(urls, cold.images).max { $0.1.bytes < $1.1.bytes }!.0
-        if !json { say("4. a new pipeline without caches, 50 concurrent requests for one image (\(largest.lastPathComponent)), the origin holding its answer until all 50 have asked") }
-        // The origin holds the response at a gate until every handle exists, so the count does
-        // not depend on how fast this machine makes 50 handles against a loopback transfer.
-        var components = URLComponents(url: largest, resolvingAgainstBaseURL: false)
-        let query = components?.queryItems ?? []
-        components?.queryItems = query + [URLQueryItem(name: "gate", value: "coalesced")]
-        let gated = components?.url ?? largest
-        let (coalesced, _) = await BatchLoader(pipeline: ImagePipeline(), display: display)
-            .load(Array(repeating: gated, count: 50), whenAllStarted: { origin.release("coalesced") })
+        if !json { say("4. a new pipeline without caches, 50 concurrent requests for one image (\(largest.lastPathComponent)), made while the pipeline is suspended, then resumed") }
+        // Suspended, the pipeline starts no download, so all 50 handles are made before the one
+        // transfer starts, however fast this machine is against a loopback origin.
+        let coalescing = ImagePipeline()
+        coalescing.suspend()
+        let (coalesced, _) = await BatchLoader(pipeline: coalescing, display: display)
+            .load(Array(repeating: largest, count: 50), whenAllStarted: { coalescing.resume() })
         phases.append(("coalesced", coalesced))
 
         try await origin.shutdown()
