@@ -78,7 +78,7 @@ struct ConvertCommand: AsyncParsableCommand {
         do {
             return try make()
         } catch {
-            guard case .processingFailed(let reason) = error.code else { throw error }
+            guard error.code.name == "processingFailed", let reason = error.code.message else { throw error }
             throw ValidationError(reason)
         }
     }

@@ -62,7 +62,7 @@ struct HostileNetworkTests {
             let url = URL(string: "http://\(host):\(origin.port)/a.png")!
             origin.serve(payload(10), at: "/a.png")
             let error = await loadError(pipeline, ImageRequest(url: url))
-            guard case .addressRefused(_, let address) = error?.code else { Issue.record("got \(String(describing: error))"); return }
+            guard error?.code.name == "addressRefused", let address = error?.code.message else { Issue.record("got \(String(describing: error))"); return }
             #expect(["127.0.0.1", "::1", "::ffff:127.0.0.1"].contains(address))
             #expect(error?.description.contains("the address policy refuses") == true)
             #expect(origin.log.requests.isEmpty)
@@ -89,7 +89,7 @@ struct HostileNetworkTests {
             route.redirect = location
             origin.setRoute("/go.png", route)
             let error = await loadError(pipeline, ImageRequest(url: origin.url("/go.png")))
-            guard case .addressRefused = error?.code else { Issue.record("got \(String(describing: error))"); return }
+            guard error?.code.name == "addressRefused" else { Issue.record("got \(String(describing: error))"); return }
             #expect(origin.log.requests.count == 1)
         }
     }

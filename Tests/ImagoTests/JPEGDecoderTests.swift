@@ -79,9 +79,9 @@ struct JPEGDecoderTests {
         do {
             _ = try JPEGDecoder().decode(data, options: DecodingOptions())
         } catch {
-            switch error.code {
-            case .invalidImage(let message): #expect(message.hasPrefix("JPEG:"))
-            case .emptyImage: break // libjpeg may read a 0×0 header out of the garbage
+            switch error.code.name {
+            case "invalidImage": #expect(error.code.message?.hasPrefix("JPEG:") == true)
+            case "emptyImage": break // libjpeg may read a 0×0 header out of the garbage
             default: Issue.record("got \(error)")
             }
             #expect(error.stage == .decoding)
@@ -95,7 +95,7 @@ struct JPEGDecoderTests {
             _ = try JPEGDecoder().decode(bomb, options: DecodingOptions())
             Issue.record("decoded 600 extra scans")
         } catch {
-            guard case .invalidImage(let message) = error.code else { Issue.record("got \(error)"); return }
+            guard error.code.name == "invalidImage", let message = error.code.message else { Issue.record("got \(error)"); return }
             #expect(message.contains("scans"))
         }
     }
@@ -107,7 +107,7 @@ struct JPEGDecoderTests {
         #expect {
             try JPEGDecoder().decode(Corpus.data("jpeg/video-001.jpeg"), options: options)
         } throws: { error in
-            guard case .imageTooLarge = (error as? ImagoError)?.code else { return false }
+            guard (error as? ImagoError)?.code.name == "imageTooLarge" else { return false }
             return true
         }
     }

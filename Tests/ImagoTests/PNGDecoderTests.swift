@@ -51,7 +51,7 @@ struct PNGDecoderTests {
             let image = try PNGDecoder().decode(data, options: DecodingOptions())
             #expect(name == "invalid-noend.png", "\(name) decoded to \(image.width)×\(image.height)")
         } catch {
-            guard case .invalidImage(let message) = error.code else { Issue.record("\(name): \(error)"); return }
+            guard error.code.name == "invalidImage", let message = error.code.message else { Issue.record("\(name): \(error)"); return }
             #expect(message.hasPrefix("PNG:"))
         }
     }
@@ -73,7 +73,7 @@ struct PNGDecoderTests {
             #expect {
                 try PNGDecoder().decode(data, options: DecodingOptions())
             } throws: { error in
-                guard let error = error as? ImagoError, case .invalidImage(let message) = error.code else { return false }
+                guard let error = error as? ImagoError, error.code.name == "invalidImage", let message = error.code.message else { return false }
                 return message.hasPrefix("PNG:")
             }
         }

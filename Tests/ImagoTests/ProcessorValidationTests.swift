@@ -12,7 +12,7 @@ struct ProcessorValidationTests {
             Issue.record("made \(processor.identifier)", sourceLocation: sourceLocation)
             return nil
         } catch {
-            guard case .processingFailed(let reason) = error.code else { Issue.record("got \(error)", sourceLocation: sourceLocation); return nil }
+            guard error.code.name == "processingFailed", let reason = error.code.message else { Issue.record("got \(error)", sourceLocation: sourceLocation); return nil }
             #expect(error.stage == .processing, sourceLocation: sourceLocation)
             return reason
         }

@@ -86,7 +86,7 @@ struct WebPDecoderTests {
             _ = try WebPDecoder().decode(tux, options: options)
             Issue.record("decoded over the limit")
         } catch {
-            guard case .imageTooLarge = error.code else { Issue.record("got \(error)"); return }
+            guard error.code.name == "imageTooLarge" else { Issue.record("got \(error)"); return }
         }
         var corrupt = try Corpus.data("webp/video-001.lossy.webp")
         corrupt.replaceSubrange(40..<corrupt.count, with: Data(repeating: 0x55, count: corrupt.count - 40))
@@ -94,7 +94,7 @@ struct WebPDecoderTests {
             _ = try WebPDecoder().decode(corrupt, options: DecodingOptions())
             Issue.record("decoded corrupt data")
         } catch {
-            guard case .invalidImage(let message) = error.code else { Issue.record("got \(error)"); return }
+            guard error.code.name == "invalidImage", let message = error.code.message else { Issue.record("got \(error)"); return }
             #expect(message.hasPrefix("WebP:"))
         }
     }

@@ -54,13 +54,6 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             @inlinable func hash(into hasher: inout Hasher) {
                 hasher.combine(hash)
             }
-
-            /// What the dictionary asks for a bucket: the stored hash, mixed with the
-            /// dictionary's seed, instead of hashing it again (the key's own hash is already
-            /// seeded per process).
-            @inlinable func _rawHashValue(seed: Int) -> Int {
-                hash ^ seed
-            }
         }
 
         @usableFromInline

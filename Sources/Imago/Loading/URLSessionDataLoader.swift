@@ -10,9 +10,9 @@ import FoundationNetworking
 /// Redirects follow the same rules as ``HTTPDataLoader``: at most `maxRedirects`, only http(s),
 /// never https→http, credential headers dropped across origins. URLSession cannot tell which
 /// address it connects to, so it refuses requests under an ``AddressPolicy`` other than `allowAll`.
-public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDelegate {
+public final class URLSessionDataLoader: DataLoading, Sendable {
     /// One transfer in flight: where its bytes go and who waits for its end.
-    private struct Transfer {
+    fileprivate struct Transfer {
         var request: DataLoadRequest
         var sink: DataSink
         var continuation: CheckedContinuation<Void, any Error>
@@ -21,21 +21,20 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
     }
 
     public let loaderPriority: Int
-    private let transfers = Locked<[Int: Transfer]>([:])
-    // `session` is set once in init and never changes; URLSession is thread-safe.
-    nonisolated(unsafe) private var session: URLSession!
+    private let delegate = SessionDelegate()
+    private let session: URLSession
+    private var transfers: Locked<[Int: Transfer]> { delegate.transfers }
 
     /// Makes a URLSession loader. Cookies are off in the session: the pipeline sends them as a header
     /// only when a request asks.
     public init(loaderPriority: Int = 0, configuration: URLSessionConfiguration = .ephemeral) {
         self.loaderPriority = loaderPriority
-        super.init()
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         configuration.urlCache = nil
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
     /// Ends the session; the loader cannot load afterwards. URLSession keeps its delegate alive until
@@ -77,6 +76,28 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
             task.cancel()
         }
     }
+
+    static func imagoError(_ error: any Error, url: URL, progress: (received: Int64, expected: Int64?)) -> ImagoError {
+        guard let urlError = error as? URLError else { return ImagoError(.loaderFailed, url: url, underlying: error) }
+        let code: ImagoError.Code = switch urlError.code {
+        case .cancelled: .cancelled
+        case .timedOut: .timedOut
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet: .connectionFailed
+        case .networkConnectionLost: .truncated(received: progress.received, expected: progress.expected)
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot: .tlsFailure
+        case .httpTooManyRedirects: .tooManyRedirects(5)
+        case .badServerResponse: .invalidResponse
+        default: .loaderFailed
+        }
+        return ImagoError(code, url: url, underlying: urlError)
+    }
+}
+
+/// URLSession's delegate for ``URLSessionDataLoader``: a separate object, so the loader's session
+/// is a constant set in its initialiser. It keeps the transfers in flight by task identifier.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    let transfers = Locked<[Int: URLSessionDataLoader.Transfer]>([:])
 
     private func fail(_ task: URLSessionTask, with error: ImagoError) {
         let isLive = transfers.withLock { transfers -> Bool in
@@ -162,25 +183,9 @@ public final class URLSessionDataLoader: NSObject, DataLoading, URLSessionDataDe
         if let failure = transfer.failure {
             transfer.continuation.resume(throwing: failure)
         } else if let error {
-            transfer.continuation.resume(throwing: Self.imagoError(error, url: transfer.request.url, progress: transfer.sink.progress))
+            transfer.continuation.resume(throwing: URLSessionDataLoader.imagoError(error, url: transfer.request.url, progress: transfer.sink.progress))
         } else {
             transfer.continuation.resume()
         }
-    }
-
-    static func imagoError(_ error: any Error, url: URL, progress: (received: Int64, expected: Int64?)) -> ImagoError {
-        guard let urlError = error as? URLError else { return ImagoError(.loaderFailed, url: url, underlying: error) }
-        let code: ImagoError.Code = switch urlError.code {
-        case .cancelled: .cancelled
-        case .timedOut: .timedOut
-        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet: .connectionFailed
-        case .networkConnectionLost: .truncated(received: progress.received, expected: progress.expected)
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot: .tlsFailure
-        case .httpTooManyRedirects: .tooManyRedirects(5)
-        case .badServerResponse: .invalidResponse
-        default: .loaderFailed
-        }
-        return ImagoError(code, url: url, underlying: urlError)
     }
 }

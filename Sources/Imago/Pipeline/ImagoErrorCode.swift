@@ -1,0 +1,232 @@
+import Foundation
+
+extension ImagoError {
+    /// What went wrong: compare with the static members (`error.code == .timedOut`,
+    /// `error.code == .httpStatus(404)`), read details through the properties (``httpStatus``,
+    /// ``message``, ``imageSize``, ``limit``), or use ``name`` as a stable string. A struct, not an
+    /// enum, so that new codes do not break a caller's `switch`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        /// The codes and their details; a `switch` over this stays inside Imago.
+        enum Value: Sendable, Hashable {
+            case cancelled
+            case timedOut
+            case tooSlow(minimumBytesPerSecond: Int)
+            case redirectToUnsupportedScheme(String)
+            case addressRefused(host: String, address: String)
+            case httpStatus(Int)
+            case notModified
+            case tooLarge(limit: Int64)
+            case emptyResponse
+            case truncated(received: Int64, expected: Int64?)
+            case connectionReset
+            case connectionFailed
+            case tlsFailure
+            case tooManyRedirects(Int)
+            case redirectLoop
+            case insecureRedirect
+            case invalidResponse
+            case noLoader
+            case invalidURL
+            case fileNotFound
+            case loaderFailed
+            case unsupportedFormat(firstBytes: String)
+            case invalidImage(String)
+            case imageTooLarge(width: Int, height: Int, limit: DecodingLimit)
+            case emptyImage(width: Int, height: Int)
+            case notCached
+            case processingFailed(String)
+        }
+
+        let value: Value
+
+        init(_ value: Value) {
+            self.value = value
+        }
+
+        /// The caller cancelled the request.
+        public static let cancelled = Code(.cancelled)
+
+        /// No byte arrived within the configured time, or the total deadline passed.
+        public static let timedOut = Code(.timedOut)
+
+        /// The body arrived slower, on average, than the configured minimum rate.
+        public static func tooSlow(minimumBytesPerSecond: Int) -> Code { Code(.tooSlow(minimumBytesPerSecond: minimumBytesPerSecond)) }
+
+        /// A redirect pointed at a URL whose scheme is not http or https.
+        public static func redirectToUnsupportedScheme(_ scheme: String) -> Code { Code(.redirectToUnsupportedScheme(scheme)) }
+
+        /// The address a host name resolved to (or an address in the URL) is refused by the
+        /// configuration's ``AddressPolicy``.
+        public static func addressRefused(host: String, address: String) -> Code { Code(.addressRefused(host: host, address: address)) }
+
+        /// The server answered with a status that is not a success (>= 400, or an unexpected 1xx/3xx).
+        public static func httpStatus(_ status: Int) -> Code { Code(.httpStatus(status)) }
+
+        /// The server answered `304 Not Modified` and there is no cached copy to serve.
+        public static let notModified = Code(.notModified)
+
+        /// The response is larger than the configured maximum (from Content-Length or counted bytes).
+        public static func tooLarge(limit: Int64) -> Code { Code(.tooLarge(limit: limit)) }
+
+        /// The response had no body.
+        public static let emptyResponse = Code(.emptyResponse)
+
+        /// The connection closed before the whole body arrived.
+        public static func truncated(received: Int64, expected: Int64?) -> Code { Code(.truncated(received: received, expected: expected)) }
+
+        /// The peer reset the connection.
+        public static let connectionReset = Code(.connectionReset)
+
+        /// The connection could not be made (refused, unreachable, DNS).
+        public static let connectionFailed = Code(.connectionFailed)
+
+        /// The TLS handshake failed, for example an untrusted certificate.
+        public static let tlsFailure = Code(.tlsFailure)
+
+        /// More redirects than allowed.
+        public static func tooManyRedirects(_ maximum: Int) -> Code { Code(.tooManyRedirects(maximum)) }
+
+        /// A redirect led back to a URL already visited.
+        public static let redirectLoop = Code(.redirectLoop)
+
+        /// A redirect from https to http, which Imago never follows.
+        public static let insecureRedirect = Code(.insecureRedirect)
+
+        /// The response could not be parsed as HTTP.
+        public static let invalidResponse = Code(.invalidResponse)
+
+        /// No registered loader can load this URL (unknown scheme).
+        public static let noLoader = Code(.noLoader)
+
+        /// The URL cannot be loaded as written (for example a malformed `data:` URI).
+        public static let invalidURL = Code(.invalidURL)
+
+        /// A `file://` URL names a file that does not exist or cannot be read.
+        public static let fileNotFound = Code(.fileNotFound)
+
+        /// A loader failed for a reason none of the other codes name; see `underlying`.
+        public static let loaderFailed = Code(.loaderFailed)
+
+        /// No decoder recognises the bytes; carries the first bytes seen, in hex.
+        public static func unsupportedFormat(firstBytes: String) -> Code { Code(.unsupportedFormat(firstBytes: firstBytes)) }
+
+        /// The bytes claim a format but are corrupt or truncated; carries the codec's message.
+        public static func invalidImage(_ message: String) -> Code { Code(.invalidImage(message)) }
+
+        /// The image (of the size it declares) goes over a decoding limit, which `limit` names.
+        public static func imageTooLarge(width: Int, height: Int, limit: DecodingLimit) -> Code { Code(.imageTooLarge(width: width, height: height, limit: limit)) }
+
+        /// The image declares zero pixels (a side of 0).
+        public static func emptyImage(width: Int, height: Int) -> Code { Code(.emptyImage(width: width, height: height)) }
+
+        /// `returnCacheDataDontLoad` and neither cache holds the image.
+        public static let notCached = Code(.notCached)
+
+        /// A processor could not make its image; carries why.
+        public static func processingFailed(_ reason: String) -> Code { Code(.processingFailed(reason)) }
+
+        /// A short, stable name for the code, used in logs, metrics dimensions and JSON output.
+        public var name: String {
+            switch value {
+            case .cancelled: "cancelled"
+            case .timedOut: "timedOut"
+            case .tooSlow: "tooSlow"
+            case .redirectToUnsupportedScheme: "redirectToUnsupportedScheme"
+            case .addressRefused: "addressRefused"
+            case .httpStatus: "httpStatus"
+            case .notModified: "notModified"
+            case .tooLarge: "tooLarge"
+            case .emptyResponse: "emptyResponse"
+            case .truncated: "truncated"
+            case .connectionReset: "connectionReset"
+            case .connectionFailed: "connectionFailed"
+            case .tlsFailure: "tlsFailure"
+            case .tooManyRedirects: "tooManyRedirects"
+            case .redirectLoop: "redirectLoop"
+            case .insecureRedirect: "insecureRedirect"
+            case .invalidResponse: "invalidResponse"
+            case .noLoader: "noLoader"
+            case .invalidURL: "invalidURL"
+            case .fileNotFound: "fileNotFound"
+            case .loaderFailed: "loaderFailed"
+            case .unsupportedFormat: "unsupportedFormat"
+            case .invalidImage: "invalidImage"
+            case .imageTooLarge: "imageTooLarge"
+            case .emptyImage: "emptyImage"
+            case .notCached: "notCached"
+            case .processingFailed: "processingFailed"
+            }
+        }
+
+        /// The status of an `httpStatus` code.
+        public var httpStatus: Int? {
+            if case .httpStatus(let status) = value { return status }
+            return nil
+        }
+
+        /// The text a code carries: a codec's message (`invalidImage`), a processor's reason
+        /// (`processingFailed`), the first bytes in hex (`unsupportedFormat`), the refused scheme
+        /// (`redirectToUnsupportedScheme`) or address (`addressRefused`).
+        public var message: String? {
+            switch value {
+            case .invalidImage(let text), .processingFailed(let text), .unsupportedFormat(let text), .redirectToUnsupportedScheme(let text): text
+            case .addressRefused(_, let address): address
+            default: nil
+            }
+        }
+
+        /// The size an image declares, for `imageTooLarge` and `emptyImage`.
+        public var imageSize: PixelSize? {
+            switch value {
+            case .imageTooLarge(let width, let height, _), .emptyImage(let width, let height): PixelSize(width: width, height: height)
+            default: nil
+            }
+        }
+
+        /// The decoding limit an `imageTooLarge` image goes over.
+        public var limit: DecodingLimit? {
+            if case .imageTooLarge(_, _, let limit) = value { return limit }
+            return nil
+        }
+
+        /// Bytes received and expected, for `truncated`.
+        public var receivedBytes: (received: Int64, expected: Int64?)? {
+            if case .truncated(let received, let expected) = value { return (received, expected) }
+            return nil
+        }
+
+        /// What happened, in words.
+        public var description: String {
+            switch value {
+            case .cancelled: "cancelled"
+            case .timedOut: "timed out"
+            case .tooSlow(let rate): "the body arrived slower than the minimum of \(rate) bytes/s"
+            case .redirectToUnsupportedScheme(let scheme): "refused a redirect to a '\(scheme)' URL (only http and https are followed)"
+            case .addressRefused(let host, let address): "the address policy refuses \(address)" + (host == address ? "" : " (the address of \(host))")
+            case .httpStatus(let status): "HTTP status \(status)"
+            case .notModified: "HTTP 304 Not Modified with no cached copy to serve"
+            case .tooLarge(let limit): "response larger than the limit of \(limit) bytes"
+            case .emptyResponse: "empty response body"
+            case .truncated(let received, let expected):
+                "connection closed after \(received) of \(expected.map(String.init) ?? "an unknown number of") bytes"
+            case .connectionReset: "connection reset by peer"
+            case .connectionFailed: "could not connect"
+            case .tlsFailure: "TLS handshake failed"
+            case .tooManyRedirects(let max): "more than \(max) redirects"
+            case .redirectLoop: "redirect loop"
+            case .insecureRedirect: "refused a redirect from https to http"
+            case .invalidResponse: "invalid HTTP response"
+            case .noLoader: "no loader for this URL's scheme"
+            case .invalidURL: "invalid URL"
+            case .fileNotFound: "no readable file"
+            case .loaderFailed: "loader error"
+            case .unsupportedFormat(let bytes): "unsupported image format (first bytes: \(bytes))"
+            case .invalidImage(let message): "invalid image data: \(message)"
+            case .imageTooLarge(let width, let height, let limit): "image of \(width)×\(height) goes over \(limit)"
+            case .emptyImage(let width, let height): "image of \(width)×\(height) has no pixels"
+            case .notCached: "not in the cache, and the request forbids loading"
+            case .processingFailed(let reason): reason
+            }
+        }
+    }
+}
