@@ -9,7 +9,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps build demo test lint format bench fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -29,6 +29,15 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Style: swift-format (in the Swift toolchain) with the project's .swift-format; any finding fails.
+# `make format` rewrites the files in place.
+LINT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Sources Fuzz/imago-fuzz
+lint:
+	$(SWIFT) format lint --strict --recursive $(LINT_PATHS)
+
+format:
+	$(SWIFT) format format --in-place --recursive $(LINT_PATHS)
 
 # Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), the sqlite3 shell, vipsthumbnail
 # (libvips-tools), Pillow in a venv under Benchmarks/; GNU time measures the hostile-file children.

@@ -11,7 +11,7 @@ let package = Package(
     name: "ImagoBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        .package(path: "..")
     ],
     targets: [
         .executableTarget(
@@ -20,7 +20,7 @@ let package = Package(
                 .product(name: "Imago", package: imago),
                 .product(name: "ImagoTestSupport", package: imago),
             ]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,33 +4,33 @@
 import Foundation
 
 #if IMAGO_FUZZ
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    let data = start.map { Data(bytes: $0, count: count) } ?? Data()
-    Harness.selected.run(data)
-    return 0
-}
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
-
-/// SwiftPM links an executable's entry point under this name and points `main` at it: hand the
-/// process to libFuzzer's driver.
-@_cdecl("imago_fuzz_main")
-public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return runFuzzerDriver(&argc, &argv) { start, count in fuzzOneInput(start, count) }
-}
-#else
-@main
-enum NotAFuzzBuild {
-    static func main() {
-        FileHandle.standardError.write(Data("imago-fuzz is a libFuzzer harness: build and run it with `make fuzz`.\n".utf8))
-        exit(64)
+    @_cdecl("LLVMFuzzerTestOneInput")
+    public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+        let data = start.map { Data(bytes: $0, count: count) } ?? Data()
+        Harness.selected.run(data)
+        return 0
     }
-}
+
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
+
+    /// SwiftPM links an executable's entry point under this name and points `main` at it: hand the
+    /// process to libFuzzer's driver.
+    @_cdecl("imago_fuzz_main")
+    public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+        var argc = argc
+        var argv = argv
+        return runFuzzerDriver(&argc, &argv) { start, count in fuzzOneInput(start, count) }
+    }
+#else
+    @main
+    enum NotAFuzzBuild {
+        static func main() {
+            FileHandle.standardError.write(Data("imago-fuzz is a libFuzzer harness: build and run it with `make fuzz`.\n".utf8))
+            exit(64)
+        }
+    }
 #endif

@@ -17,7 +17,10 @@ struct Harness: Sendable {
             options.maxDecodedBytes = 256 << 20
             if first & 1 != 0 { options.targetSize = PixelSize(width: 8 + Int(first >> 4), height: 8 + Int(first >> 4)) }
             if first & 2 != 0 { options.targetMode = .fit }
-            if first & 4 != 0 { options.maxPixels = 4096; options.maxFrames = 3 }
+            if first & 4 != 0 {
+                options.maxPixels = 4096
+                options.maxFrames = 3
+            }
             if first & 8 != 0 { options.appliesOrientation = false }
             let registry = DecoderRegistry.standard()
             _ = registry.estimate(Data(body), options: options)

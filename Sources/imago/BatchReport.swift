@@ -74,11 +74,12 @@ struct BatchLoader {
             switch outcomes[index]! {
             case .success(let response):
                 responses[index] = response
-                images.append(.init(
-                    url: url.redactedString, status: "ok", error: nil, bytes: response.data.count, source: response.source.rawValue,
-                    width: response.image?.width, height: response.image?.height,
-                    format: response.image?.metadata.format.rawValue, frames: response.image?.frames.count
-                ))
+                images.append(
+                    .init(
+                        url: url.redactedString, status: "ok", error: nil, bytes: response.data.count, source: response.source.rawValue,
+                        width: response.image?.width, height: response.image?.height,
+                        format: response.image?.metadata.format.rawValue, frames: response.image?.frames.count
+                    ))
             case .failure(let error):
                 images.append(.init(url: url.redactedString, status: "error", error: error.description, bytes: 0, source: nil))
             }

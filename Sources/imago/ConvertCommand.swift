@@ -60,9 +60,10 @@ struct ConvertCommand: AsyncParsableCommand {
             guard parts.count == 2, let width = parts[0], let height = parts[1], width > 0, height > 0 else {
                 throw ValidationError("--resize wants WIDTHxHEIGHT in pixels, such as 512x512, not '\(resize)'")
             }
-            processors.append(try validated { () throws(ImagoError) in
-                try ImageProcessors.Resize(size: PixelSize(width: width, height: height), contentMode: fit.contentMode, crop: fit == .cover)
-            })
+            processors.append(
+                try validated { () throws(ImagoError) in
+                    try ImageProcessors.Resize(size: PixelSize(width: width, height: height), contentMode: fit.contentMode, crop: fit == .cover)
+                })
         }
         if let blur {
             processors.append(try validated { () throws(ImagoError) in try ImageProcessors.GaussianBlur(radius: blur) })
@@ -97,22 +98,27 @@ struct ConvertCommand: AsyncParsableCommand {
         guard let format = ImageFormat(fileExtension: destination.pathExtension) else {
             throw ValidationError("cannot tell the output format from '\(destination.lastPathComponent)': use .jpg, .png or .webp")
         }
-        let encoder: any ImageEncoding = switch format {
-        case .jpeg: JPEGEncoder(quality: quality, progressive: progressive)
-        case .png: PNGEncoder()
-        case .webp: WebPEncoder(quality: Float(quality), lossless: lossless)
-        default: throw ValidationError("Imago does not encode \(format)")
-        }
+        let encoder: any ImageEncoding =
+            switch format {
+            case .jpeg: JPEGEncoder(quality: quality, progressive: progressive)
+            case .png: PNGEncoder()
+            case .webp: WebPEncoder(quality: Float(quality), lossless: lossless)
+            default: throw ValidationError("Imago does not encode \(format)")
+            }
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
         let image = try await ImagePipeline().image(for: ImageRequest(url: source, processors: processors))
         let data = try encoder.encode(image)
         try data.write(to: destination, options: .atomic)
         if json {
-            try printJSON(Summary(width: image.width, height: image.height, format: image.metadata.format.rawValue,
-                                  frames: image.frames.count, output: destination.path, bytes: data.count))
+            try printJSON(
+                Summary(
+                    width: image.width, height: image.height, format: image.metadata.format.rawValue,
+                    frames: image.frames.count, output: destination.path, bytes: data.count))
         } else {
-            say("\(source.redactedString): \(image.metadata.format) \(image.width)×\(image.height), \(image.frames.count) frame(s) → \(destination.path) (\(format), \(Int64(data.count).byteCount))")
+            say(
+                "\(source.redactedString): \(image.metadata.format) \(image.width)×\(image.height), \(image.frames.count) frame(s) → \(destination.path) (\(format), \(Int64(data.count).byteCount))"
+            )
         }
     }
 }

@@ -62,7 +62,9 @@ struct FetchCommand: AsyncParsableCommand {
             try printJSON(report)
         } else {
             let totals = report.totals
-            say("\(totals.images) images, \(totals.networkRequests) transfers, \(totals.coalesced) coalesced, \(totals.diskHits) from disk, \(totals.revalidated) revalidated, \(totals.bytes.byteCount), \(totals.errors) errors, \(String(format: "%.2f", totals.seconds)) s")
+            say(
+                "\(totals.images) images, \(totals.networkRequests) transfers, \(totals.coalesced) coalesced, \(totals.diskHits) from disk, \(totals.revalidated) revalidated, \(totals.bytes.byteCount), \(totals.errors) errors, \(String(format: "%.2f", totals.seconds)) s"
+            )
         }
         if report.totals.errors > 0 { throw ExitCode(1) }
     }

@@ -9,9 +9,11 @@ enum OutputFileName {
 
     static func make(for url: URL, index: Int) -> String {
         let component = url.scheme == "data" ? "" : url.lastPathComponent
-        var name = String(String.UnicodeScalarView(component.unicodeScalars.map { scalar in
-            scalar == "/" || scalar == "\\" || scalar.properties.generalCategory == .control ? "_" : scalar
-        }))
+        var name = String(
+            String.UnicodeScalarView(
+                component.unicodeScalars.map { scalar in
+                    scalar == "/" || scalar == "\\" || scalar.properties.generalCategory == .control ? "_" : scalar
+                }))
         name = String(name.drop { $0 == "." })
         // Keep the end (the extension), at most maxBytes of it, cut between characters.
         var kept = 0

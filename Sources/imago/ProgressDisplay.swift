@@ -87,7 +87,9 @@ final class ProgressDisplay: Sendable {
                 lines.append("  " + name.padding(toLength: 28, withPad: " ", startingAt: 0) + " " + Self.bar(fraction) + " " + file.received.byteCount)
             }
             let fraction = state.total > 0 ? Double(state.done) / Double(state.total) : 1
-            lines.append("  " + "total".padding(toLength: 28, withPad: " ", startingAt: 0) + " " + Self.bar(fraction) + " \(state.done)/\(state.total) images, \(state.bytes.byteCount) delivered")
+            lines.append(
+                "  " + "total".padding(toLength: 28, withPad: " ", startingAt: 0) + " " + Self.bar(fraction)
+                    + " \(state.done)/\(state.total) images, \(state.bytes.byteCount) delivered")
             // Move up over what was drawn last time, clear those lines, draw anew.
             var out = String(repeating: "\u{1B}[1A\u{1B}[2K", count: state.drawnLines)
             out += lines.map { "\u{1B}[2K" + $0 }.joined(separator: "\n") + "\n"

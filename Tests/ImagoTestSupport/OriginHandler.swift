@@ -76,7 +76,9 @@ final class OriginHandler: ChannelInboundHandler {
                 let (handler, context) = bound.value
                 guard context.channel.isActive else { return }
                 if let latency = route.latency {
-                    context.eventLoop.scheduleTask(in: .nanoseconds(Int64(latency.components.seconds) * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000)) {
+                    context.eventLoop.scheduleTask(
+                        in: .nanoseconds(Int64(latency.components.seconds) * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000)
+                    ) {
                         let (handler, context) = bound.value
                         handler.respond(route, to: request, context: context)
                     }
@@ -112,12 +114,14 @@ final class OriginHandler: ChannelInboundHandler {
         if let lastModified = route.lastModified { headers["Last-Modified"] = Self.httpDate(lastModified) }
         for header in route.headers { headers[header.name] = header.value }
         if let etag = route.etag, let tags = request.header("if-none-match"),
-           tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }) {
+            tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" })
+        {
             return send(status: .notModified, headers: headers, body: Data(), context: context)
         }
         if route.etag == nil || request.header("if-none-match") == nil,
-           let lastModified = route.lastModified, let since = request.header("if-modified-since").flatMap(Self.parseHTTPDate),
-           floor(lastModified.timeIntervalSince1970) <= since.timeIntervalSince1970 {
+            let lastModified = route.lastModified, let since = request.header("if-modified-since").flatMap(Self.parseHTTPDate),
+            floor(lastModified.timeIntervalSince1970) <= since.timeIntervalSince1970
+        {
             return send(status: .notModified, headers: headers, body: Data(), context: context)
         }
 
@@ -240,9 +244,9 @@ final class OriginHandler: ChannelInboundHandler {
         guard spec.count == 2 else { return nil }
         let start = Int(spec[0]), end = Int(spec[1])
         switch (start, end) {
-        case let (start?, end?) where start <= end && start < count: return start..<min(end + 1, count)
-        case let (start?, nil) where spec[1].isEmpty && start < count: return start..<count
-        case let (nil, suffix?) where spec[0].isEmpty && suffix > 0: return max(0, count - suffix)..<count
+        case (let start?, let end?) where start <= end && start < count: return start..<min(end + 1, count)
+        case (let start?, nil) where spec[1].isEmpty && start < count: return start..<count
+        case (nil, let suffix?) where spec[0].isEmpty && suffix > 0: return max(0, count - suffix)..<count
         default: return nil
         }
     }

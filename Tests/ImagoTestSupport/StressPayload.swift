@@ -20,7 +20,8 @@ public enum StressPayload {
     public static func isIntact(_ data: Data, key: String) -> Bool {
         let parts = data.prefix(200).split(separator: UInt8(ascii: "|"), maxSplits: 2)
         guard parts.count == 3, String(decoding: parts[0], as: UTF8.self) == key,
-              let version = Int(String(decoding: parts[1], as: UTF8.self)) else { return false }
+            let version = Int(String(decoding: parts[1], as: UTF8.self))
+        else { return false }
         return data == make(key: key, version: version)
     }
 }

@@ -4,24 +4,24 @@
 // It is for the TLS mode of TestOrigin only: no client trusts it, which is what tests check.
 enum TestCertificate {
     static let certificatePEM = """
------BEGIN CERTIFICATE-----
-MIIBmjCCAUGgAwIBAgIUN+6QTJUmcTgXIsrK5q5sLcSy4OswCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyMjE2MTIwMFoYDzIxMjYxMDI5
-MTYxMjAwWjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAASnPy9pmZhwwgJZ9e9FqUXAYQA03+QzXPfYcKV3MK2jZylrKbnfDUB5
-bDKs2mloyKakgzgMZBF+Fq+8bhymdUubo28wbTAdBgNVHQ4EFgQUzro83RopdlyH
-NUIBpgWqrxYRdAAwHwYDVR0jBBgwFoAUzro83RopdlyHNUIBpgWqrxYRdAAwDwYD
-VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2NhbGhvc3QwCgYIKoZI
-zj0EAwIDRwAwRAIgHz2zoNQtRL531rs5sCQfk0itNsCJ4r07zWfNW9zbKpUCIE8d
-LoArG0cAjIaXp+oW8GMaNVWWNrVeYZEwWB+Zed4R
------END CERTIFICATE-----
-"""
+        -----BEGIN CERTIFICATE-----
+        MIIBmjCCAUGgAwIBAgIUN+6QTJUmcTgXIsrK5q5sLcSy4OswCgYIKoZIzj0EAwIw
+        FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyMjE2MTIwMFoYDzIxMjYxMDI5
+        MTYxMjAwWjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+        PQMBBwNCAASnPy9pmZhwwgJZ9e9FqUXAYQA03+QzXPfYcKV3MK2jZylrKbnfDUB5
+        bDKs2mloyKakgzgMZBF+Fq+8bhymdUubo28wbTAdBgNVHQ4EFgQUzro83RopdlyH
+        NUIBpgWqrxYRdAAwHwYDVR0jBBgwFoAUzro83RopdlyHNUIBpgWqrxYRdAAwDwYD
+        VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2NhbGhvc3QwCgYIKoZI
+        zj0EAwIDRwAwRAIgHz2zoNQtRL531rs5sCQfk0itNsCJ4r07zWfNW9zbKpUCIE8d
+        LoArG0cAjIaXp+oW8GMaNVWWNrVeYZEwWB+Zed4R
+        -----END CERTIFICATE-----
+        """
 
     static let privateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgPEcnMlU9l/041q6w
-RRgabbpdS7DUfeRm3ZmjD1y077KhRANCAASnPy9pmZhwwgJZ9e9FqUXAYQA03+Qz
-XPfYcKV3MK2jZylrKbnfDUB5bDKs2mloyKakgzgMZBF+Fq+8bhymdUub
------END PRIVATE KEY-----
-"""
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgPEcnMlU9l/041q6w
+        RRgabbpdS7DUfeRm3ZmjD1y077KhRANCAASnPy9pmZhwwgJZ9e9FqUXAYQA03+Qz
+        XPfYcKV3MK2jZylrKbnfDUB5bDKs2mloyKakgzgMZBF+Fq+8bhymdUub
+        -----END PRIVATE KEY-----
+        """
 }

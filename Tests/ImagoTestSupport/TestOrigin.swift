@@ -42,10 +42,13 @@ public final class TestOrigin: Sendable {
     /// Starts an origin on 127.0.0.1, serving every file under `directory` (if given) at its
     /// relative path, over https when `tls` is true.
     public static func start(serving directory: URL? = nil, tls: Bool = false) async throws -> TestOrigin {
-        let sslContext: NIOSSLContext? = try tls ? NIOSSLContext(configuration: .makeServerConfiguration(
-            certificateChain: [.certificate(NIOSSLCertificate(bytes: Array(TestCertificate.certificatePEM.utf8), format: .pem))],
-            privateKey: .privateKey(NIOSSLPrivateKey(bytes: Array(TestCertificate.privateKeyPEM.utf8), format: .pem))
-        )) : nil
+        let sslContext: NIOSSLContext? =
+            try tls
+            ? NIOSSLContext(
+                configuration: .makeServerConfiguration(
+                    certificateChain: [.certificate(NIOSSLCertificate(bytes: Array(TestCertificate.certificatePEM.utf8), format: .pem))],
+                    privateKey: .privateKey(NIOSSLPrivateKey(bytes: Array(TestCertificate.privateKeyPEM.utf8), format: .pem))
+                )) : nil
         let origin = TestOrigin(isTLS: tls)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)

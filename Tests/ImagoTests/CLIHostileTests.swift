@@ -11,8 +11,10 @@ struct CLIHostileTests {
     func safeNames() async throws {
         try await withTestOrigin { origin in
             let png = try Corpus.data("png/basn6a08.png")
-            let paths = ["/x/..%2F..%2F..%2Fescaped.png", "/x/..", "/x/.hidden.png", "/x/a%0Ab.png", "/y/b.png", "/z/b.png",
-                         "/x/" + String(repeating: "%C3%A9", count: 150) + ".png"]
+            let paths = [
+                "/x/..%2F..%2F..%2Fescaped.png", "/x/..", "/x/.hidden.png", "/x/a%0Ab.png", "/y/b.png", "/z/b.png",
+                "/x/" + String(repeating: "%C3%A9", count: 150) + ".png",
+            ]
             for path in paths { origin.setRoute(path, TestOrigin.Route(body: png)) }
             let root = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: root) }

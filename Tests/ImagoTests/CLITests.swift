@@ -51,8 +51,10 @@ struct CLITests {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("imago-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let missing = origin.url("/missing.gif")
-        let run = try await imago(["fetch", "--json", "--no-disk-cache", "--out", out.path, a.absoluteString, a.absoluteString, b.absoluteString, missing.absoluteString])
-        #expect(run.status == 1) // one URL failed
+        let run = try await imago([
+            "fetch", "--json", "--no-disk-cache", "--out", out.path, a.absoluteString, a.absoluteString, b.absoluteString, missing.absoluteString,
+        ])
+        #expect(run.status == 1)  // one URL failed
         let report = try JSONDecoder().decode(FetchReport.self, from: run.output)
         #expect(report.images.map(\.status) == ["ok", "ok", "ok", "error"])
         #expect(report.images.map(\.bytes) == [jpeg.count, jpeg.count, png.count, 0])
@@ -141,7 +143,9 @@ struct CLITests {
         #expect(second.images.map(\.width) == first.images.map(\.width))
         #expect(second.totals.networkRequests == 1)
         #expect((second.totals.diskHits, second.totals.revalidated, second.totals.bytes) == (1, 1, 0))
-        #expect(origin.log.requests.map(\.path) == ["/fresh.jpg", "/stale.png", "/stale.png"] || origin.log.requests.map(\.path) == ["/stale.png", "/fresh.jpg", "/stale.png"])
+        #expect(
+            origin.log.requests.map(\.path) == ["/fresh.jpg", "/stale.png", "/stale.png"]
+                || origin.log.requests.map(\.path) == ["/stale.png", "/fresh.jpg", "/stale.png"])
         #expect(origin.log.requests.last?.header("If-None-Match") == "\"p1\"")
         #expect(origin.log.responses.last?.status == 304)
         #expect(try await imago(["fetch", "--no-disk-cache", "--cache-dir", cache.path, origin.url("/fresh.jpg").absoluteString]).status != 0)
@@ -190,13 +194,14 @@ struct ConvertCLITests {
         #expect(decoded.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
     }
 
-    @Test("convert --resize with each --fit gives the size it names; --round makes the corners transparent; a bad size is refused",
-          arguments: [("contain", 64, 44), ("cover", 64, 64), ("fill", 64, 64), ("center", 64, 44)])
+    @Test(
+        "convert --resize with each --fit gives the size it names; --round makes the corners transparent; a bad size is refused",
+        arguments: [("contain", 64, 44), ("cover", 64, 64), ("fill", 64, 64), ("center", 64, 44)])
     func convertResized(fit: String, width: Int, height: Int) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("small.png")
-        let input = Corpus.root.appendingPathComponent("gif/video-001.gif").path   // 150×103
+        let input = Corpus.root.appendingPathComponent("gif/video-001.gif").path  // 150×103
         let run = try await imago(["convert", "--json", "--resize", "64x64", "--fit", fit, "--blur", "1", "--round", "8", input, output.path])
         #expect(run.status == 0)
         let summary = try JSONDecoder().decode(Summary.self, from: run.output)

@@ -46,15 +46,17 @@ struct CoalescingTests {
             let url = origin.url("/shared.jpg?gate=go")
             let outcomes = Recorder<(Int, Result<Int, ImagoError>)>()
             let handles = (0..<100).map { index in
-                pipeline.dataTask(with: ImageRequest(url: url), completion: { result in
-                    outcomes.append((index, result.map(\.data.count)))
-                })
+                pipeline.dataTask(
+                    with: ImageRequest(url: url),
+                    completion: { result in
+                        outcomes.append((index, result.map(\.data.count)))
+                    })
             }
             await origin.wait { $0.requests.count == 1 }
             for handle in handles.dropLast() {
                 handle.cancel()
                 #expect(handle.isFinished)
-                handle.cancel() // a second cancel changes nothing
+                handle.cancel()  // a second cancel changes nothing
             }
             #expect(outcomes.all.count == 99)
             #expect(outcomes.all.allSatisfy { (try? $0.1.get()) == nil && $0.0 < 99 })
@@ -141,7 +143,10 @@ struct SchedulingTests {
         whileQueued: @escaping ([String: ImageTask]) -> Void = { _ in }
     ) async throws -> [String] {
         var seen: [String] = []
-        try await withOrigin(configure: { $0.maxConcurrentDownloads = 1; configure(&$0) }) { origin, pipeline in
+        try await withOrigin(configure: {
+            $0.maxConcurrentDownloads = 1
+            configure(&$0)
+        }) { origin, pipeline in
             origin.serve(payload(10), at: "/blocker.jpg")
             let blocker = pipeline.dataTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
             await origin.wait { $0.requests.count == 1 }

@@ -33,7 +33,8 @@ enum Corpus {
     static func progressiveScanBomb() throws -> Data {
         let data = try Corpus.data("jpeg/video-001.progressive.jpeg")
         guard let end = data.lastRange(of: Data([0xFF, 0xD9]))?.lowerBound,
-              let lastScan = data[..<end].lastRange(of: Data([0xFF, 0xDA]))?.lowerBound else {
+            let lastScan = data[..<end].lastRange(of: Data([0xFF, 0xDA]))?.lowerBound
+        else {
             throw CocoaError(.fileReadCorruptFile)
         }
         var bomb = Data(data[..<end])

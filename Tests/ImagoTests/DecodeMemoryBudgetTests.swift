@@ -15,9 +15,15 @@ struct DecodeMemoryBudgetTests {
         let budget = DecodeMemoryBudget(bytes: 100)
         let order = Recorder<String>()
         try await budget.reserve(60, width: 1, height: 1)
-        async let second: Void = { try await budget.reserve(50, width: 1, height: 1); order.append("50 admitted") }()
+        async let second: Void = {
+            try await budget.reserve(50, width: 1, height: 1)
+            order.append("50 admitted")
+        }()
         await Self.waitForWaiters(budget, 1)
-        async let third: Void = { try await budget.reserve(10, width: 1, height: 1); order.append("10 admitted") }()
+        async let third: Void = {
+            try await budget.reserve(10, width: 1, height: 1)
+            order.append("10 admitted")
+        }()
         await Self.waitForWaiters(budget, 2)
         // 10 would fit now, but waits behind 50: no overtaking.
         #expect(budget.held == 60)

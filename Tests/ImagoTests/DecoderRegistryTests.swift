@@ -8,8 +8,9 @@ private struct SolidDecoder: ImageDecoding {
     func canDecode(_ data: Data) -> Bool { data.starts(with: Array("SOLID".utf8)) }
     func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         try options.check(width: 2, height: 2)
-        return Image(width: 2, height: 2, frames: [.init(pixels: [UInt8](repeating: 200, count: 16))],
-                     metadata: ImageMetadata(format: format, originalWidth: 2, originalHeight: 2, hasAlpha: false))
+        return Image(
+            width: 2, height: 2, frames: [.init(pixels: [UInt8](repeating: 200, count: 16))],
+            metadata: ImageMetadata(format: format, originalWidth: 2, originalHeight: 2, hasAlpha: false))
     }
 }
 
@@ -22,9 +23,11 @@ struct DecoderRegistryTests {
         #expect(try registry.decode(Corpus.data("jpeg/video-001.jpeg")).metadata.format == .jpeg)
     }
 
-    @Test("unknown bytes are unsupportedFormat, naming the first bytes seen", arguments: [
-        (Data("<html><body>".utf8), "3c 68 74 6d 6c 3e 3c 62 6f 64 79 3e"), (Data(), "none"),
-    ])
+    @Test(
+        "unknown bytes are unsupportedFormat, naming the first bytes seen",
+        arguments: [
+            (Data("<html><body>".utf8), "3c 68 74 6d 6c 3e 3c 62 6f 64 79 3e"), (Data(), "none"),
+        ])
     func unsupported(data: Data, firstBytes: String) {
         do {
             _ = try DecoderRegistry.standard().decode(data)

@@ -21,9 +21,10 @@ struct DisplayTargetTests {
     /// Sets `url` on `view` and waits for its success or failure.
     static func load(_ view: RecordingView, _ url: URL?, pipeline: ImagePipeline) async -> Result<ImageResponse, ImagoError> {
         await withCheckedContinuation { continuation in
-            view.setImage(with: url, placeholder: placeholder, pipeline: pipeline,
-                          success: { continuation.resume(returning: .success($0)) },
-                          failure: { continuation.resume(returning: .failure($0)) })
+            view.setImage(
+                with: url, placeholder: placeholder, pipeline: pipeline,
+                success: { continuation.resume(returning: .success($0)) },
+                failure: { continuation.resume(returning: .failure($0)) })
         }
     }
 
@@ -62,16 +63,16 @@ struct DisplayTargetTests {
             view.setImage(with: held, placeholder: Self.placeholder, pipeline: pipeline, failure: { _ in failures += 1 })
             await origin.wait { $0.requests.count == 1 }
             view.setImage(with: held, placeholder: Self.placeholder, pipeline: pipeline, failure: { _ in failures += 1 })
-            #expect(view.widths == [1])                       // no second placeholder, no second load
+            #expect(view.widths == [1])  // no second placeholder, no second load
             #expect(pipeline.statistics.coalesced == 0)
 
             let result = await Self.load(view, other, pipeline: pipeline)
             #expect((try? result.get())?.image?.width == 150)
             await pipeline.waitUntilIdle()
-            #expect(pipeline.statistics.stopped == 1)          // the held load was cancelled
+            #expect(pipeline.statistics.stopped == 1)  // the held load was cancelled
             #expect(view.widths == [1, 1, 150])
             #expect(failures == 0)
-            await origin.wait { $0.abortedResponses == 1 }   // the held response's connection was closed
+            await origin.wait { $0.abortedResponses == 1 }  // the held response's connection was closed
         }
     }
 
@@ -101,7 +102,10 @@ struct DisplayTargetTests {
         try await withOrigin { origin, pipeline in
             let view = RecordingView()
             let result = await Self.load(view, origin.url("/missing.png"), pipeline: pipeline)
-            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            guard case .failure(let error) = result else {
+                Issue.record("expected a failure")
+                return
+            }
             #expect(error.code == .httpStatus(404))
             #expect(view.widths == [1])
         }

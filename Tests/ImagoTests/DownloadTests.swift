@@ -27,7 +27,7 @@ struct DownloadTests {
             let url = origin.serve(body, at: "/p.png")
             origin.updateRoute("/p.png") {
                 $0.bytesPerSecond = 1_000_000
-                $0.chunked = true // no Content-Length
+                $0.chunked = true  // no Content-Length
             }
             let seen = Recorder<(Int64, Int64?, URL)>()
             let results = Recorder<Result<ImageResponse, ImagoError>>()
@@ -103,15 +103,18 @@ struct DownloadTests {
         try await withOrigin(configure: { $0.credentials = .init(user: "config", password: "c") }) { origin, pipeline in
             let body = payload(100)
             for user in ["config", "request", "url"] {
-                origin.setRoute("/\(user).png", {
-                    var route = TestOrigin.Route(body: body)
-                    route.basicAuth = (user, user == "config" ? "c" : "secret")
-                    return route
-                }())
+                origin.setRoute(
+                    "/\(user).png",
+                    {
+                        var route = TestOrigin.Route(body: body)
+                        route.basicAuth = (user, user == "config" ? "c" : "secret")
+                        return route
+                    }())
             }
             let fromConfiguration = try await pipeline.data(for: origin.url("/config.png"))
             #expect(fromConfiguration == body)
-            let fromRequest = try await pipeline.data(for: ImageRequest(url: origin.url("/request.png"), credentials: .init(user: "request", password: "secret")))
+            let fromRequest = try await pipeline.data(
+                for: ImageRequest(url: origin.url("/request.png"), credentials: .init(user: "request", password: "secret")))
             #expect(fromRequest == body)
             let withUserInfo = URL(string: "http://url:secret@127.0.0.1:\(origin.port)/url.png")!
             let fromUserInfo = try await pipeline.data(for: withUserInfo)

@@ -52,8 +52,9 @@ struct EncoderTests {
 
     @Test("JPEG composites transparent pixels over white")
     func jpegAlpha() throws {
-        let clear = Image(width: 8, height: 8, frames: [.init(pixels: [UInt8](repeating: 0, count: 256))],
-                          metadata: ImageMetadata(format: .png, originalWidth: 8, originalHeight: 8, hasAlpha: true))
+        let clear = Image(
+            width: 8, height: 8, frames: [.init(pixels: [UInt8](repeating: 0, count: 256))],
+            metadata: ImageMetadata(format: .png, originalWidth: 8, originalHeight: 8, hasAlpha: true))
         let back = try JPEGDecoder().decode(JPEGEncoder(quality: 95).encode(clear), options: DecodingOptions())
         #expect(back.pixels.allSatisfy { $0 >= 250 })
     }

@@ -27,8 +27,9 @@ struct FailureTests {
         }
     }
 
-    @Test("a body above the maximum fails: from Content-Length before the body, or from the counted chunked bytes",
-          arguments: ["/big.jpg", "/big.jpg?chunked=1"])
+    @Test(
+        "a body above the maximum fails: from Content-Length before the body, or from the counted chunked bytes",
+        arguments: ["/big.jpg", "/big.jpg?chunked=1"])
     func tooLarge(path: String) async throws {
         try await withOrigin(configure: { $0.maxResponseSize = 10_000 }) { origin, pipeline in
             // Far larger than the limit, so the body is still arriving when the sink refuses it and

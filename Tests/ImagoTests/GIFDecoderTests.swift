@@ -8,10 +8,12 @@ struct GIFDecoderTests {
         try GIFDecoder().decode(Data(contentsOf: url), options: DecodingOptions())
     }
 
-    @Test("single-frame corpus GIFs match their reference (64/255, 128/255 for 5 bpp, per channel)", arguments: [
-        ("video-001.gif", "video-001.png", 64), ("video-001.interlaced.gif", "video-001.png", 64),
-        ("video-001.5bpp.gif", "video-001.png", 128), ("video-005.gray.gif", "video-005.gray.png", 64),
-    ])
+    @Test(
+        "single-frame corpus GIFs match their reference (64/255, 128/255 for 5 bpp, per channel)",
+        arguments: [
+            ("video-001.gif", "video-001.png", 64), ("video-001.interlaced.gif", "video-001.png", 64),
+            ("video-001.5bpp.gif", "video-001.png", 128), ("video-005.gray.gif", "video-005.gray.png", 64),
+        ])
     func conformance(name: String, reference: String, tolerance: Int) throws {
         let image = try Self.decode(Corpus.root.appendingPathComponent("gif/\(name)"))
         let expected = try PNGDecoder().decode(Corpus.data("jpeg/\(reference)"), options: DecodingOptions())
@@ -55,11 +57,13 @@ struct GIFDecoderTests {
         let output = directory.appendingPathComponent("anim.gif")
         try runTool("/usr/bin/gifsicle", ["--crop", "10,10+30x20", gif.appendingPathComponent("video-005.gray.gif").path, "-o", crop.path])
         try runTool("/usr/bin/gifsicle", ["--crop", "0,0+2x2", gif.appendingPathComponent("triangle-001.gif").path, "-o", dot.path])
-        try runTool("/usr/bin/gifsicle", [
-            "-m", "--loopcount=2", "-d", "5", gif.appendingPathComponent("video-001.gif").path,
-            "--disposal=\(disposal)", "-d", "1", "-p", "10,10", crop.path,
-            "--disposal=none", "-d", "20", "-p", "0,0", dot.path, "-o", output.path,
-        ])
+        try runTool(
+            "/usr/bin/gifsicle",
+            [
+                "-m", "--loopcount=2", "-d", "5", gif.appendingPathComponent("video-001.gif").path,
+                "--disposal=\(disposal)", "-d", "1", "-p", "10,10", crop.path,
+                "--disposal=none", "-d", "20", "-p", "0,0", dot.path, "-o", output.path,
+            ])
         return output
     }
 
@@ -116,7 +120,10 @@ struct GIFDecoderTests {
             _ = try GIFDecoder().decode(data.prefix(data.count / 2), options: DecodingOptions())
             Issue.record("decoded half a frame")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else { Issue.record("got \(error)"); return }
+            guard error.code.name == "invalidImage", let message = error.code.message else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.hasPrefix("GIF:"))
         }
         let directory = try temporaryDirectory()

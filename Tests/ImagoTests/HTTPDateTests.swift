@@ -4,11 +4,13 @@ import Testing
 
 @Suite("HTTP dates")
 struct HTTPDateTests {
-    static let rfcExample = Date(timeIntervalSince1970: 784_111_777) // Sun, 06 Nov 1994 08:49:37 GMT
+    static let rfcExample = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
 
-    @Test("the three forms of RFC 9110 §5.6.7", arguments: [
-        "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "  Sun, 06 nov 1994 08:49:37 GMT ",
-    ])
+    @Test(
+        "the three forms of RFC 9110 §5.6.7",
+        arguments: [
+            "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "  Sun, 06 nov 1994 08:49:37 GMT ",
+        ])
     func forms(text: String) {
         #expect(HTTPFreshness.parseDate(text) == Self.rfcExample)
     }
@@ -19,9 +21,9 @@ struct HTTPDateTests {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        var seconds: Int64 = -2_145_916_800 // 1902-01-01
+        var seconds: Int64 = -2_145_916_800  // 1902-01-01
         for _ in 0..<2_000 {
-            seconds += 7_877_777 // a little over 91 days, so every month, weekday and hour comes up
+            seconds += 7_877_777  // a little over 91 days, so every month, weekday and hour comes up
             let date = Date(timeIntervalSince1970: Double(seconds))
             let text = formatter.string(from: date)
             #expect(HTTPDate.parse(text) == date, "\(text)")
@@ -35,11 +37,13 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse("Friday, 01-Jan-99 00:00:00 GMT", now: now) == HTTPDate.parse("Fri, 01 Jan 1999 00:00:00 GMT"))
     }
 
-    @Test("malformed and out-of-range dates are nil", arguments: [
-        "", "GMT", "Thu, 31 Feb 2024 00:00:00 GMT", "Thu, 01 Dec$1994 16:00:00 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
-        "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 0000 08:49:37 GMT",
-        "Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 99 08:49:37 1994", "Sun, 06 Nov 1994 08:49 GMT", String(repeating: "9", count: 1000),
-    ])
+    @Test(
+        "malformed and out-of-range dates are nil",
+        arguments: [
+            "", "GMT", "Thu, 31 Feb 2024 00:00:00 GMT", "Thu, 01 Dec$1994 16:00:00 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 0000 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 99 08:49:37 1994", "Sun, 06 Nov 1994 08:49 GMT", String(repeating: "9", count: 1000),
+        ])
     func malformed(text: String) {
         #expect(HTTPFreshness.parseDate(text) == nil)
     }

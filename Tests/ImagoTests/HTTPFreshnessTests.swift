@@ -4,7 +4,7 @@ import Testing
 
 @Suite("HTTP freshness (RFC 9111)")
 struct HTTPFreshnessTests {
-    static let received = Date(timeIntervalSince1970: 1_700_000_000) // Tue, 14 Nov 2023 22:13:20 GMT
+    static let received = Date(timeIntervalSince1970: 1_700_000_000)  // Tue, 14 Nov 2023 22:13:20 GMT
     static let dateHeader = ("Date", "Tue, 14 Nov 2023 22:13:20 GMT")
 
     static func freshness(_ headers: [(String, String)], heuristic: Duration = .seconds(3600)) -> HTTPFreshness {
@@ -40,7 +40,7 @@ struct HTTPFreshnessTests {
     @Test("without freshness information: 10% of the time since Last-Modified, capped by the heuristic; else the heuristic")
     func heuristic() {
         let modified = Self.freshness([Self.dateHeader, ("Last-Modified", "Tue, 14 Nov 2023 12:13:20 GMT")])
-        #expect(modified.lifetime == .seconds(3600)) // 10 hours → 1 hour, at the cap
+        #expect(modified.lifetime == .seconds(3600))  // 10 hours → 1 hour, at the cap
         let recent = Self.freshness([Self.dateHeader, ("Last-Modified", "Tue, 14 Nov 2023 22:03:20 GMT")])
         #expect(recent.lifetime == .seconds(60))
         #expect(Self.freshness([Self.dateHeader], heuristic: .seconds(300)).lifetime == .seconds(300))
@@ -64,12 +64,15 @@ struct HTTPFreshnessTests {
         #expect(Self.freshness([]).validationHeaders.isEmpty)
     }
 
-    @Test("the three HTTP date forms are accepted (an unparsed Expires would give zero)", arguments: [
-        "Sun, 06 Nov 1994 09:49:37 GMT", "Sunday, 06-Nov-94 09:49:37 GMT", "Sun Nov  6 09:49:37 1994",
-    ])
+    @Test(
+        "the three HTTP date forms are accepted (an unparsed Expires would give zero)",
+        arguments: [
+            "Sun, 06 Nov 1994 09:49:37 GMT", "Sunday, 06-Nov-94 09:49:37 GMT", "Sun Nov  6 09:49:37 1994",
+        ])
     func dateForms(text: String) {
-        let policy = HTTPFreshness(headers: [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Expires", text)],
-                                   receivedAt: Date(timeIntervalSince1970: 784_111_777))
+        let policy = HTTPFreshness(
+            headers: [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Expires", text)],
+            receivedAt: Date(timeIntervalSince1970: 784_111_777))
         #expect(policy.lifetime == .seconds(3600))
         #expect(policy.initialAge == .zero)
     }

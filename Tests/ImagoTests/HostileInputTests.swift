@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Hostile input: decoders")
 struct HostileInputTests {
-    static func decodeError(_ name: String, options: DecodingOptions = DecodingOptions(), sourceLocation: SourceLocation = #_sourceLocation) throws -> ImagoError? {
+    static func decodeError(
+        _ name: String, options: DecodingOptions = DecodingOptions(), sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> ImagoError? {
         do {
             let image = try DecoderRegistry.standard().decode(HostileFiles.data(name), options: options)
             Issue.record("decoded \(name) as \(image.width)×\(image.height), \(image.frames.count) frames", sourceLocation: sourceLocation)
@@ -56,9 +58,11 @@ struct HostileInputTests {
         #expect(WebPDecoder.duration(from: 100, to: 50) == 0xFF_FFFF)
     }
 
-    @Test("tiny animations with a huge canvas are refused by the per-decode memory budget", arguments: [
-        ("gif-huge-canvas-five-frames.gif", 10_000), ("webp-huge-canvas-five-frames.webp", 10_000), ("gif-thousand-frames.gif", 707),
-    ])
+    @Test(
+        "tiny animations with a huge canvas are refused by the per-decode memory budget",
+        arguments: [
+            ("gif-huge-canvas-five-frames.gif", 10_000), ("webp-huge-canvas-five-frames.webp", 10_000), ("gif-thousand-frames.gif", 707),
+        ])
     func memoryBudget(name: String, side: Int) throws {
         let error = try Self.decodeError(name)
         #expect(error?.code == .imageTooLarge(width: side, height: side, limit: .decodedBytes(512 << 20)))

@@ -9,9 +9,11 @@ struct HostileNetworkTests {
     /// Only 127.0.0.1, where TestOrigin listens: other loopback addresses stand for private ones.
     static let onlyTestOrigin = AddressPolicy { $0 == IPAddress("127.0.0.1") }
 
-    @Test("a redirect to a scheme other than http(s) is refused before anything connects", arguments: [
-        "http+unix://%2Ftmp%2Fimago.sock/x.png", "file:///etc/passwd", "ftp://127.0.0.1/x.png", "data:image/png;base64,AAAA",
-    ])
+    @Test(
+        "a redirect to a scheme other than http(s) is refused before anything connects",
+        arguments: [
+            "http+unix://%2Ftmp%2Fimago.sock/x.png", "file:///etc/passwd", "ftp://127.0.0.1/x.png", "data:image/png;base64,AAAA",
+        ])
     func redirectSchemes(location: String) async throws {
         try await withOrigin { origin, pipeline in
             var route = TestOrigin.Route(body: Data())
@@ -54,15 +56,20 @@ struct HostileNetworkTests {
         }
     }
 
-    @Test(".publicOnly refuses loopback however it is written, before connecting", arguments: [
-        "127.0.0.1", "localhost", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "0x7f000001", "127.1", "[::1]", "[::ffff:127.0.0.1]",
-    ])
+    @Test(
+        ".publicOnly refuses loopback however it is written, before connecting",
+        arguments: [
+            "127.0.0.1", "localhost", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "0x7f000001", "127.1", "[::1]", "[::ffff:127.0.0.1]",
+        ])
     func publicOnlyRefusesLoopback(host: String) async throws {
         try await withOrigin(configure: { $0.addressPolicy = .publicOnly }) { origin, pipeline in
             let url = URL(string: "http://\(host):\(origin.port)/a.png")!
             origin.serve(payload(10), at: "/a.png")
             let error = await loadError(pipeline, ImageRequest(url: url))
-            guard error?.code.name == "addressRefused", let address = error?.code.message else { Issue.record("got \(String(describing: error))"); return }
+            guard error?.code.name == "addressRefused", let address = error?.code.message else {
+                Issue.record("got \(String(describing: error))")
+                return
+            }
             #expect(["127.0.0.1", "::1", "::ffff:127.0.0.1"].contains(address))
             #expect(error?.description.contains("the address policy refuses") == true)
             #expect(origin.log.requests.isEmpty)
@@ -80,28 +87,35 @@ struct HostileNetworkTests {
         }
     }
 
-    @Test("every redirect hop is checked: a redirect to a refused address fails without connecting there", arguments: [
-        "http://127.0.0.2:1/x.png", "http://10.0.0.1/x.png", "http://169.254.169.254/latest/meta-data/", "http://[::1]:1/x.png",
-    ])
+    @Test(
+        "every redirect hop is checked: a redirect to a refused address fails without connecting there",
+        arguments: [
+            "http://127.0.0.2:1/x.png", "http://10.0.0.1/x.png", "http://169.254.169.254/latest/meta-data/", "http://[::1]:1/x.png",
+        ])
     func redirectToRefusedAddress(location: String) async throws {
         try await withOrigin(configure: { $0.addressPolicy = Self.onlyTestOrigin }) { origin, pipeline in
             var route = TestOrigin.Route(body: Data())
             route.redirect = location
             origin.setRoute("/go.png", route)
             let error = await loadError(pipeline, ImageRequest(url: origin.url("/go.png")))
-            guard error?.code.name == "addressRefused" else { Issue.record("got \(String(describing: error))"); return }
+            guard error?.code.name == "addressRefused" else {
+                Issue.record("got \(String(describing: error))")
+                return
+            }
             #expect(origin.log.requests.count == 1)
         }
     }
 
-    @Test("IPAddress.isPublic", arguments: [
-        ("8.8.8.8", true), ("1.1.1.1", true), ("2606:4700:4700::1111", true), ("::ffff:8.8.8.8", true),
-        ("127.0.0.1", false), ("10.1.2.3", false), ("172.16.0.1", false), ("172.31.255.255", false), ("172.32.0.1", true),
-        ("192.168.1.1", false), ("100.64.0.1", false), ("100.128.0.1", true), ("169.254.169.254", false), ("0.0.0.0", false),
-        ("224.0.0.1", false), ("255.255.255.255", false), ("::", false), ("::1", false), ("fc00::1", false), ("fd12::1", false),
-        ("fe80::1", false), ("ff02::1", false), ("::ffff:127.0.0.1", false), ("::ffff:10.0.0.1", false), ("64:ff9b::a00:1", false),
-        ("2002:a00:1::", false), ("2002:808:808::", true), ("::127.0.0.1", false), ("2001:db8::1", false),
-    ])
+    @Test(
+        "IPAddress.isPublic",
+        arguments: [
+            ("8.8.8.8", true), ("1.1.1.1", true), ("2606:4700:4700::1111", true), ("::ffff:8.8.8.8", true),
+            ("127.0.0.1", false), ("10.1.2.3", false), ("172.16.0.1", false), ("172.31.255.255", false), ("172.32.0.1", true),
+            ("192.168.1.1", false), ("100.64.0.1", false), ("100.128.0.1", true), ("169.254.169.254", false), ("0.0.0.0", false),
+            ("224.0.0.1", false), ("255.255.255.255", false), ("::", false), ("::1", false), ("fc00::1", false), ("fd12::1", false),
+            ("fe80::1", false), ("ff02::1", false), ("::ffff:127.0.0.1", false), ("::ffff:10.0.0.1", false), ("64:ff9b::a00:1", false),
+            ("2002:a00:1::", false), ("2002:808:808::", true), ("::127.0.0.1", false), ("2001:db8::1", false),
+        ])
     func publicAddresses(text: String, isPublic: Bool) throws {
         let address = try #require(IPAddress(text))
         #expect(address.isPublic == isPublic)

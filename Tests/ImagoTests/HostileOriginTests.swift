@@ -51,9 +51,11 @@ struct HostileOriginTests {
         return response
     }
 
-    @Test("bytes that fail to decode, served with max-age, are never cached: the second load asks the origin again", arguments: [
-        ("/crasher.webp", "webp-timestamps-past-int32.webp"), ("/bomb.gif", "gif-huge-canvas-five-frames.gif"),
-    ])
+    @Test(
+        "bytes that fail to decode, served with max-age, are never cached: the second load asks the origin again",
+        arguments: [
+            ("/crasher.webp", "webp-timestamps-past-int32.webp"), ("/bomb.gif", "gif-huge-canvas-five-frames.gif"),
+        ])
     func failingBytesNotCached(path: String, hostile: String) async throws {
         try await withFixture { fixture in
             // The WebP decodes now (maxFrames of 100 makes it fail, where it once crashed); the GIF
@@ -75,7 +77,10 @@ struct HostileOriginTests {
             let gzip = Self.serveCacheable(Data([0x1F, 0x8B, 0x08, 0x00] + Array(repeating: 0, count: 60)), at: "/body.png", on: fixture.origin)
             for url in [html, gzip] {
                 let error = try await Self.error(fixture, ImageRequest(url: url))
-                guard error?.code.name == "unsupportedFormat" else { Issue.record("got \(String(describing: error))"); continue }
+                guard error?.code.name == "unsupportedFormat" else {
+                    Issue.record("got \(String(describing: error))")
+                    continue
+                }
                 // Bytes-only: the load succeeds (the caller asked for bytes) but nothing is kept.
                 let data = try await Self.loadData(fixture, url)
                 #expect(data.image == nil && !data.data.isEmpty)

@@ -13,7 +13,9 @@ struct JPEGDecoderTests {
 
     /// Files whose reference is the PNG of their own stem: every channel within 8/255 (Go's
     /// decode_test.go, per pixel).
-    static let ownReference = files.filter { Corpus.reference(for: $0)?.deletingPathExtension().lastPathComponent == $0.deletingPathExtension().lastPathComponent }
+    static let ownReference = files.filter {
+        Corpus.reference(for: $0)?.deletingPathExtension().lastPathComponent == $0.deletingPathExtension().lastPathComponent
+    }
     /// Re-encodings (q50, subsamplings, separate DC progression) compared with the original picture's
     /// PNG: lossy by design, so the mean per channel is within 8/255 (djpeg itself differs by up to
     /// 146/255 on single channels of these files).
@@ -41,9 +43,12 @@ struct JPEGDecoderTests {
         #expect(image.pixels.enumerated().allSatisfy { $0.offset % 4 != 3 || $0.element == 255 })
     }
 
-    @Test("a progressive variant decodes to exactly the pixels of its baseline twin", arguments: files.filter { $0.lastPathComponent.hasSuffix(".progressive.jpeg") && !$0.lastPathComponent.hasPrefix("video-001.progressive") })
+    @Test(
+        "a progressive variant decodes to exactly the pixels of its baseline twin",
+        arguments: files.filter { $0.lastPathComponent.hasSuffix(".progressive.jpeg") && !$0.lastPathComponent.hasPrefix("video-001.progressive") })
     func progressiveEqualsBaseline(file: URL) throws {
-        let baseline = file.deletingLastPathComponent().appendingPathComponent(file.lastPathComponent.replacingOccurrences(of: ".progressive.jpeg", with: ".jpeg"))
+        let baseline = file.deletingLastPathComponent().appendingPathComponent(
+            file.lastPathComponent.replacingOccurrences(of: ".progressive.jpeg", with: ".jpeg"))
         let progressive = try JPEGDecoder().decode(Data(contentsOf: file), options: DecodingOptions())
         let twin = try JPEGDecoder().decode(Data(contentsOf: baseline), options: DecodingOptions())
         #expect(Corpus.samePixels(progressive.pixels, twin.pixels))
@@ -81,7 +86,7 @@ struct JPEGDecoderTests {
         } catch {
             switch error.code.name {
             case "invalidImage": #expect(error.code.message?.hasPrefix("JPEG:") == true)
-            case "emptyImage": break // libjpeg may read a 0×0 header out of the garbage
+            case "emptyImage": break  // libjpeg may read a 0×0 header out of the garbage
             default: Issue.record("got \(error)")
             }
             #expect(error.stage == .decoding)
@@ -95,7 +100,10 @@ struct JPEGDecoderTests {
             _ = try JPEGDecoder().decode(bomb, options: DecodingOptions())
             Issue.record("decoded 600 extra scans")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else { Issue.record("got \(error)"); return }
+            guard error.code.name == "invalidImage", let message = error.code.message else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.contains("scans"))
         }
     }

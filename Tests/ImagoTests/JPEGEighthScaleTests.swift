@@ -22,8 +22,9 @@ struct JPEGEighthScaleTests {
         defer { tjDestroy(handle) }
         var header = Header()
         _ = data.withUnsafeBytes { bytes in
-            tjDecompressHeader3(handle, bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count),
-                                &header.width, &header.height, &header.subsampling, &header.colorspace)
+            tjDecompressHeader3(
+                handle, bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count),
+                &header.width, &header.height, &header.subsampling, &header.colorspace)
         }
         return header
     }
@@ -37,8 +38,9 @@ struct JPEGEighthScaleTests {
         defer { tjDestroy(handle) }
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         let status = data.withUnsafeBytes { bytes in
-            tjDecompress2(handle, bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count), &pixels,
-                          Int32(width), 0, Int32(height), Int32(TJPF_RGBA.rawValue), TJFLAG_FASTUPSAMPLE)
+            tjDecompress2(
+                handle, bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count), &pixels,
+                Int32(width), 0, Int32(height), Int32(TJPF_RGBA.rawValue), TJFLAG_FASTUPSAMPLE)
         }
         #expect(status == 0 || tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue))
         return Eighth(width: width, height: height, pixels: pixels)
@@ -167,10 +169,12 @@ struct JPEGEighthScaleTests {
     /// Deterministic mutations (bit flips, random bytes, truncation, inserted markers) of files in
     /// each layout: every outcome is an image of the 1/8 size or an ImagoError, never a crash. Longer
     /// runs under ASan and UBSan belong to `make fuzz-jpeg-dc` (libFuzzer).
-    @Test("mutated JPEGs decode at 1/8 to an image of the right size or a typed error", arguments: [
-        "jpeg/video-001.jpeg", "jpeg/video-001.q50.420.progressive.jpeg", "jpeg/video-005.gray.q50.jpeg",
-        "jpeg/video-001.separate.dc.progression.progressive.jpeg", "jpeg/video-001.q50.410.jpeg",
-    ])
+    @Test(
+        "mutated JPEGs decode at 1/8 to an image of the right size or a typed error",
+        arguments: [
+            "jpeg/video-001.jpeg", "jpeg/video-001.q50.420.progressive.jpeg", "jpeg/video-005.gray.q50.jpeg",
+            "jpeg/video-001.separate.dc.progression.progressive.jpeg", "jpeg/video-001.q50.410.jpeg",
+        ])
     func mutations(path: String) throws {
         let original = try Corpus.data(path)
         var random = SeededRandom(seed: UInt64(path.utf8.count) &* 0x9E37_79B9_7F4A_7C15)

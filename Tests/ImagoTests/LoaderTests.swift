@@ -26,15 +26,18 @@ struct LoaderTests {
         let pipeline = ImagePipeline()
         let steps = Recorder<Int64>()
         let done = Countdown(1)
-        let task = pipeline.loadImage(with: url, progress: { received, expected, _ in
-            #expect(expected == Int64(body.count))
-            steps.append(received)
-        }) { _ in done.signal() }
+        let task = pipeline.loadImage(
+            with: url,
+            progress: { received, expected, _ in
+                #expect(expected == Int64(body.count))
+                steps.append(received)
+            }
+        ) { _ in done.signal() }
         await done.wait()
         let response = try await task.response
         #expect(response.data == body)
         #expect(response.image?.metadata.format == .png)
-        #expect(steps.all.count == 1 + body.count / (256 * 1024)) // 256 KiB chunks
+        #expect(steps.all.count == 1 + body.count / (256 * 1024))  // 256 KiB chunks
         #expect(steps.all.last == Int64(body.count))
     }
 

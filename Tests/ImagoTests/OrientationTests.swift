@@ -14,12 +14,13 @@ struct OrientationTests {
     ]
 
     static func pixel(_ image: Image, _ corner: Corner) -> [UInt8] {
-        let (x, y) = switch corner {
-        case .topLeft: (0, 0)
-        case .topRight: (image.width - 1, 0)
-        case .bottomLeft: (0, image.height - 1)
-        case .bottomRight: (image.width - 1, image.height - 1)
-        }
+        let (x, y) =
+            switch corner {
+            case .topLeft: (0, 0)
+            case .topRight: (image.width - 1, 0)
+            case .bottomLeft: (0, image.height - 1)
+            case .bottomRight: (image.width - 1, image.height - 1)
+            }
         let p = image.pixel(x: x, y: y)
         return [p.r, p.g, p.b, p.a]
     }

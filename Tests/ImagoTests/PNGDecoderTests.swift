@@ -4,7 +4,9 @@ import Testing
 
 @Suite("PNG decoding (libspng)")
 struct PNGDecoderTests {
-    static let suite = ((try? Corpus.files("png", extension: "png")) ?? []).filter { $0.lastPathComponent.hasPrefix("basn") || $0.lastPathComponent.hasPrefix("ftb") }
+    static let suite = ((try? Corpus.files("png", extension: "png")) ?? []).filter {
+        $0.lastPathComponent.hasPrefix("basn") || $0.lastPathComponent.hasPrefix("ftb")
+    }
 
     @Test("every PngSuite basic and transparency file decodes to RGBA8 at its size (32, or the -NN suffix), alpha said when present", arguments: suite)
     func pngSuite(file: URL) throws {
@@ -44,14 +46,19 @@ struct PNGDecoderTests {
         #expect(alphas.contains(0) || alphas.contains { $0 < 255 })
     }
 
-    @Test("invalid PNGs are rejected with invalidImage (no IEND may decode)", arguments: ["invalid-crc32.png", "invalid-palette.png", "invalid-trunc.png", "invalid-zlib.png", "invalid-noend.png"])
+    @Test(
+        "invalid PNGs are rejected with invalidImage (no IEND may decode)",
+        arguments: ["invalid-crc32.png", "invalid-palette.png", "invalid-trunc.png", "invalid-zlib.png", "invalid-noend.png"])
     func invalid(name: String) throws {
         let data = try Corpus.data("invalid/\(name)")
         do {
             let image = try PNGDecoder().decode(data, options: DecodingOptions())
             #expect(name == "invalid-noend.png", "\(name) decoded to \(image.width)×\(image.height)")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else { Issue.record("\(name): \(error)"); return }
+            guard error.code.name == "invalidImage", let message = error.code.message else {
+                Issue.record("\(name): \(error)")
+                return
+            }
             #expect(message.hasPrefix("PNG:"))
         }
     }

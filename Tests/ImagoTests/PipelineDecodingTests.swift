@@ -47,8 +47,9 @@ private final class GatedDecoder: ImageDecoding {
         }
         waiter?.resume()
         if gate.wait(timeout: .now() + .seconds(20)) == .timedOut { gaveUp.store(true, ordering: .relaxed) }
-        return Image(width: 1, height: 1, frames: [.init(pixels: [0, 0, 0, 255])],
-                     metadata: ImageMetadata(format: .png, originalWidth: 1, originalHeight: 1, hasAlpha: false))
+        return Image(
+            width: 1, height: 1, frames: [.init(pixels: [0, 0, 0, 255])],
+            metadata: ImageMetadata(format: .png, originalWidth: 1, originalHeight: 1, hasAlpha: false))
     }
 
     /// Returns once `expected` decodes are waiting at the gate.

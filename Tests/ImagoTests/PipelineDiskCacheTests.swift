@@ -287,7 +287,8 @@ struct PipelineDiskCacheTests {
         }
     }
 
-    @Test("a variant stored on disk: a new pipeline serves it with no transfer and no decode of the original; without the option it is neither read nor written")
+    @Test(
+        "a variant stored on disk: a new pipeline serves it with no transfer and no decode of the original; without the option it is neither read nor written")
     func variantsOnDisk() async throws {
         try await withFixture { fixture in
             let url = fixture.serveFreshPhoto(at: "/variant.jpg")
@@ -298,17 +299,17 @@ struct PipelineDiskCacheTests {
             let first = try await fixture.load(round)
             _ = try await fixture.load(plain)
             #expect(first.source == .network && first.image?.width == 40)
-            #expect(fixture.origin.log.requests.count == 1)   // the second load found the original on disk
-            #expect(fixture.entries == 3)                      // the original and both variants
+            #expect(fixture.origin.log.requests.count == 1)  // the second load found the original on disk
+            #expect(fixture.entries == 3)  // the original and both variants
 
             let pipeline = try fixture.pipeline()
             let again = try await pipeline.response(for: round)
             #expect(again.source == .disk)
             #expect(again.image?.width == 40 && again.image?.height == 40)
-            #expect(again.image?.pixel(x: 0, y: 0).a == 0)     // stored as PNG, transparency kept
+            #expect(again.image?.pixel(x: 0, y: 0).a == 0)  // stored as PNG, transparency kept
             #expect(again.image?.pixels == first.image?.pixels)
             let plainAgain = try await pipeline.response(for: plain)
-            #expect(plainAgain.source == .disk && plainAgain.data.starts(with: [0xFF, 0xD8]))   // opaque: JPEG
+            #expect(plainAgain.source == .disk && plainAgain.data.starts(with: [0xFF, 0xD8]))  // opaque: JPEG
             #expect(pipeline.statistics.decodes == 0 && pipeline.statistics.transfers == 0 && pipeline.statistics.diskHits == 2)
             #expect(pipeline.cachedResponse(for: round)?.image?.width == 40)
             #expect(fixture.origin.log.requests.count == 1)
@@ -328,7 +329,8 @@ struct PipelineDiskCacheTests {
         try await withFixture { fixture in
             fixture.origin.serve(Self.photo, at: "/slow.jpg")
             let pipeline = try fixture.pipeline()
-            let request = ImageRequest(url: fixture.origin.url("/slow.jpg?gate=never"), options: .storesVariantOnDisk, processors: [ImageProcessors.Grayscale()])
+            let request = ImageRequest(
+                url: fixture.origin.url("/slow.jpg?gate=never"), options: .storesVariantOnDisk, processors: [ImageProcessors.Grayscale()])
             let task = pipeline.imageTask(with: request)
             task.cancel()
             await #expect(throws: ImagoError.self) { try await task.response }

@@ -166,7 +166,7 @@ struct ThumbnailTests {
 extension ThumbnailTests {
     @Test("scaleDownLargeImages caps the pixels of a large image and keeps its aspect; a small one is untouched")
     func scaleDownLargeImages() async throws {
-        let data = try Self.photo()   // 1600×1200
+        let data = try Self.photo()  // 1600×1200
         try await withOrigin(configure: { $0.largeImagePixelLimit = 100_000 }) { origin, pipeline in
             let url = origin.serve(data, at: "/large.jpg")
             let capped = try await pipeline.image(for: ImageRequest(url: url, options: .scaleDownLargeImages))
@@ -182,8 +182,9 @@ extension ThumbnailTests {
 }
 
 extension ThumbnailTests {
-    @Test("thumbnails of EXIF-turned photos have the upright photo's proportions, for every content mode",
-          arguments: [1, 6, 8], ImageProcessors.Resize.ContentMode.allCases)
+    @Test(
+        "thumbnails of EXIF-turned photos have the upright photo's proportions, for every content mode",
+        arguments: [1, 6, 8], ImageProcessors.Resize.ContentMode.allCases)
     func orientedThumbnails(orientation: Int, mode: ImageProcessors.Resize.ContentMode) async throws {
         let data = try OrientationTests.tagged(orientation)
         let upright = try DecoderRegistry.standard().decode(data)
@@ -191,10 +192,13 @@ extension ThumbnailTests {
             let url = origin.serve(data, at: "/turned.jpg")
             let box = PixelSize(width: 60, height: 60)
             let thumbnail = try await pipeline.image(for: ImageRequest(url: url, thumbnail: .init(size: box, contentMode: mode)))
-            let expected = try ImageProcessors.Resize(size: box, contentMode: mode, crop: mode == .aspectFill).scaledSize(width: upright.width, height: upright.height)
+            let expected = try ImageProcessors.Resize(size: box, contentMode: mode, crop: mode == .aspectFill).scaledSize(
+                width: upright.width, height: upright.height)
             let cropped = mode == .aspectFill ? PixelSize(width: min(60, expected.width), height: min(60, expected.height)) : expected
             #expect(PixelSize(width: thumbnail.width, height: thumbnail.height) == cropped)
-            if mode == .aspectFit { #expect(max(thumbnail.width, thumbnail.height) == 60 && (thumbnail.width > thumbnail.height) == (upright.width > upright.height)) }
+            if mode == .aspectFit {
+                #expect(max(thumbnail.width, thumbnail.height) == 60 && (thumbnail.width > thumbnail.height) == (upright.width > upright.height))
+            }
         }
     }
 }

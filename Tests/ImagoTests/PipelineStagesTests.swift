@@ -59,7 +59,8 @@ struct PipelineStagesTests {
         try await origin.shutdown()
     }
 
-    @Test("suspend holds queued downloads back and resume starts them; cancelAll completes every handle with cancelled; an invalidated pipeline refuses new work")
+    @Test(
+        "suspend holds queued downloads back and resume starts them; cancelAll completes every handle with cancelled; an invalidated pipeline refuses new work")
     func wholePipelineControl() async throws {
         try await withOrigin { origin, pipeline in
             origin.setRoute("/a.jpg", TestOrigin.Route(body: Self.photo))

@@ -20,21 +20,24 @@ struct PreviewTests {
         let data = try JPEGEncoder(quality: 90, progressive: true).encode(Self.photo())
         let previews = Self.previews(of: data, step: 512)
         let full = try JPEGDecoder().decode(data, options: DecodingOptions())
-        #expect(previews.count >= 5) // libjpeg's default progression has about ten scans
+        #expect(previews.count >= 5)  // libjpeg's default progression has about ten scans
         #expect(previews.allSatisfy { ($0.width, $0.height) == (full.width, full.height) })
         #expect(Corpus.samePixels(previews.last!.pixels, full.pixels))
         // Each scan refines the picture: the first preview is the furthest from the final one.
-        #expect(Corpus.meanDifference(previews.first!, full) > Corpus.meanDifference(previews[previews.count / 2], full), "\(previews.map { Corpus.meanDifference($0, full) })")
+        #expect(
+            Corpus.meanDifference(previews.first!, full) > Corpus.meanDifference(previews[previews.count / 2], full),
+            "\(previews.map { Corpus.meanDifference($0, full) })")
     }
 
     @Test("baseline JPEG, PNG and WebP yield partial rows: the top of a half-received image matches the whole", arguments: ["jpeg", "png", "webp"])
     func partialRows(format: String) throws {
         let photo = try Self.photo()
-        let data: Data = switch format {
-        case "jpeg": try JPEGEncoder(quality: 90).encode(photo)
-        case "png": try PNGEncoder().encode(photo)
-        default: try WebPEncoder(quality: 90).encode(photo)
-        }
+        let data: Data =
+            switch format {
+            case "jpeg": try JPEGEncoder(quality: 90).encode(photo)
+            case "png": try PNGEncoder().encode(photo)
+            default: try WebPEncoder(quality: 90).encode(photo)
+            }
         let full = try DecoderRegistry.standard().decode(data)
         var decoder = PreviewDecoder()
         let preview = decoder.preview(of: data.prefix(data.count / 2))

@@ -18,7 +18,9 @@ struct ProcessingTests {
             }
             return Image.Frame(pixels: pixels, duration: frames > 1 ? .milliseconds(100) : .zero)
         }
-        return Image(width: width, height: height, frames: frames, metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha))
+        return Image(
+            width: width, height: height, frames: frames,
+            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha))
     }
 
     static func image(width: Int, height: Int, hasAlpha: Bool = false, _ color: (Int, Int) -> (UInt8, UInt8, UInt8, UInt8)) -> Image {
@@ -67,7 +69,8 @@ struct ProcessingTests {
     @Test(arguments: [(64, 48, 20, 15), (64, 48, 160, 120), (7, 3, 100, 1), (300, 300, 299, 1)])
     func aSolidImageStaysSolid(width: Int, height: Int, newWidth: Int, newHeight: Int) throws {
         for color: (UInt8, UInt8, UInt8, UInt8) in [(200, 100, 50, 255), (10, 250, 90, 128), (255, 255, 255, 255), (0, 0, 0, 255)] {
-            let resized = try Resize(size: .init(width: newWidth, height: newHeight), contentMode: .fill, upscale: true).process(Self.solid(width, height, color))
+            let resized = try Resize(size: .init(width: newWidth, height: newHeight), contentMode: .fill, upscale: true).process(
+                Self.solid(width, height, color))
             #expect(Self.allPixels(resized) == [[color.0, color.1, color.2, color.3]])
         }
     }
@@ -145,7 +148,7 @@ struct ProcessingTests {
         #expect(rounded.pixel(x: 0, y: 0).a == 0)
         #expect(rounded.pixel(x: 39, y: 29).a == 0)
         #expect(rounded.pixel(x: 20, y: 15) == (200, 100, 50, 255))
-        #expect(rounded.pixel(x: 20, y: 0) == (200, 100, 50, 255))   // edges between the corners stay
+        #expect(rounded.pixel(x: 20, y: 0) == (200, 100, 50, 255))  // edges between the corners stay
         // Antialiased: some pixel on the arc is partly covered.
         #expect((0..<10).contains { rounded.pixel(x: $0, y: 2).a > 0 && rounded.pixel(x: $0, y: 2).a < 255 })
     }
@@ -163,7 +166,7 @@ struct ProcessingTests {
         let image = Self.image(width: 60, height: 40) { x, _ in (UInt8(x), 0, 0, 255) }
         let circle = try ImageProcessors.Circle().process(image)
         #expect(circle.width == 40 && circle.height == 40)
-        #expect(circle.pixel(x: 20, y: 20) == (30, 0, 0, 255))   // x 10 + 20 of the source
+        #expect(circle.pixel(x: 20, y: 20) == (30, 0, 0, 255))  // x 10 + 20 of the source
         for corner in [(0, 0), (39, 0), (0, 39), (39, 39), (5, 5)] {
             #expect(circle.pixel(x: corner.0, y: corner.1).a == 0)
         }

@@ -12,7 +12,10 @@ struct ProcessorValidationTests {
             Issue.record("made \(processor.identifier)", sourceLocation: sourceLocation)
             return nil
         } catch {
-            guard error.code.name == "processingFailed", let reason = error.code.message else { Issue.record("got \(error)", sourceLocation: sourceLocation); return nil }
+            guard error.code.name == "processingFailed", let reason = error.code.message else {
+                Issue.record("got \(error)", sourceLocation: sourceLocation)
+                return nil
+            }
             #expect(error.stage == .processing, sourceLocation: sourceLocation)
             return reason
         }
@@ -23,14 +26,18 @@ struct ProcessorValidationTests {
         #expect(Self.reason { () throws(ImagoError) in try ImageProcessors.GaussianBlur(radius: radius) }?.contains("from 0 to 250") == true)
     }
 
-    @Test("resize targets of 0, over 65,535 a side or over 100 megapixels are refused", arguments: [
-        (0, 10), (10, -1), (65_536, 1), (20_000, 20_000), (Int.max, Int.max),
-    ])
+    @Test(
+        "resize targets of 0, over 65,535 a side or over 100 megapixels are refused",
+        arguments: [
+            (0, 10), (10, -1), (65_536, 1), (20_000, 20_000), (Int.max, Int.max),
+        ])
     func resize(width: Int, height: Int) {
         #expect(Self.reason { () throws(ImagoError) in try ImageProcessors.Resize(size: PixelSize(width: width, height: height), upscale: true) } != nil)
     }
 
-    @Test("crops with empty sides or values past ±2^31 are refused", arguments: [(0, 0, 0, 5), (0, 0, 5, -1), (Int.max, 0, 5, 5), (0, Int.min, 5, 5), (0, 0, Int.max, 5)])
+    @Test(
+        "crops with empty sides or values past ±2^31 are refused",
+        arguments: [(0, 0, 0, 5), (0, 0, 5, -1), (Int.max, 0, 5, 5), (0, Int.min, 5, 5), (0, 0, Int.max, 5)])
     func crop(x: Int, y: Int, width: Int, height: Int) {
         #expect(Self.reason { () throws(ImagoError) in try ImageProcessors.Crop(x: x, y: y, width: width, height: height) } != nil)
     }
@@ -50,8 +57,9 @@ struct ProcessorValidationTests {
         var resize = try ImageProcessors.Resize(size: PixelSize(width: 4, height: 4))
         resize.size = PixelSize(width: 60_000, height: 60_000)
         resize.upscale = true
-        let image = Image(width: 2, height: 2, frames: [Image.Frame(pixels: [UInt8](repeating: 200, count: 16))],
-                          metadata: ImageMetadata(format: .png, originalWidth: 2, originalHeight: 2, hasAlpha: false))
+        let image = Image(
+            width: 2, height: 2, frames: [Image.Frame(pixels: [UInt8](repeating: 200, count: 16))],
+            metadata: ImageMetadata(format: .png, originalWidth: 2, originalHeight: 2, hasAlpha: false))
         #expect(throws: ImagoError.self) { try blur.process(image) }
         #expect(throws: ImagoError.self) { try resize.process(image) }
     }
@@ -66,14 +74,17 @@ struct ProcessorValidationTests {
         #expect(zero == PixelSize(width: 1, height: 1))
     }
 
-    @Test("imago convert refuses --blur 1e300 and 1e8 and a huge --resize with a usage error", arguments: [
-        ["--blur", "1e300"], ["--blur", "1e8"], ["--resize", "100000x100000"], ["--round", "nan"],
-    ])
+    @Test(
+        "imago convert refuses --blur 1e300 and 1e8 and a huge --resize with a usage error",
+        arguments: [
+            ["--blur", "1e300"], ["--blur", "1e8"], ["--resize", "100000x100000"], ["--round", "nan"],
+        ])
     func cli(arguments: [String]) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.png")
-        let run = try await imago(["convert", Corpus.root.appendingPathComponent("jpeg/video-001.jpeg").path, output.path] + arguments, withStandardError: true)
+        let run = try await imago(
+            ["convert", Corpus.root.appendingPathComponent("jpeg/video-001.jpeg").path, output.path] + arguments, withStandardError: true)
         #expect(run.status != 0)
         #expect(String(decoding: run.output, as: UTF8.self).contains("Error:"))
         #expect(!FileManager.default.fileExists(atPath: output.path))

@@ -50,9 +50,11 @@ struct TestOriginTests {
         }
     }
 
-    @Test("Range forms a-b, a- and -n are answered 206 with the right slice", arguments: [
-        ("bytes=0-9", 0..<10), ("bytes=990-", 990..<1000), ("bytes=-5", 995..<1000),
-    ])
+    @Test(
+        "Range forms a-b, a- and -n are answered 206 with the right slice",
+        arguments: [
+            ("bytes=0-9", 0..<10), ("bytes=990-", 990..<1000), ("bytes=-5", 995..<1000),
+        ])
     func ranges(header: String, slice: Range<Int>) async throws {
         try await withOrigin { origin, pipeline in
             let body = payload(1000)

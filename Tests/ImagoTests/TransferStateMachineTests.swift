@@ -13,7 +13,8 @@ struct TransferStateMachineTests {
     }
 
     /// Joins without a cache lookup and returns the downloads that started.
-    static func join(_ machine: inout Machine, _ id: UInt64, _ path: String, priority: ImageRequest.Priority = .normal, decodes: Bool = true) -> [Machine.Start] {
+    static func join(_ machine: inout Machine, _ id: UInt64, _ path: String, priority: ImageRequest.Priority = .normal, decodes: Bool = true) -> [Machine.Start]
+    {
         switch machine.join(id, handle: "h\(id)", request: request(path, priority: priority), decodes: decodes, looksUp: false) {
         case .start(let starts): return starts
         case .coalesced, .lookUp: return []
@@ -51,7 +52,8 @@ struct TransferStateMachineTests {
     func cacheLookup() {
         var machine = Machine(maxRunning: 2, order: .fifo)
         guard case .lookUp(let hitID, _) = machine.join(1, handle: "h1", request: Self.request("hit"), decodes: true, looksUp: true),
-              case .lookUp(let missID, _) = machine.join(2, handle: "h2", request: Self.request("miss"), decodes: false, looksUp: true) else {
+            case .lookUp(let missID, _) = machine.join(2, handle: "h2", request: Self.request("miss"), decodes: false, looksUp: true)
+        else {
             Issue.record("expected lookups")
             return
         }

@@ -8,7 +8,9 @@ struct WebPDecoderTests {
 
     /// The PNG of the picture a WebP file encodes: `tux.lossless.webp` → `tux.png`.
     static func png(for file: URL) -> URL {
-        let stem = file.lastPathComponent.components(separatedBy: ".").prefix { !["lossless", "lossy", "no-filter", "normal-filter", "simple-filter", "lossy-with-alpha", "webp"].contains($0) }
+        let stem = file.lastPathComponent.components(separatedBy: ".").prefix {
+            !["lossless", "lossy", "no-filter", "normal-filter", "simple-filter", "lossy-with-alpha", "webp"].contains($0)
+        }
         return file.deletingLastPathComponent().appendingPathComponent(stem.joined(separator: ".") + ".png")
     }
 
@@ -86,7 +88,10 @@ struct WebPDecoderTests {
             _ = try WebPDecoder().decode(tux, options: options)
             Issue.record("decoded over the limit")
         } catch {
-            guard error.code.name == "imageTooLarge" else { Issue.record("got \(error)"); return }
+            guard error.code.name == "imageTooLarge" else {
+                Issue.record("got \(error)")
+                return
+            }
         }
         var corrupt = try Corpus.data("webp/video-001.lossy.webp")
         corrupt.replaceSubrange(40..<corrupt.count, with: Data(repeating: 0x55, count: corrupt.count - 40))
@@ -94,7 +99,10 @@ struct WebPDecoderTests {
             _ = try WebPDecoder().decode(corrupt, options: DecodingOptions())
             Issue.record("decoded corrupt data")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else { Issue.record("got \(error)"); return }
+            guard error.code.name == "invalidImage", let message = error.code.message else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.hasPrefix("WebP:"))
         }
     }

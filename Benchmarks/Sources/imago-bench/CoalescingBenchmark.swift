@@ -15,7 +15,7 @@ enum CoalescingBenchmark {
         origin.serve(Measure.payload(size), at: "/one.jpg")
         let url = origin.url("/one.jpg?latency_ms=20")
         let pipeline = ImagePipeline()
-        _ = try await pipeline.data(for: url) // warm the connection, as for the coalesced round
+        _ = try await pipeline.data(for: url)  // warm the connection, as for the coalesced round
 
         var single: [Double] = []
         for _ in 0..<21 {
@@ -26,10 +26,11 @@ enum CoalescingBenchmark {
         var transfers: [Int] = []
         for _ in 0..<5 {
             origin.clearRequests()
-            together.append(try await Measure.seconds {
-                let tasks = (0..<handles).map { _ in pipeline.dataTask(with: ImageRequest(url: url)) }
-                for task in tasks { _ = try await task.response }
-            })
+            together.append(
+                try await Measure.seconds {
+                    let tasks = (0..<handles).map { _ in pipeline.dataTask(with: ImageRequest(url: url)) }
+                    for task in tasks { _ = try await task.response }
+                })
             transfers.append(origin.log.requests.count)
         }
         try await origin.shutdown()
@@ -37,7 +38,9 @@ enum CoalescingBenchmark {
         let ratio = Measure.median(together) / Measure.median(single)
         report(
             "\(handles) concurrent requests for one \(size / 1_000_000) MB URL, origin latency 20 ms (median of 5; single: median of 21)",
-            imago: String(format: "all \(handles) done in %.2f ms, transfers at the origin per round: %@", Measure.median(together) * 1000, transfers.map(String.init).joined(separator: ",")),
+            imago: String(
+                format: "all \(handles) done in %.2f ms, transfers at the origin per round: %@", Measure.median(together) * 1000,
+                transfers.map(String.init).joined(separator: ",")),
             peer: String(format: "one transfer by Imago: %.2f ms", Measure.median(single) * 1000),
             ratio: ratio, target: "≤ 2× one transfer, 1 transfer", met: ratio <= 2 && transfers.allSatisfy { $0 == 1 }
         )

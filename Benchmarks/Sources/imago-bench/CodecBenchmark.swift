@@ -52,7 +52,8 @@ enum CodecBenchmark {
                 megapixelsOfFile = megapixels(image)
                 let output = try Measure.run("/usr/bin/tjbench", [file, "-rgbx", "-fastupsample", "-benchtime", "1", "-warmup", "0.5", "-nowrite"])
                 guard let line = output.split(separator: "\n").first(where: { $0.contains("Throughput") }),
-                      let peerRate = line.split(separator: " ").compactMap({ Double($0) }).first else { throw BenchmarkError("cannot read tjbench's output") }
+                    let peerRate = line.split(separator: " ").compactMap({ Double($0) }).first
+                else { throw BenchmarkError("cannot read tjbench's output") }
                 peerRates.append(peerRate)
             }
             imagoMP += megapixelsOfFile
@@ -60,9 +61,10 @@ enum CodecBenchmark {
             peerSeconds += megapixelsOfFile / Measure.median(peerRates)
         }
         let imago = imagoMP / imagoSeconds, peer = imagoMP / peerSeconds
-        report("JPEG full decode to RGBA, \(files.count) photos of 3840×2400, one thread, \(peerRounds) alternating rounds",
-               imago: String(format: "%.1f MP/s", imago), peer: String(format: "tjbench -rgbx -fastupsample: %.1f MP/s", peer),
-               ratio: imago / peer, target: "≥ 0.9× tjbench", met: imago / peer >= 0.9)
+        report(
+            "JPEG full decode to RGBA, \(files.count) photos of 3840×2400, one thread, \(peerRounds) alternating rounds",
+            imago: String(format: "%.1f MP/s", imago), peer: String(format: "tjbench -rgbx -fastupsample: %.1f MP/s", peer),
+            ratio: imago / peer, target: "≥ 0.9× tjbench", met: imago / peer >= 0.9)
     }
 
     /// On the photos as shipped (quality ~98, 4:4:4, one of them progressive) and on q85 4:2:0
@@ -86,23 +88,24 @@ enum CodecBenchmark {
             scaled += scaledSeconds
             worst = min(worst, fullSeconds / scaledSeconds)
         }
-        report("JPEG decode at 1/8 scale (DC coefficients only), \(label)",
-               imago: String(format: "%.1f ms per photo (slowest photo: %.2f× its full decode)", scaled / Double(files.count) * 1000, worst),
-               peer: String(format: "Imago's full decode: %.1f ms per photo", full / Double(files.count) * 1000),
-               ratio: full / scaled, target: "≥ 3× faster than full", met: full / scaled >= 3)
+        report(
+            "JPEG decode at 1/8 scale (DC coefficients only), \(label)",
+            imago: String(format: "%.1f ms per photo (slowest photo: %.2f× its full decode)", scaled / Double(files.count) * 1000, worst),
+            peer: String(format: "Imago's full decode: %.1f ms per photo", full / Double(files.count) * 1000),
+            ratio: full / scaled, target: "≥ 3× faster than full", met: full / scaled >= 3)
     }
 
     static func png(_ files: [String]) throws {
         let python = ProcessInfo.processInfo.environment["IMAGO_BENCH_PYTHON"] ?? "/usr/bin/python3"
         let script = """
-        import sys, time
-        from PIL import Image
-        for path in sys.argv[1:]:
-            times = []
-            for _ in range(\(rounds)):
-                start = time.perf_counter(); image = Image.open(path); image.load(); times.append(time.perf_counter() - start)
-            times.sort(); print(times[len(times) // 2])
-        """
+            import sys, time
+            from PIL import Image
+            for path in sys.argv[1:]:
+                times = []
+                for _ in range(\(rounds)):
+                    start = time.perf_counter(); image = Image.open(path); image.load(); times.append(time.perf_counter() - start)
+                times.sort(); print(times[len(times) // 2])
+            """
         var peerTimes = [[Double]](repeating: [], count: files.count), imagoTimes = peerTimes
         var megapixelsTotal = 0.0
         for round in 0..<peerRounds {
@@ -117,9 +120,10 @@ enum CodecBenchmark {
         }
         let imago = megapixelsTotal / imagoTimes.map(Measure.median).reduce(0, +)
         let peer = megapixelsTotal / peerTimes.map(Measure.median).reduce(0, +)
-        report("PNG decode, \(files.count) photos of 3840×2400, one thread, \(peerRounds) alternating rounds (Imago to RGBA; Pillow in its native mode)",
-               imago: String(format: "%.1f MP/s", imago), peer: String(format: "Pillow Image.open().load(): %.1f MP/s", peer),
-               ratio: imago / peer, target: "≥ 1.0× Pillow", met: imago / peer >= 1.0)
+        report(
+            "PNG decode, \(files.count) photos of 3840×2400, one thread, \(peerRounds) alternating rounds (Imago to RGBA; Pillow in its native mode)",
+            imago: String(format: "%.1f MP/s", imago), peer: String(format: "Pillow Image.open().load(): %.1f MP/s", peer),
+            ratio: imago / peer, target: "≥ 1.0× Pillow", met: imago / peer >= 1.0)
     }
 
     static func webp(_ jpegFiles: [String]) throws {
@@ -137,7 +141,8 @@ enum CodecBenchmark {
             for _ in 0..<rounds {
                 let output = try Measure.run("/usr/bin/dwebp", [path, "-pam", "-o", "/dev/null", "-v"], standardError: true)
                 guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("Time to decode picture") }),
-                      let value = Double(line.split(separator: " ").last!.dropLast()) else { throw BenchmarkError("cannot read dwebp's output") }
+                    let value = Double(line.split(separator: " ").last!.dropLast())
+                else { throw BenchmarkError("cannot read dwebp's output") }
                 peer.append(value)
             }
             megapixelsTotal += megapixels(image)
@@ -145,9 +150,10 @@ enum CodecBenchmark {
             peerSeconds += Measure.median(peer)
         }
         let imago = megapixelsTotal / imagoSeconds, peer = megapixelsTotal / peerSeconds
-        report("WebP lossy decode (q80 encodings of the JPEG photos), one thread",
-               imago: String(format: "%.1f MP/s", imago), peer: String(format: "dwebp (its own decode time): %.1f MP/s", peer),
-               ratio: imago / peer, target: "≥ 0.9× dwebp", met: imago / peer >= 0.9)
+        report(
+            "WebP lossy decode (q80 encodings of the JPEG photos), one thread",
+            imago: String(format: "%.1f MP/s", imago), peer: String(format: "dwebp (its own decode time): %.1f MP/s", peer),
+            ratio: imago / peer, target: "≥ 0.9× dwebp", met: imago / peer >= 0.9)
     }
 
     /// A 6000×4000 JPEG tiled from a photo, decoded in a child process that reports its peak RSS.
@@ -162,22 +168,25 @@ enum CodecBenchmark {
                 pixels.replaceSubrange(((y * width + x) * 4)..<((y * width + x) * 4 + count), with: photo.pixels[source..<(source + count)])
             }
         }
-        let image = Image(width: width, height: height, frames: [.init(pixels: pixels)],
-                          metadata: ImageMetadata(format: .jpeg, originalWidth: width, originalHeight: height, hasAlpha: false))
+        let image = Image(
+            width: width, height: height, frames: [.init(pixels: pixels)],
+            metadata: ImageMetadata(format: .jpeg, originalWidth: width, originalHeight: height, hasAlpha: false))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("imago-bench-24mp-\(getpid()).jpg")
         try JPEGEncoder(quality: 85).encode(image).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let output = try Measure.run(CommandLine.arguments[0], ["decode-rss", file.path])
-        let values = Dictionary(uniqueKeysWithValues: output.split(separator: "\n").compactMap { line -> (String, Double)? in
-            let parts = line.split(separator: "=")
-            guard parts.count == 2, let value = Double(parts[1]) else { return nil }
-            return (String(parts[0]), value)
-        })
+        let values = Dictionary(
+            uniqueKeysWithValues: output.split(separator: "\n").compactMap { line -> (String, Double)? in
+                let parts = line.split(separator: "=")
+                guard parts.count == 2, let value = Double(parts[1]) else { return nil }
+                return (String(parts[0]), value)
+            })
         let peak = values["peak"] ?? .nan, decoded = values["decoded"] ?? .nan, baseline = values["baseline"] ?? .nan
-        report("Peak RSS decoding a 6000×4000 (24 MP) JPEG, in its own process",
-               imago: String(format: "peak RSS %.1f MB (process before decoding, file read: %.1f MB)", peak, baseline),
-               peer: String(format: "the decoded RGBA size: %.1f MB", decoded),
-               ratio: peak / decoded, target: "< 2× decoded size", met: peak < 2 * decoded)
+        report(
+            "Peak RSS decoding a 6000×4000 (24 MP) JPEG, in its own process",
+            imago: String(format: "peak RSS %.1f MB (process before decoding, file read: %.1f MB)", peak, baseline),
+            peer: String(format: "the decoded RGBA size: %.1f MB", decoded),
+            ratio: peak / decoded, target: "< 2× decoded size", met: peak < 2 * decoded)
     }
 
     /// Child side of `peakMemory`.

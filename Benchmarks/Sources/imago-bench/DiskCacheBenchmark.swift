@@ -1,7 +1,7 @@
 import Foundation
 import Imago
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The disk cache against the file system doing the same work directly: 10,000 entries of 50 KB
@@ -30,23 +30,26 @@ enum DiskCacheBenchmark {
                 let directory = root.appendingPathComponent("write-\(syncs)-\(round)")
                 let raw = directory.appendingPathComponent("raw").path
                 try FileManager.default.createDirectory(atPath: raw, withIntermediateDirectories: true)
-                rawTimes.append(try timed {
-                    for index in 0..<entries { try writeFile("\(raw)/\(index)", payloads[index], syncs: syncs) }
-                })
+                rawTimes.append(
+                    try timed {
+                        for index in 0..<entries { try writeFile("\(raw)/\(index)", payloads[index], syncs: syncs) }
+                    })
                 let cache = try DiskCache(configuration: .init(directory: directory.appendingPathComponent("cache"), sizeLimit: 1 << 40, syncsWrites: syncs))
                 cache.flush()
-                cacheTimes.append(try timed {
-                    for index in 0..<entries { cache.store(payloads[index], for: keys[index], metadata: metadata) }
-                    cache.flush()
-                })
+                cacheTimes.append(
+                    try timed {
+                        for index in 0..<entries { cache.store(payloads[index], for: keys[index], metadata: metadata) }
+                        cache.flush()
+                    })
                 try FileManager.default.removeItem(at: directory)
             }
             let imago = Double(entries) / Measure.median(cacheTimes), peer = Double(entries) / Measure.median(rawTimes)
             let how = syncs ? "each file synced (fdatasync) before it counts" : "no sync"
-            report("Disk cache write, \(entries) × 50 KB, \(how)",
-                   imago: String(format: "DiskCache.store + flush (temp file, rename, SQLite row): %.0f entries/s", imago),
-                   peer: String(format: "open/write/close of each file%@: %.0f files/s", syncs ? " + fdatasync" : "", peer),
-                   ratio: imago / peer, target: "≥ 0.5× direct writes", met: imago / peer >= 0.5)
+            report(
+                "Disk cache write, \(entries) × 50 KB, \(how)",
+                imago: String(format: "DiskCache.store + flush (temp file, rename, SQLite row): %.0f entries/s", imago),
+                peer: String(format: "open/write/close of each file%@: %.0f files/s", syncs ? " + fdatasync" : "", peer),
+                ratio: imago / peer, target: "≥ 0.5× direct writes", met: imago / peer >= 0.5)
         }
 
         // Reads: both sets written once, then read back in the same random order, alternating, by
@@ -63,19 +66,24 @@ enum DiskCacheBenchmark {
         let cache = try DiskCache(configuration: .init(directory: cacheDirectory, sizeLimit: 1 << 40, syncsWrites: false))
         var cacheTimes: [Double] = [], rawTimes: [Double] = []
         for _ in 0..<rounds {
-            rawTimes.append(try timed {
-                for index in order where readFile("\(raw)/\(index)")?.count != size { throw BenchmarkError("raw read of \(index) failed") }
-            })
-            cacheTimes.append(try timed {
-                for index in order where cache.entry(for: keys[index])?.data.count != size { throw BenchmarkError("cache read of \(index) failed") }
-            })
+            rawTimes.append(
+                try timed {
+                    for index in order where readFile("\(raw)/\(index)")?.count != size { throw BenchmarkError("raw read of \(index) failed") }
+                })
+            cacheTimes.append(
+                try timed {
+                    for index in order where cache.entry(for: keys[index])?.data.count != size { throw BenchmarkError("cache read of \(index) failed") }
+                })
         }
         let imago = Double(entries) / Measure.median(cacheTimes), peer = Double(entries) / Measure.median(rawTimes)
         let firstRound = Double(entries) / cacheTimes[0]
-        report("Disk cache read, \(entries) × 50 KB, random order, warm page cache",
-               imago: String(format: "DiskCache.entry (row lookup, read, XXH3 check): %.0f entries/s (first round, every row from SQLite: %.0f, %.2f×)", imago, firstRound, firstRound / peer),
-               peer: String(format: "open/fstat/read/close of each file: %.0f files/s", peer),
-               ratio: imago / peer, target: "≥ 0.7× direct reads", met: imago / peer >= 0.7)
+        report(
+            "Disk cache read, \(entries) × 50 KB, random order, warm page cache",
+            imago: String(
+                format: "DiskCache.entry (row lookup, read, XXH3 check): %.0f entries/s (first round, every row from SQLite: %.0f, %.2f×)", imago, firstRound,
+                firstRound / peer),
+            peer: String(format: "open/fstat/read/close of each file: %.0f files/s", peer),
+            ratio: imago / peer, target: "≥ 0.7× direct reads", met: imago / peer >= 0.7)
         cache.flush()
 
         try openLargeCache(root.appendingPathComponent("open"))
@@ -94,23 +102,26 @@ enum DiskCacheBenchmark {
         let index = directory.appendingPathComponent("index.sqlite").path
         for _ in 0..<rounds {
             var opened: DiskCache?
-            openTimes.append(try timed {
-                let cache = try DiskCache(configuration: .init(directory: directory, sizeLimit: 1 << 40))
-                guard cache.entry(for: "https://cdn.example.com/\(count / 2).webp") != nil else { throw BenchmarkError("entry missing after open") }
-                opened = cache
-            })
+            openTimes.append(
+                try timed {
+                    let cache = try DiskCache(configuration: .init(directory: directory, sizeLimit: 1 << 40))
+                    guard cache.entry(for: "https://cdn.example.com/\(count / 2).webp") != nil else { throw BenchmarkError("entry missing after open") }
+                    opened = cache
+                })
             // Let its background sweep of 100,000 files finish before the next round.
             opened?.flush()
-            shellTimes.append(try timed {
-                let found = try Measure.run("/usr/bin/sqlite3", [index, "SELECT size FROM entry WHERE key = 'https://cdn.example.com/\(count / 2).webp'"])
-                guard found.trimmingCharacters(in: .whitespacesAndNewlines) == "64" else { throw BenchmarkError("sqlite3 found \(found)") }
-            })
+            shellTimes.append(
+                try timed {
+                    let found = try Measure.run("/usr/bin/sqlite3", [index, "SELECT size FROM entry WHERE key = 'https://cdn.example.com/\(count / 2).webp'"])
+                    guard found.trimmingCharacters(in: .whitespacesAndNewlines) == "64" else { throw BenchmarkError("sqlite3 found \(found)") }
+                })
         }
         let imago = Measure.median(openTimes) * 1000, peer = Measure.median(shellTimes) * 1000
-        report("Opening a disk cache of \(count) entries and reading one",
-               imago: String(format: "DiskCache(configuration:) + entry(for:): %.1f ms", imago),
-               peer: String(format: "sqlite3 shell, same index, same lookup: %.1f ms", peer),
-               ratio: peer / imago, target: "< 200 ms", met: imago < 200)
+        report(
+            "Opening a disk cache of \(count) entries and reading one",
+            imago: String(format: "DiskCache(configuration:) + entry(for:): %.1f ms", imago),
+            peer: String(format: "sqlite3 shell, same index, same lookup: %.1f ms", peer),
+            ratio: peer / imago, target: "< 200 ms", met: imago < 200)
     }
 
     static func timed(_ body: () throws -> Void) throws -> Double {
@@ -139,7 +150,10 @@ enum DiskCacheBenchmark {
         var offset = 0
         while offset < size {
             let count = read(descriptor, buffer + offset, size - offset)
-            guard count > 0 else { free(buffer); return nil }
+            guard count > 0 else {
+                free(buffer)
+                return nil
+            }
             offset += count
         }
         return Data(bytesNoCopy: buffer, count: size, deallocator: .free)

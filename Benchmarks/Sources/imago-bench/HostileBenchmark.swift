@@ -35,14 +35,14 @@ enum HostileBenchmark {
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
         let python = ProcessInfo.processInfo.environment["IMAGO_BENCH_PYTHON"] ?? "/usr/bin/python3"
         let pillow = """
-        import sys
-        from PIL import Image
-        try:
-            image = Image.open(sys.argv[1]); image.load(); image.convert("RGBA").save("/tmp/imago-hostile-pillow.png")
-            print("decoded")
-        except Exception as error:
-            print("refused", type(error).__name__)
-        """
+            import sys
+            from PIL import Image
+            try:
+                image = Image.open(sys.argv[1]); image.load(); image.convert("RGBA").save("/tmp/imago-hostile-pillow.png")
+                print("decoded")
+            except Exception as error:
+                print("refused", type(error).__name__)
+            """
         print("hostile files, peak RSS and time per file (convert = decode + PNG encode; fetch = decode)")
         var worstMB = 0.0, worstSeconds = 0.0
         for file in files {
@@ -51,12 +51,14 @@ enum HostileBenchmark {
             let peer = try measure(python, ["-c", pillow, file.path])
             worstMB = max(worstMB, convert.megabytes, fetch.megabytes)
             worstSeconds = max(worstSeconds, convert.seconds, fetch.seconds)
-            print("  \(file.lastPathComponent) (\(Int64((try? Data(contentsOf: file).count) ?? 0)) B): convert \(convert), fetch \(fetch); Pillow \(peer)"
-                + String(format: "  (RSS ratio %.2f×)", convert.megabytes / max(peer.megabytes, 1)))
+            print(
+                "  \(file.lastPathComponent) (\(Int64((try? Data(contentsOf: file).count) ?? 0)) B): convert \(convert), fetch \(fetch); Pillow \(peer)"
+                    + String(format: "  (RSS ratio %.2f×)", convert.megabytes / max(peer.megabytes, 1)))
         }
-        report("hostile files under 1 MB, worst of convert and fetch", imago: String(format: "%.0f MB peak, %.2f s", worstMB, worstSeconds),
-               peer: "target 1,000 MB and 30 s", ratio: worstMB / 1000, target: "≤ 1.0 of 1 GB, and ≤ 30 s",
-               met: worstMB <= 1000 && worstSeconds <= 30)
+        report(
+            "hostile files under 1 MB, worst of convert and fetch", imago: String(format: "%.0f MB peak, %.2f s", worstMB, worstSeconds),
+            peer: "target 1,000 MB and 30 s", ratio: worstMB / 1000, target: "≤ 1.0 of 1 GB, and ≤ 30 s",
+            met: worstMB <= 1000 && worstSeconds <= 30)
     }
 
     struct Cost: CustomStringConvertible {

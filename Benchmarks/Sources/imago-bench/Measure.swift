@@ -62,7 +62,8 @@ struct BenchmarkError: Error, CustomStringConvertible {
 enum Machine {
     static func describe() -> String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         let memory = ProcessInfo.processInfo.physicalMemory / 1_073_741_824
         return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(memory) GiB"

@@ -38,10 +38,11 @@ enum MemoryCacheBenchmark {
             }
             let cacheSeconds = Measure.median(cacheTimes), dictionarySeconds = Measure.median(dictionaryTimes)
             let imago = Double(lookups) / cacheSeconds / 1_000_000, peer = Double(lookups) / dictionarySeconds / 1_000_000
-            report("Memory-cache hits, \(keys) keys, \(lookups) random lookups, \(threads) thread\(threads == 1 ? "" : "s")",
-                   imago: String(format: "MemoryCache (LRU, cost, TTL checks): %.1f M lookups/s", imago),
-                   peer: String(format: "Dictionary under one Mutex: %.1f M lookups/s", peer),
-                   ratio: imago / peer, target: "≥ 0.5× the dictionary", met: imago / peer >= 0.5)
+            report(
+                "Memory-cache hits, \(keys) keys, \(lookups) random lookups, \(threads) thread\(threads == 1 ? "" : "s")",
+                imago: String(format: "MemoryCache (LRU, cost, TTL checks): %.1f M lookups/s", imago),
+                peer: String(format: "Dictionary under one Mutex: %.1f M lookups/s", peer),
+                ratio: imago / peer, target: "≥ 0.5× the dictionary", met: imago / peer >= 0.5)
         }
     }
 

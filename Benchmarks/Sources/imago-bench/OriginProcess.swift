@@ -31,9 +31,12 @@ enum OriginProcess {
             throw BenchmarkError("origin process did not report its port")
         }
         let urls = (0..<count).map { URL(string: "http://127.0.0.1:\(port)/t/\($0).jpg")! }
-        return (urls, {
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
-        })
+        return (
+            urls,
+            {
+                try? input.fileHandleForWriting.close()
+                process.waitUntilExit()
+            }
+        )
     }
 }

@@ -11,11 +11,12 @@ enum QueuedHandlesBenchmark {
 
     static func run() throws {
         let output = try Measure.run(CommandLine.arguments[0], ["queued"])
-        let values = Dictionary(uniqueKeysWithValues: output.split(separator: "\n").compactMap { line -> (String, Double)? in
-            let parts = line.split(separator: "=")
-            guard parts.count == 2, let value = Double(parts[1]) else { return nil }
-            return (String(parts[0]), value)
-        })
+        let values = Dictionary(
+            uniqueKeysWithValues: output.split(separator: "\n").compactMap { line -> (String, Double)? in
+                let parts = line.split(separator: "=")
+                guard parts.count == 2, let value = Double(parts[1]) else { return nil }
+                return (String(parts[0]), value)
+            })
         let peak = values["peak"] ?? .nan, baseline = values["baseline"] ?? .nan, queued = values["queued"] ?? .nan
         report(
             "\(handles) queued handles (distinct URLs, 6 transfers held at the origin), then all completed",
@@ -34,9 +35,11 @@ enum QueuedHandlesBenchmark {
         let baseline = Measure.memoryMB("VmRSS")
         let completions = AsyncStream<Bool>.makeStream()
         for index in 0..<handles {
-            pipeline.dataTask(with: ImageRequest(url: origin.url("/q.jpg?i=\(index)")), completion: { result in
-                completions.continuation.yield((try? result.get()) != nil)
-            })
+            pipeline.dataTask(
+                with: ImageRequest(url: origin.url("/q.jpg?i=\(index)")),
+                completion: { result in
+                    completions.continuation.yield((try? result.get()) != nil)
+                })
         }
         await origin.wait { $0.requests.count == 6 }
         let queued = Measure.memoryMB("VmRSS")

@@ -24,16 +24,18 @@ enum ThroughputBenchmark {
             var configuration = ImagePipeline.Configuration()
             configuration.maxConcurrentDownloads = 6
             let pipeline = ImagePipeline(configuration: configuration)
-            imagoTimes.append(try await Measure.seconds {
-                let tasks = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
-                for task in tasks {
-                    let response = try await task.response
-                    guard response.data.count == size else { throw BenchmarkError("short body") }
-                }
-            })
-            curlTimes.append(try await Measure.seconds {
-                try Measure.run(curl, ["--parallel", "--parallel-max", "6", "--silent", "--no-progress-meter", "--fail", "--config", config.path])
-            })
+            imagoTimes.append(
+                try await Measure.seconds {
+                    let tasks = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
+                    for task in tasks {
+                        let response = try await task.response
+                        guard response.data.count == size else { throw BenchmarkError("short body") }
+                    }
+                })
+            curlTimes.append(
+                try await Measure.seconds {
+                    try Measure.run(curl, ["--parallel", "--parallel-max", "6", "--silent", "--no-progress-meter", "--fail", "--config", config.path])
+                })
         }
 
         let imago = megabytes / Measure.median(imagoTimes)
@@ -41,8 +43,9 @@ enum ThroughputBenchmark {
         report(
             "Loopback throughput, \(count) distinct \(size / 1000) KB images, 6 concurrent (median of \(rounds) alternating rounds)",
             imago: String(format: "%.0f MB/s (%.3f s)", imago, Measure.median(imagoTimes)),
-            peer: String(format: "curl --parallel-max 6: %.0f MB/s (%.3f s; rounds %@)", peer, Measure.median(curlTimes),
-                         curlTimes.map { String(format: "%.3f", $0) }.joined(separator: " ")),
+            peer: String(
+                format: "curl --parallel-max 6: %.0f MB/s (%.3f s; rounds %@)", peer, Measure.median(curlTimes),
+                curlTimes.map { String(format: "%.3f", $0) }.joined(separator: " ")),
             ratio: imago / peer, target: "≥ 0.8× curl", met: imago / peer >= 0.8
         )
     }

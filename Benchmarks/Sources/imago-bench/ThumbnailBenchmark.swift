@@ -39,16 +39,16 @@ enum ThumbnailBenchmark {
         // the two alternate and drift in the machine hits both alike.
         let python = ProcessInfo.processInfo.environment["IMAGO_BENCH_PYTHON"] ?? "/usr/bin/python3"
         let script = """
-        import io, sys, time
-        from PIL import Image
-        def thumbnail(path):
-            image = Image.open(path); image.draft("RGB", (\(box), \(box))); image.thumbnail((\(box), \(box)))
-            image.save(io.BytesIO(), "JPEG", quality=80)
-        thumbnail(sys.argv[1])  # loads the plugins, as Imago's process is warm
-        start = time.perf_counter()
-        for path in sys.argv[1:]: thumbnail(path)
-        print(time.perf_counter() - start)
-        """
+            import io, sys, time
+            from PIL import Image
+            def thumbnail(path):
+                image = Image.open(path); image.draft("RGB", (\(box), \(box))); image.thumbnail((\(box), \(box)))
+                image.save(io.BytesIO(), "JPEG", quality=80)
+            thumbnail(sys.argv[1])  # loads the plugins, as Imago's process is warm
+            start = time.perf_counter()
+            for path in sys.argv[1:]: thumbnail(path)
+            print(time.perf_counter() - start)
+            """
         func pillowRound() throws -> Double {
             guard let seconds = Double(try Measure.run(python, ["-c", script] + files).trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 throw BenchmarkError("Pillow did not time the files (is it installed?)")
@@ -73,21 +73,25 @@ enum ThumbnailBenchmark {
         var vipsTimes: [Double] = []
         for round in 0...rounds {
             let start = ContinuousClock.now
-            _ = try Measure.run("/usr/bin/vipsthumbnail", repeated + ["--size", "\(box)x\(box)", "-o", "\(output.path)/%s.jpg[Q=80]"],
-                                environment: ["VIPS_CONCURRENCY": "1"])
+            _ = try Measure.run(
+                "/usr/bin/vipsthumbnail", repeated + ["--size", "\(box)x\(box)", "-o", "\(output.path)/%s.jpg[Q=80]"],
+                environment: ["VIPS_CONCURRENCY": "1"])
             if round > 0 { vipsTimes.append((ContinuousClock.now - start) / .seconds(1)) }
         }
         let vipsSeconds = Measure.median(vipsTimes) / 4
 
         let perPhoto = { (seconds: Double) in seconds / Double(files.count) * 1000 }
-        report("Thumbnail to fit \(box)×\(box) + JPEG q80, \(files.count) photos of 3840×2400, one thread, median of \(rounds) alternating rounds (\(size))",
-               imago: String(format: "reduced decode + Lanczos3 + encode: %.1f ms per photo", perPhoto(imagoSeconds)),
-               peer: String(format: "Pillow draft + thumbnail + save: %.1f ms per photo", perPhoto(pillowSeconds)),
-               ratio: pillowSeconds / imagoSeconds, target: "≥ 1.0× Pillow", met: pillowSeconds / imagoSeconds >= 1.0)
-        report("The same thumbnails against libvips",
-               imago: String(format: "%.1f ms per photo", perPhoto(imagoSeconds)),
-               peer: String(format: "vipsthumbnail --size %dx%d, VIPS_CONCURRENCY=1, 20 thumbnails per process: %.1f ms per photo", box, box, perPhoto(vipsSeconds)),
-               ratio: vipsSeconds / imagoSeconds, target: "≥ 0.8× vipsthumbnail", met: vipsSeconds / imagoSeconds >= 0.8)
+        report(
+            "Thumbnail to fit \(box)×\(box) + JPEG q80, \(files.count) photos of 3840×2400, one thread, median of \(rounds) alternating rounds (\(size))",
+            imago: String(format: "reduced decode + Lanczos3 + encode: %.1f ms per photo", perPhoto(imagoSeconds)),
+            peer: String(format: "Pillow draft + thumbnail + save: %.1f ms per photo", perPhoto(pillowSeconds)),
+            ratio: pillowSeconds / imagoSeconds, target: "≥ 1.0× Pillow", met: pillowSeconds / imagoSeconds >= 1.0)
+        report(
+            "The same thumbnails against libvips",
+            imago: String(format: "%.1f ms per photo", perPhoto(imagoSeconds)),
+            peer: String(
+                format: "vipsthumbnail --size %dx%d, VIPS_CONCURRENCY=1, 20 thumbnails per process: %.1f ms per photo", box, box, perPhoto(vipsSeconds)),
+            ratio: vipsSeconds / imagoSeconds, target: "≥ 0.8× vipsthumbnail", met: vipsSeconds / imagoSeconds >= 0.8)
     }
 
     /// Five variants of one source (a 512 thumbnail plain, as a circle, rounded, grey, blurred)
@@ -116,9 +120,10 @@ enum ThumbnailBenchmark {
             five.append(try await load(5))
         }
         let ratio = Measure.median(five) / Measure.median(one)
-        report("Five variants of one photo (512 thumbnail: plain, circle, rounded, grey, blurred), one pipeline",
-               imago: String(format: "five variants: %.1f ms (one decode)", Measure.median(five) * 1000),
-               peer: String(format: "one variant: %.1f ms", Measure.median(one) * 1000),
-               ratio: ratio, target: "< 1.5× one variant", met: ratio < 1.5)
+        report(
+            "Five variants of one photo (512 thumbnail: plain, circle, rounded, grey, blurred), one pipeline",
+            imago: String(format: "five variants: %.1f ms (one decode)", Measure.median(five) * 1000),
+            peer: String(format: "one variant: %.1f ms", Measure.median(one) * 1000),
+            ratio: ratio, target: "< 1.5× one variant", met: ratio < 1.5)
     }
 }

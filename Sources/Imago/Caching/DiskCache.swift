@@ -28,7 +28,9 @@ public final class DiskCache: Sendable {
         public var syncsWrites: Bool
 
         /// Makes a configuration; the directory defaults to ``defaultDirectory``.
-        public init(directory: URL = DiskCache.defaultDirectory, sizeLimit: Int = 512 << 20, maxAge: Duration = .seconds(30 * 24 * 3600), syncsWrites: Bool = true) {
+        public init(
+            directory: URL = DiskCache.defaultDirectory, sizeLimit: Int = 512 << 20, maxAge: Duration = .seconds(30 * 24 * 3600), syncsWrites: Bool = true
+        ) {
             self.directory = directory
             self.sizeLimit = sizeLimit
             self.maxAge = maxAge
@@ -118,7 +120,9 @@ public final class DiskCache: Sendable {
     /// Opens (or makes) the cache in `configuration.directory`. Trimming, expiry and the sweep of
     /// files and rows a crash left behind start in the background. `now` is the clock for
     /// freshness, access times and expiry.
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "imago.disk-cache"), now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(
+        configuration: Configuration = Configuration(), logger: Logger = Logger(label: "imago.disk-cache"), now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -219,7 +223,11 @@ public final class DiskCache: Sendable {
     /// Removes every entry.
     public func removeAll() {
         writer.sync {
-            state.withLock { $0.pending = [:]; $0.touches = [:]; $0.rows = [:] }
+            state.withLock {
+                $0.pending = [:]
+                $0.touches = [:]
+                $0.rows = [:]
+            }
             do {
                 try index.removeAll()
                 files.removeAllPayloads()
@@ -286,14 +294,19 @@ public final class DiskCache: Sendable {
                 do {
                     let file = try files.write(data)
                     written.append(file)
-                    changes.append(.upsert(DiskIndex.Row(
-                        key: item.key, file: file, size: data.count, checksum: Checksum.xxh3(data),
-                        created: time, metadata: metadata
-                    )))
+                    changes.append(
+                        .upsert(
+                            DiskIndex.Row(
+                                key: item.key, file: file, size: data.count, checksum: Checksum.xxh3(data),
+                                created: time, metadata: metadata
+                            )))
                 } catch {
                     // A full disk fails every write: warn once, then only at debug level. A
                     // failed write costs a later load its cache hit, never the load itself.
-                    let first = state.withLock { state in defer { state.hasWarnedOfWriteFailure = true }; return !state.hasWarnedOfWriteFailure }
+                    let first = state.withLock { state in
+                        defer { state.hasWarnedOfWriteFailure = true }
+                        return !state.hasWarnedOfWriteFailure
+                    }
                     logger.log(level: first ? .warning : .debug, "disk cache write failed; entries are not being stored: \(error)")
                 }
             case .refresh(let metadata):

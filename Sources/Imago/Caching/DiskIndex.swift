@@ -23,25 +23,26 @@ struct DiskIndex: Sendable {
         pool = try DatabasePool(path: path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE entry (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    file TEXT NOT NULL,
-                    size INTEGER NOT NULL,
-                    checksum INTEGER NOT NULL,
-                    created REAL NOT NULL,
-                    accessed REAL NOT NULL,
-                    contentType TEXT,
-                    receivedAt REAL NOT NULL,
-                    lifetime REAL NOT NULL,
-                    initialAge REAL NOT NULL,
-                    flags INTEGER NOT NULL,
-                    etag TEXT,
-                    lastModified TEXT
-                ) WITHOUT ROWID;
-                CREATE INDEX entry_accessed ON entry(accessed);
-                CREATE INDEX entry_created ON entry(created);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE entry (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        file TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        checksum INTEGER NOT NULL,
+                        created REAL NOT NULL,
+                        accessed REAL NOT NULL,
+                        contentType TEXT,
+                        receivedAt REAL NOT NULL,
+                        lifetime REAL NOT NULL,
+                        initialAge REAL NOT NULL,
+                        flags INTEGER NOT NULL,
+                        etag TEXT,
+                        lastModified TEXT
+                    ) WITHOUT ROWID;
+                    CREATE INDEX entry_accessed ON entry(accessed);
+                    CREATE INDEX entry_created ON entry(created);
+                    """)
         }
         migrator.registerMigration("v2: XXH3 checksums") { db in
             // Rows checksummed with v1's XXH64 would read as damaged; drop them (the orphan sweep
@@ -50,7 +51,6 @@ struct DiskIndex: Sendable {
         }
         try migrator.migrate(pool)
     }
-
 
     func count() throws -> Int {
         try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM entry") ?? 0 }

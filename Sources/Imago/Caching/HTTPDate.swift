@@ -16,18 +16,21 @@ enum HTTPDate {
         case 6 where tokens[0].hasSuffix(","):
             // IMF-fixdate: day-name "," day month year time "GMT"
             guard tokens[5] == "GMT", let day = Int(tokens[1]), tokens[1].count == 2, let month = month(tokens[2]),
-                  tokens[3].count == 4, let year = Int(tokens[3]) else { return nil }
+                tokens[3].count == 4, let year = Int(tokens[3])
+            else { return nil }
             return make(year: year, month: month, day: day, time: tokens[4])
         case 4 where tokens[0].hasSuffix(","):
             // RFC 850: day-name "," dd-mon-yy time "GMT"
             let parts = tokens[1].split(separator: "-", omittingEmptySubsequences: false)
             guard tokens[3] == "GMT", parts.count == 3, parts[0].count == 2, let day = Int(parts[0]), let month = month(String(parts[1])),
-                  parts[2].count == 2, let twoDigits = Int(parts[2]) else { return nil }
+                parts[2].count == 2, let twoDigits = Int(parts[2])
+            else { return nil }
             return make(year: fullYear(twoDigits, now: now), month: month, day: day, time: tokens[2])
         case 5:
             // asctime: day-name month day time year
             guard let month = month(tokens[1]), (1...2).contains(tokens[2].count), let day = Int(tokens[2]),
-                  tokens[4].count == 4, let year = Int(tokens[4]) else { return nil }
+                tokens[4].count == 4, let year = Int(tokens[4])
+            else { return nil }
             return make(year: year, month: month, day: day, time: tokens[3])
         default:
             return nil
@@ -52,9 +55,10 @@ enum HTTPDate {
     private static func make(year: Int, month: Int, day: Int, time: String) -> Date? {
         let clock = time.split(separator: ":", omittingEmptySubsequences: false)
         guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
-              let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
-              (1...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+            let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
+            (1...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
+        else { return nil }
         let days = daysSince1970(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + min(second, 59)))
     }

@@ -21,7 +21,8 @@ final class IndexReaders: Sendable {
             sqlite3_busy_timeout(database, 10_000)
             sqlite3_exec(database, "PRAGMA query_only = 1", nil, nil, nil)
             var lookup: OpaquePointer?
-            let prepared = sqlite3_prepare_v3(database, "SELECT \(DiskIndex.Row.selectList) FROM entry WHERE key = ?", -1, UInt32(SQLITE_PREPARE_PERSISTENT), &lookup, nil)
+            let prepared = sqlite3_prepare_v3(
+                database, "SELECT \(DiskIndex.Row.selectList) FROM entry WHERE key = ?", -1, UInt32(SQLITE_PREPARE_PERSISTENT), &lookup, nil)
             guard prepared == SQLITE_OK, let lookup else {
                 sqlite3_close(database)
                 throw IndexReaders.error(prepared, "prepare")

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The disk cache's payload files: `payloads/<2 hex>/<32 hex>`, written as `tmp/<pid>-<name>` and
@@ -126,9 +126,9 @@ final class PayloadFiles: Sendable {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         #if canImport(Darwin)
-        return Date(timeIntervalSince1970: Double(status.st_mtimespec.tv_sec))
+            return Date(timeIntervalSince1970: Double(status.st_mtimespec.tv_sec))
         #else
-        return Date(timeIntervalSince1970: Double(status.st_mtim.tv_sec))
+            return Date(timeIntervalSince1970: Double(status.st_mtim.tv_sec))
         #endif
     }
 }

@@ -47,10 +47,10 @@ public struct GIFDecoder: ImageDecoding {
                 let flags = bytes[offset + 9]
                 offset += 10
                 if flags & 0x80 != 0 { offset += 3 << (Int(flags & 7) + 1) }
-                offset += 1 // LZW minimum code size
+                offset += 1  // LZW minimum code size
                 skipSubBlocks()
             default:
-                return frames // the trailer, or bytes that are not a block
+                return frames  // the trailer, or bytes that are not a block
             }
         }
         return frames
@@ -81,15 +81,17 @@ public struct GIFDecoder: ImageDecoding {
         let input = Input(bytes)
         var status: Int32 = 0
         let opened = withExtendedLifetime(input) {
-            DGifOpen(Unmanaged.passUnretained(input).toOpaque(), { gif, buffer, count in
-                guard let gif, let buffer, let user = gif.pointee.UserData else { return 0 }
-                let input = Unmanaged<Input>.fromOpaque(user).takeUnretainedValue()
-                let available = min(Int(count), input.bytes.count - input.offset)
-                guard available > 0, let base = input.bytes.baseAddress else { return 0 }
-                buffer.update(from: base.advanced(by: input.offset).assumingMemoryBound(to: UInt8.self), count: available)
-                input.offset += available
-                return Int32(available)
-            }, &status)
+            DGifOpen(
+                Unmanaged.passUnretained(input).toOpaque(),
+                { gif, buffer, count in
+                    guard let gif, let buffer, let user = gif.pointee.UserData else { return 0 }
+                    let input = Unmanaged<Input>.fromOpaque(user).takeUnretainedValue()
+                    let available = min(Int(count), input.bytes.count - input.offset)
+                    guard available > 0, let base = input.bytes.baseAddress else { return 0 }
+                    buffer.update(from: base.advanced(by: input.offset).assumingMemoryBound(to: UInt8.self), count: available)
+                    input.offset += available
+                    return Int32(available)
+                }, &status)
         }
         guard let gif = opened else { throw Self.invalid(Self.message(status)) }
         defer { DGifCloseFile(gif, &status) }
@@ -114,10 +116,16 @@ public struct GIFDecoder: ImageDecoding {
         var failure: ImagoError?
         records: while true {
             var record = UNDEFINED_RECORD_TYPE
-            guard DGifGetRecordType(gif, &record) == GIF_OK else { failure = Self.error(gif); break }
+            guard DGifGetRecordType(gif, &record) == GIF_OK else {
+                failure = Self.error(gif)
+                break
+            }
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
-                guard DGifGetImageDesc(gif) == GIF_OK else { failure = Self.error(gif); break records }
+                guard DGifGetImageDesc(gif) == GIF_OK else {
+                    failure = Self.error(gif)
+                    break records
+                }
                 try options.checkFrames(frames.count + 1, width: width, height: height)
                 // Held while this frame is drawn: the frames so far, the canvas (a copy once a frame
                 // shares it) and, for disposal "previous", the canvas saved before drawing.
@@ -182,7 +190,8 @@ public struct GIFDecoder: ImageDecoding {
         let frameWidth = Int(description.Width), frameHeight = Int(description.Height)
         try options.check(width: frameWidth, height: frameHeight)
         let visible = Visible(x: min(left, width)..<min(left + frameWidth, width), y: min(top, height)..<min(top + frameHeight, height))
-        let rows: [Int] = description.Interlace
+        let rows: [Int] =
+            description.Interlace
             ? [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { start, step in Array(stride(from: start, to: frameHeight, by: step)) }
             : Array(0..<frameHeight)
         let map = description.ColorMap ?? gif.pointee.SColorMap

@@ -60,14 +60,16 @@ public struct JPEGDecoder: ImageDecoding {
         // At 1/8 a pixel is a block's DC coefficient: Imago's DC decoder skips the AC coefficients
         // that libjpeg-turbo decodes and throws away. Anything it does not take (RGB-coded or CMYK
         // files, arithmetic coding, damaged data) goes to libjpeg-turbo as before.
-        let decodesDCOnly = factor.num == 1 && factor.denom == 8
+        let decodesDCOnly =
+            factor.num == 1 && factor.denom == 8
             && (colorspace == Int32(TJCS_YCbCr.rawValue) || colorspace == Int32(TJCS_GRAY.rawValue))
         var pixels = try makePixelBuffer(count: scaledWidth * scaledHeight * 4) { out in
             if decodesDCOnly, imago_jpeg_decode_dc(base, bytes.count, width, height, out.baseAddress) == IMAGO_JPEG_DC_OK {
                 return .success(())
             }
-            let status = tjDecompress2(handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
-                                       Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE)
+            let status = tjDecompress2(
+                handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
+                Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE)
             // A warning (a truncated stream, damaged entropy data) still fills every row: accepted,
             // as browsers show such files. A fatal error is refused, even after a warning.
             if status != 0 {
@@ -93,9 +95,11 @@ public struct JPEGDecoder: ImageDecoding {
     /// has been issued it reports TJERR_WARNING even when a fatal error followed (an unknown
     /// marker in the scan after "premature end of data segment"), with rows left unwritten.
     static func isWarning(_ message: String) -> Bool {
-        ["Corrupt JPEG data", "Premature end of JPEG file", "Warning:", "Inconsistent progression sequence",
-         "Invalid SOS parameters for sequential JPEG", "Unknown Adobe color transform code", "Application transferred too many scanlines"]
-            .contains { message.hasPrefix($0) }
+        [
+            "Corrupt JPEG data", "Premature end of JPEG file", "Warning:", "Inconsistent progression sequence",
+            "Invalid SOS parameters for sequential JPEG", "Unknown Adobe color transform code", "Application transferred too many scanlines",
+        ]
+        .contains { message.hasPrefix($0) }
     }
 
     /// The smallest TurboJPEG scale whose output still covers `target` (given in upright terms).

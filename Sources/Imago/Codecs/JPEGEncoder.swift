@@ -23,8 +23,9 @@ public struct JPEGEncoder: ImageEncoding {
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         let status = pixels.withUnsafeBufferPointer { source in
-            tjCompress2(handle, source.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_RGBA.rawValue),
-                        &output, &size, Int32(TJSAMP_420.rawValue), Int32(quality), progressive ? TJFLAG_PROGRESSIVE : 0)
+            tjCompress2(
+                handle, source.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_RGBA.rawValue),
+                &output, &size, Int32(TJSAMP_420.rawValue), Int32(quality), progressive ? TJFLAG_PROGRESSIVE : 0)
         }
         defer { tjFree(output) }
         guard status == 0, let output else { throw encodingError(format, String(cString: tjGetErrorStr2(handle))) }

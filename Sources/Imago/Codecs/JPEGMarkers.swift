@@ -11,11 +11,14 @@ struct JPEGMarkers {
     var isProgressive = false
 
     init(_ bytes: UnsafeRawBufferPointer) {
-        var offset = 2 // after SOI
+        var offset = 2  // after SOI
         while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
             let marker = bytes[offset + 1]
-            if marker == 0xFF { offset += 1; continue } // fill byte
-            if marker == 0xDA || marker == 0xD9 { break } // start of scan, end of image
+            if marker == 0xFF {
+                offset += 1
+                continue
+            }  // fill byte
+            if marker == 0xDA || marker == 0xD9 { break }  // start of scan, end of image
             let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
             guard length >= 2, offset + 2 + length <= bytes.count else { break }
             let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])

@@ -44,7 +44,8 @@ public struct PNGDecoder: ImageDecoding {
         var header = spng_ihdr()
         let headerStatus = spng_get_ihdr(context, &header)
         if headerStatus == Int32(SPNG_EWIDTH.rawValue) || headerStatus == Int32(SPNG_EHEIGHT.rawValue)
-            || headerStatus == Int32(SPNG_EUSER_WIDTH.rawValue) || headerStatus == Int32(SPNG_EUSER_HEIGHT.rawValue) {
+            || headerStatus == Int32(SPNG_EUSER_WIDTH.rawValue) || headerStatus == Int32(SPNG_EUSER_HEIGHT.rawValue)
+        {
             // libspng refuses a side of 0 as well as one over the limit: say which it was.
             let width = Int(header.width), height = Int(header.height)
             try options.check(width: width, height: height)
@@ -55,7 +56,8 @@ public struct PNGDecoder: ImageDecoding {
         try options.check(width: width, height: height)
         try options.checkMemory(1, width: width, height: height)
         let colorType = Int(header.color_type)
-        let pixels = colorType == Int(SPNG_COLOR_TYPE_INDEXED.rawValue)
+        let pixels =
+            colorType == Int(SPNG_COLOR_TYPE_INDEXED.rawValue)
             ? try Self.decodeIndexed(context, width: width, height: height, bitDepth: Int(header.bit_depth))
             : try Self.decode(context, format: Int32(SPNG_FMT_RGBA8.rawValue), expectedSize: width * height * 4)
         // Read the chunks after the image data, so a stream cut before IEND is an error; libspng
@@ -63,7 +65,8 @@ public struct PNGDecoder: ImageDecoding {
         try Self.check(spng_decode_chunks(context))
         guard Self.hasCompleteEnd(bytes) else { throw Self.invalid("data ends inside the IEND chunk") }
         var transparency = spng_trns()
-        let hasAlpha = colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue) || colorType == Int(SPNG_COLOR_TYPE_TRUECOLOR_ALPHA.rawValue)
+        let hasAlpha =
+            colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue) || colorType == Int(SPNG_COLOR_TYPE_TRUECOLOR_ALPHA.rawValue)
             || spng_get_trns(context, &transparency) == 0
         return Image(
             width: width, height: height, frames: [Image.Frame(pixels: pixels)],
@@ -92,8 +95,9 @@ public struct PNGDecoder: ImageDecoding {
                 while rows < height, spng_decode_row(context, out.baseAddress! + rows * width * 4, width * 4) == 0 { rows += 1 }
             }
             guard rows > 0 else { return nil }
-            let image = Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)],
-                              metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
+            let image = Image(
+                width: width, height: height, frames: [Image.Frame(pixels: pixels)],
+                metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
             return (image, rows)
         }
     }
@@ -130,7 +134,8 @@ public struct PNGDecoder: ImageDecoding {
                 for index in 0..<Int(min(palette.n_entries, 256)) {
                     let alpha = hasTransparency && index < Int(transparency.n_type3_entries) ? alphas[index] : 255
                     let entry = entries.baseAddress!.advanced(by: index * 4)
-                    table[index] = UInt32(entry.load(fromByteOffset: 0, as: UInt8.self))
+                    table[index] =
+                        UInt32(entry.load(fromByteOffset: 0, as: UInt8.self))
                         | UInt32(entry.load(fromByteOffset: 1, as: UInt8.self)) << 8
                         | UInt32(entry.load(fromByteOffset: 2, as: UInt8.self)) << 16
                         | UInt32(alpha) << 24
@@ -147,7 +152,10 @@ public struct PNGDecoder: ImageDecoding {
                 for x in 0..<width {
                     let byte = Int(indices[y * rowBytes + x / perByte])
                     let shift = 8 - bitDepth * (x % perByte + 1)
-                    guard let rgba = table[(byte >> shift) & mask] else { outOfRange = true; return }
+                    guard let rgba = table[(byte >> shift) & mask] else {
+                        outOfRange = true
+                        return
+                    }
                     out[y * width + x] = UInt32(littleEndian: rgba)
                 }
             }

@@ -58,11 +58,17 @@ struct JPEGScanLayout {
         var offset = 2
         var inScan = false
         while offset + 1 < bytes.count {
-            guard bytes[offset] == 0xFF else { offset += 1; continue }
+            guard bytes[offset] == 0xFF else {
+                offset += 1
+                continue
+            }
             let marker = bytes[offset + 1]
             if inScan {
                 // Stuffed 0xFF00, fill bytes and restart markers belong to the scan's data.
-                if marker == 0x00 || marker == 0xFF || (0xD0...0xD7).contains(marker) { offset += 2; continue }
+                if marker == 0x00 || marker == 0xFF || (0xD0...0xD7).contains(marker) {
+                    offset += 2
+                    continue
+                }
                 inScan = false
                 completeScans += 1
                 endOfCompleteScans = offset

@@ -87,8 +87,9 @@ public struct WebPDecoder: ImageDecoding {
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }
             var features = WebPBitstreamFeatures()
             guard WebPGetFeatures(base, bytes.count, &features) == VP8_STATUS_OK, features.has_animation == 0,
-                  (try? options.check(width: Int(features.width), height: Int(features.height))) != nil,
-                  let decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0) else { return nil }
+                (try? options.check(width: Int(features.width), height: Int(features.height))) != nil,
+                let decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0)
+            else { return nil }
             defer { WebPIDelete(decoder) }
             let status = WebPIUpdate(decoder, base, bytes.count)
             guard status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED else { return nil }
@@ -100,8 +101,9 @@ public struct WebPDecoder: ImageDecoding {
                     (out.baseAddress! + row * Int(width) * 4).copyMemory(from: rgba + row * Int(stride), byteCount: Int(width) * 4)
                 }
             }
-            let image = Image(width: Int(width), height: Int(height), frames: [Image.Frame(pixels: pixels)],
-                              metadata: ImageMetadata(format: .webp, originalWidth: Int(width), originalHeight: Int(height), hasAlpha: true))
+            let image = Image(
+                width: Int(width), height: Int(height), frames: [Image.Frame(pixels: pixels)],
+                metadata: ImageMetadata(format: .webp, originalWidth: Int(width), originalHeight: Int(height), hasAlpha: true))
             return (image, Int(lastRow))
         }
     }

@@ -62,7 +62,8 @@ public struct WebPEncoder: ImageEncoding {
         WebPDataInit(&output)
         defer { WebPDataClear(&output) }
         guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0,
-              WebPAnimEncoderAssemble(encoder, &output) != 0, let bytes = output.bytes else {
+            WebPAnimEncoderAssemble(encoder, &output) != 0, let bytes = output.bytes
+        else {
             throw encodingError(format, String(cString: WebPAnimEncoderGetError(encoder)))
         }
         return Data(bytes: bytes, count: output.size)

@@ -55,19 +55,21 @@ extension ImageDisplaying {
         }
         display(placeholder)
         let receipt = binding.begin(request.cacheKey)
-        let task = pipeline.imageTask(with: request, completion: { [weak self] result in
-            Task { @MainActor in
-                guard let self, self.imageBinding.finish(receipt) else { return }
-                switch result {
-                case .success(let response):
-                    self.display(response.image)
-                    success?(response)
-                case .failure(let error):
-                    // Cancelled loads were replaced or stopped on purpose: nothing to say.
-                    if !error.isCancelled { failure?(error) }
+        let task = pipeline.imageTask(
+            with: request,
+            completion: { [weak self] result in
+                Task { @MainActor in
+                    guard let self, self.imageBinding.finish(receipt) else { return }
+                    switch result {
+                    case .success(let response):
+                        self.display(response.image)
+                        success?(response)
+                    case .failure(let error):
+                        // Cancelled loads were replaced or stopped on purpose: nothing to say.
+                        if !error.isCancelled { failure?(error) }
+                    }
                 }
-            }
-        })
+            })
         binding.attach(task, receipt: receipt)
     }
 

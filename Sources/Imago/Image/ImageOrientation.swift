@@ -25,16 +25,17 @@ public enum ImageOrientation: Int, Sendable, Hashable, CaseIterable {
                 for y in 0..<height {
                     for x in 0..<width {
                         // Where the stored pixel (x, y) lands in the upright image.
-                        let (tx, ty): (Int, Int) = switch self {
-                        case .up: (x, y)
-                        case .upMirrored: (width - 1 - x, y)
-                        case .down: (width - 1 - x, height - 1 - y)
-                        case .downMirrored: (x, height - 1 - y)
-                        case .leftMirrored: (y, x)
-                        case .right: (height - 1 - y, x)
-                        case .rightMirrored: (height - 1 - y, width - 1 - x)
-                        case .left: (y, width - 1 - x)
-                        }
+                        let (tx, ty): (Int, Int) =
+                            switch self {
+                            case .up: (x, y)
+                            case .upMirrored: (width - 1 - x, y)
+                            case .down: (width - 1 - x, height - 1 - y)
+                            case .downMirrored: (x, height - 1 - y)
+                            case .leftMirrored: (y, x)
+                            case .right: (height - 1 - y, x)
+                            case .rightMirrored: (height - 1 - y, width - 1 - x)
+                            case .left: (y, width - 1 - x)
+                            }
                         target[ty * outWidth + tx] = source[y * width + x]
                     }
                 }

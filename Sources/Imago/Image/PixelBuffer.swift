@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Makes the byte array a decoder writes pixels into, without zero-filling it first (the decoder
@@ -19,12 +19,12 @@ func makePixelBuffer(count: Int, _ fill: (UnsafeMutableBufferPointer<UInt8>) -> 
 
 private func adviseHugePages(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
     #if os(Linux)
-    let hugePage = 2 << 20
-    guard buffer.count >= 2 * hugePage, let base = buffer.baseAddress else { return }
-    let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-    let start = (Int(bitPattern: base) + pageSize - 1) / pageSize * pageSize
-    let end = (Int(bitPattern: base) + buffer.count) / pageSize * pageSize
-    guard end > start, let aligned = UnsafeMutableRawPointer(bitPattern: start) else { return }
-    _ = madvise(aligned, end - start, MADV_HUGEPAGE)
+        let hugePage = 2 << 20
+        guard buffer.count >= 2 * hugePage, let base = buffer.baseAddress else { return }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: base) + pageSize - 1) / pageSize * pageSize
+        let end = (Int(bitPattern: base) + buffer.count) / pageSize * pageSize
+        guard end > start, let aligned = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(aligned, end - start, MADV_HUGEPAGE)
     #endif
 }

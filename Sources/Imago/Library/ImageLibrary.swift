@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A folder of saved images, each under an identifier handed back at save time (the photo-album
@@ -83,10 +83,12 @@ public final class ImageLibrary: Sendable {
 
     /// Every saved image's identifier, oldest first.
     public func identifiers() -> [Identifier] {
-        let names = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.creationDateKey, .contentModificationDateKey])) ?? []
+        let names =
+            (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.creationDateKey, .contentModificationDateKey])) ?? []
         return names.compactMap { url -> (Identifier, Date)? in
             guard Self.extensions.values.contains(url.pathExtension),
-                  let identifier = Identifier(rawValue: url.deletingPathExtension().lastPathComponent) else { return nil }
+                let identifier = Identifier(rawValue: url.deletingPathExtension().lastPathComponent)
+            else { return nil }
             let values = try? url.resourceValues(forKeys: [.contentModificationDateKey])
             return (identifier, values?.contentModificationDate ?? .distantPast)
         }

@@ -13,11 +13,12 @@ public struct DataURLLoader: DataLoading {
 
     public func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
         let (mediaType, data) = try Self.decode(request.url)
-        try sink.receive(DataResponse(
-            url: request.url,
-            headers: [("Content-Type", mediaType)],
-            expectedContentLength: Int64(data.count)
-        ))
+        try sink.receive(
+            DataResponse(
+                url: request.url,
+                headers: [("Content-Type", mediaType)],
+                expectedContentLength: Int64(data.count)
+            ))
         try sink.receive(data)
     }
 
@@ -25,7 +26,7 @@ public struct DataURLLoader: DataLoading {
     /// `invalidURL` when it is malformed.
     public static func decode(_ url: URL) throws(ImagoError) -> (mediaType: String, data: Data) {
         let text = url.absoluteString
-        guard let colon = text.firstIndex(of: ":"), let comma = text.firstIndex(of: ",") , colon < comma else {
+        guard let colon = text.firstIndex(of: ":"), let comma = text.firstIndex(of: ","), colon < comma else {
             throw ImagoError(.invalidURL, url: url)
         }
         let header = text[text.index(after: colon)..<comma]
@@ -49,7 +50,10 @@ public struct DataURLLoader: DataLoading {
         var out = Data()
         var utf8 = text.utf8.makeIterator()
         while let byte = utf8.next() {
-            guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
+            guard byte == UInt8(ascii: "%") else {
+                out.append(byte)
+                continue
+            }
             guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else { return nil }
             out.append(high << 4 | low)
         }

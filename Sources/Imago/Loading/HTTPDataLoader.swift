@@ -84,12 +84,13 @@ public final class HTTPDataLoader: DataLoading {
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return next
         }
-        try sink.receive(DataResponse(
-            url: url,
-            statusCode: status,
-            headers: response.headers.map { ($0.name, $0.value) },
-            expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }
-        ))
+        try sink.receive(
+            DataResponse(
+                url: url,
+                statusCode: status,
+                headers: response.headers.map { ($0.name, $0.value) },
+                expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }
+            ))
         for try await buffer in response.body {
             try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
         }

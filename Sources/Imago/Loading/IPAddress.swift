@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An IPv4 or IPv6 address, as connected to: what an ``AddressPolicy`` judges.
@@ -74,30 +74,30 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static let nonPublicIPv4: [(prefix: [UInt8], length: Int)] = [
-        ([0, 0, 0, 0], 8),          // "this network", unspecified
-        ([10, 0, 0, 0], 8),         // RFC 1918
-        ([100, 64, 0, 0], 10),      // CGNAT shared space
-        ([127, 0, 0, 0], 8),        // loopback
-        ([169, 254, 0, 0], 16),     // link-local, cloud metadata
-        ([172, 16, 0, 0], 12),      // RFC 1918
-        ([192, 0, 0, 0], 24),       // IETF protocol assignments
-        ([192, 0, 2, 0], 24),       // documentation
-        ([192, 88, 99, 0], 24),     // 6to4 relay anycast
-        ([192, 168, 0, 0], 16),     // RFC 1918
-        ([198, 18, 0, 0], 15),      // benchmarking
-        ([198, 51, 100, 0], 24),    // documentation
-        ([203, 0, 113, 0], 24),     // documentation
-        ([224, 0, 0, 0], 4),        // multicast
-        ([240, 0, 0, 0], 4),        // reserved, broadcast
+        ([0, 0, 0, 0], 8),  // "this network", unspecified
+        ([10, 0, 0, 0], 8),  // RFC 1918
+        ([100, 64, 0, 0], 10),  // CGNAT shared space
+        ([127, 0, 0, 0], 8),  // loopback
+        ([169, 254, 0, 0], 16),  // link-local, cloud metadata
+        ([172, 16, 0, 0], 12),  // RFC 1918
+        ([192, 0, 0, 0], 24),  // IETF protocol assignments
+        ([192, 0, 2, 0], 24),  // documentation
+        ([192, 88, 99, 0], 24),  // 6to4 relay anycast
+        ([192, 168, 0, 0], 16),  // RFC 1918
+        ([198, 18, 0, 0], 15),  // benchmarking
+        ([198, 51, 100, 0], 24),  // documentation
+        ([203, 0, 113, 0], 24),  // documentation
+        ([224, 0, 0, 0], 4),  // multicast
+        ([240, 0, 0, 0], 4),  // reserved, broadcast
     ]
 
     private static let nonPublicIPv6: [(prefix: [UInt8], length: Int)] = [
-        ([UInt8](repeating: 0, count: 16), 96),                 // unspecified, loopback, IPv4-compatible
-        ([0x01, 0] + [UInt8](repeating: 0, count: 14), 64),     // discard
-        ([0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 12), 32), // documentation
-        ([0xFC] + [UInt8](repeating: 0, count: 15), 7),         // unique local
+        ([UInt8](repeating: 0, count: 16), 96),  // unspecified, loopback, IPv4-compatible
+        ([0x01, 0] + [UInt8](repeating: 0, count: 14), 64),  // discard
+        ([0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 12), 32),  // documentation
+        ([0xFC] + [UInt8](repeating: 0, count: 15), 7),  // unique local
         ([0xFE, 0x80] + [UInt8](repeating: 0, count: 14), 10),  // link-local
         ([0xFE, 0xC0] + [UInt8](repeating: 0, count: 14), 10),  // site-local (deprecated)
-        ([0xFF] + [UInt8](repeating: 0, count: 15), 8),         // multicast
+        ([0xFF] + [UInt8](repeating: 0, count: 15), 8),  // multicast
     ]
 }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Loads `http` and `https` URLs with `URLSession` (FoundationNetworking on Linux): an alternative to
@@ -61,7 +61,8 @@ public final class URLSessionDataLoader: DataLoading, Sendable {
         }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpShouldHandleCookies = false
-        urlRequest.timeoutInterval = Double(request.timeoutWithoutBytes.components.seconds)
+        urlRequest.timeoutInterval =
+            Double(request.timeoutWithoutBytes.components.seconds)
             + Double(request.timeoutWithoutBytes.components.attoseconds) / 1e18
         for header in request.headers { urlRequest.addValue(header.value, forHTTPHeaderField: header.name) }
         let task = session.dataTask(with: urlRequest)
@@ -79,17 +80,19 @@ public final class URLSessionDataLoader: DataLoading, Sendable {
 
     static func imagoError(_ error: any Error, url: URL, progress: (received: Int64, expected: Int64?)) -> ImagoError {
         guard let urlError = error as? URLError else { return ImagoError(.loaderFailed, url: url, underlying: error) }
-        let code: ImagoError.Code = switch urlError.code {
-        case .cancelled: .cancelled
-        case .timedOut: .timedOut
-        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet: .connectionFailed
-        case .networkConnectionLost: .truncated(received: progress.received, expected: progress.expected)
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot: .tlsFailure
-        case .httpTooManyRedirects: .tooManyRedirects(5)
-        case .badServerResponse: .invalidResponse
-        default: .loaderFailed
-        }
+        let code: ImagoError.Code =
+            switch urlError.code {
+            case .cancelled: .cancelled
+            case .timedOut: .timedOut
+            case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet: .connectionFailed
+            case .networkConnectionLost: .truncated(received: progress.received, expected: progress.expected)
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+                .tlsFailure
+            case .httpTooManyRedirects: .tooManyRedirects(5)
+            case .badServerResponse: .invalidResponse
+            default: .loaderFailed
+            }
         return ImagoError(code, url: url, underlying: urlError)
     }
 }
@@ -119,12 +122,13 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             return (key, value)
         }
         do {
-            try sink.receive(DataResponse(
-                url: response.url ?? dataTask.originalRequest?.url ?? URL(fileURLWithPath: "/"),
-                statusCode: http?.statusCode,
-                headers: headers,
-                expectedContentLength: response.expectedContentLength >= 0 ? response.expectedContentLength : nil
-            ))
+            try sink.receive(
+                DataResponse(
+                    url: response.url ?? dataTask.originalRequest?.url ?? URL(fileURLWithPath: "/"),
+                    statusCode: http?.statusCode,
+                    headers: headers,
+                    expectedContentLength: response.expectedContentLength >= 0 ? response.expectedContentLength : nil
+                ))
             completionHandler(.allow)
         } catch {
             transfers.withLock { $0[dataTask.taskIdentifier]?.failure = error }

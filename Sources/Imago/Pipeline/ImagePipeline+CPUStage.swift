@@ -142,16 +142,18 @@ extension ImagePipeline {
     /// the request or the response (`no-store`) forbids it.
     private func remember(_ image: Result<Image, ImagoError>, loaded: Loaded, request: ImageRequest) {
         guard case .success(let decoded) = image, loaded.isStorable else { return }
-        remember(ImageResponse(
-            request: request, data: loaded.data, image: decoded, url: loaded.response.url,
-            statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
-        ))
+        remember(
+            ImageResponse(
+                request: request, data: loaded.data, image: decoded, url: loaded.response.url,
+                statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
+            ))
     }
 
     /// Puts `response` in the memory cache under its request's key, unless the request forbids it.
     func remember(_ response: ImageResponse) {
         guard let cache = configuration.memoryCache, let image = response.image,
-              !response.request.options.contains(.disableMemoryCacheWrites) else { return }
+            !response.request.options.contains(.disableMemoryCacheWrites)
+        else { return }
         cache.setValue(response, forKey: response.request.cacheKey, cost: image.cost + response.data.count)
     }
 

@@ -8,14 +8,16 @@ extension ImagePipeline {
     /// The HTTP cache for `request`'s original: only `http(s)` responses are kept.
     func httpCache(for request: ImageRequest) -> HTTPCache? {
         guard let disk = configuration.diskCache, let scheme = request.url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https" else { return nil }
+            scheme == "http" || scheme == "https"
+        else { return nil }
         return HTTPCache(disk: disk, heuristicLifetime: configuration.heuristicFreshness)
     }
 
     /// The HTTP cache to look for `request`'s variant in, or nil when it should not be looked for.
     func variantCache(for request: ImageRequest) -> HTTPCache? {
         guard request.options.contains(.storesVariantOnDisk), request.hasVariant,
-              request.cachePolicy != .reloadIgnoringCache, !request.options.contains(.disableDiskCacheReads) else { return nil }
+            request.cachePolicy != .reloadIgnoringCache, !request.options.contains(.disableDiskCacheReads)
+        else { return nil }
         return httpCache(for: request)
     }
 
@@ -38,7 +40,8 @@ extension ImagePipeline {
                     return
                 }
                 let headers = entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
-                let response = ImageResponse(request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
+                let response = ImageResponse(
+                    request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
                 remember(response)
                 state.withLock { $0.statistics.diskHits += 1 }
                 task.complete(with: .success(response))
@@ -87,8 +90,9 @@ extension ImagePipeline {
     /// Animated variants are not kept.
     func storeVariant(_ image: Image, for request: ImageRequest, loaded: Loaded) {
         guard request.options.contains(.storesVariantOnDisk), request.hasVariant, loaded.isStorable,
-              !request.options.contains(.disableDiskCacheWrites), !image.isAnimated,
-              var metadata = loaded.metadata, let cache = httpCache(for: request) else { return }
+            !request.options.contains(.disableDiskCacheWrites), !image.isAnimated,
+            var metadata = loaded.metadata, let cache = httpCache(for: request)
+        else { return }
         let encoded: Data
         do {
             encoded = image.metadata.hasAlpha ? try PNGEncoder().encode(image) : try JPEGEncoder(quality: 90).encode(image)

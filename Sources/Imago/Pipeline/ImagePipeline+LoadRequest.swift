@@ -8,7 +8,8 @@ extension ImagePipeline {
         var headers = ["Accept": configuration.acceptHeader].merging(configuration.headers) { $1 }.merging(request.headers) { $1 }
         var userInfoCredentials: ImageRequest.Credentials?
         if let user = url.user, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
-            userInfoCredentials = ImageRequest.Credentials(user: user.removingPercentEncoding ?? user, password: (url.password ?? "").removingPercentEncoding ?? "")
+            userInfoCredentials = ImageRequest.Credentials(
+                user: user.removingPercentEncoding ?? user, password: (url.password ?? "").removingPercentEncoding ?? "")
             components.user = nil
             components.password = nil
             url = components.url ?? url

@@ -35,10 +35,11 @@ extension ImagePipeline {
                     variants[key] = try? process(image, with: steps, url: request.url).get()
                 }
                 guard let processed = variants[key] ?? nil else { continue }
-                member.handle.reportPreview(ImageResponse(
-                    request: request, data: data, image: processed, url: request.url,
-                    statusCode: nil, headers: [], source: .network, isPreview: true
-                ))
+                member.handle.reportPreview(
+                    ImageResponse(
+                        request: request, data: data, image: processed, url: request.url,
+                        statusCode: nil, headers: [], source: .network, isPreview: true
+                    ))
             }
         }
     }

@@ -161,7 +161,8 @@ public final class ImagePipeline: Sendable {
     /// Adds `task` to the transfer its request needs, starting one when none is under way.
     func attach(_ task: ImageTask) {
         let request = task.request
-        let looksUp = httpCache(for: request) != nil && !request.options.contains(.disableDiskCacheReads)
+        let looksUp =
+            httpCache(for: request) != nil && !request.options.contains(.disableDiskCacheReads)
             && request.cachePolicy != .reloadIgnoringCache
         let action = state.withLock { state in
             let action = state.transfers.join(task.id, handle: task, request: request, decodes: task.decodes, looksUp: looksUp)

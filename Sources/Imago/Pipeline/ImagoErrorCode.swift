@@ -114,7 +114,9 @@ extension ImagoError {
         public static func invalidImage(_ message: String) -> Code { Code(.invalidImage(message)) }
 
         /// The image (of the size it declares) goes over a decoding limit, which `limit` names.
-        public static func imageTooLarge(width: Int, height: Int, limit: DecodingLimit) -> Code { Code(.imageTooLarge(width: width, height: height, limit: limit)) }
+        public static func imageTooLarge(width: Int, height: Int, limit: DecodingLimit) -> Code {
+            Code(.imageTooLarge(width: width, height: height, limit: limit))
+        }
 
         /// The image declares zero pixels (a side of 0).
         public static func emptyImage(width: Int, height: Int) -> Code { Code(.emptyImage(width: width, height: height)) }

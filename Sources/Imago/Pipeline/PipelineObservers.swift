@@ -59,11 +59,13 @@ final class PipelineObservers: Sendable {
     }
 
     func receivedResponse(_ response: DataResponse) {
-        logger.debug("response", metadata: [
-            "url": "\(response.url.redactedString)",
-            "status": "\(response.statusCode.map(String.init) ?? "-")",
-            "expected": "\(response.expectedContentLength.map(String.init) ?? "-")",
-        ])
+        logger.debug(
+            "response",
+            metadata: [
+                "url": "\(response.url.redactedString)",
+                "status": "\(response.statusCode.map(String.init) ?? "-")",
+                "expected": "\(response.expectedContentLength.map(String.init) ?? "-")",
+            ])
         emit(.receivedResponse(url: response.url, statusCode: response.statusCode, expectedBytes: response.expectedContentLength))
     }
 

@@ -26,7 +26,7 @@ extension ImageProcessors {
         public var identifier: String { "imago.blur(\(radius))" }
 
         public func process(_ image: Image) throws(ImagoError) -> Image {
-            try Self.validate(radius) // the property may have changed since init
+            try Self.validate(radius)  // the property may have changed since init
             let hasAlpha = image.metadata.hasAlpha
             return image.mapFrames(width: image.width, height: image.height) {
                 Resampler.blur($0, width: image.width, height: image.height, sigma: radius, hasAlpha: hasAlpha)

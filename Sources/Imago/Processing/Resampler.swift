@@ -41,7 +41,9 @@ enum Resampler {
         /// dropped and the rest renormalised, so edges keep their level.
         private static func make(input: Int, output: Int, support: Double, kernel: (Int) -> (center: Double, weight: (Double) -> Double)) -> Weights {
             let taps = Int((support * 2).rounded(.up)) + 1
-            var weights = Weights(starts: .init(repeating: 0, count: output), counts: .init(repeating: 0, count: output), values: .init(repeating: 0, count: output * taps), taps: taps)
+            var weights = Weights(
+                starts: .init(repeating: 0, count: output), counts: .init(repeating: 0, count: output), values: .init(repeating: 0, count: output * taps),
+                taps: taps)
             var real = [Double](repeating: 0, count: taps)
             let one = Double(1 << precision)
             for position in 0..<output {
@@ -55,7 +57,10 @@ enum Resampler {
                     real[tap] = weight(Double(first + tap) + 0.5)
                     total += real[tap]
                 }
-                if total == 0 { real[0] = 1; total = 1 }
+                if total == 0 {
+                    real[0] = 1
+                    total = 1
+                }
                 // Rounded one by one, then the rounding error goes to the largest tap so that
                 // the weights sum to exactly one: a solid image stays solid.
                 var sum: Int32 = 0
@@ -140,9 +145,10 @@ enum Resampler {
     /// `pixels` blurred with a Gaussian of standard deviation `sigma`.
     static func blur(_ pixels: [UInt8], width: Int, height: Int, sigma: Double, hasAlpha: Bool) -> [UInt8] {
         guard sigma > 0 else { return pixels }
-        return convolve(pixels, width: width, height: height,
-                        horizontal: Weights.gaussian(size: width, sigma: sigma),
-                        vertical: Weights.gaussian(size: height, sigma: sigma), hasAlpha: hasAlpha)
+        return convolve(
+            pixels, width: width, height: height,
+            horizontal: Weights.gaussian(size: width, sigma: sigma),
+            vertical: Weights.gaussian(size: height, sigma: sigma), hasAlpha: hasAlpha)
     }
 
     /// The horizontal pass (when given) then the vertical one; output size from the weights.
@@ -155,7 +161,9 @@ enum Resampler {
         return unpremultiplied(result)
     }
 
-    private static func convolve<Sample: FixedWidthInteger & UnsignedInteger>(_ pixels: [Sample], width: Int, height: Int, horizontal: Weights?, vertical: Weights?) -> [Sample] {
+    private static func convolve<Sample: FixedWidthInteger & UnsignedInteger>(
+        _ pixels: [Sample], width: Int, height: Int, horizontal: Weights?, vertical: Weights?
+    ) -> [Sample] {
         var current = pixels
         var currentWidth = width
         if let horizontal {

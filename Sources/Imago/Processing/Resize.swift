@@ -76,7 +76,7 @@ extension ImageProcessors {
         }
 
         public func process(_ image: Image) throws(ImagoError) -> Image {
-            try Self.validate(size) // the property may have changed since init
+            try Self.validate(size)  // the property may have changed since init
             let scaled = scaledSize(width: image.width, height: image.height)
             let hasAlpha = image.metadata.hasAlpha
             let result = image.mapFrames(width: scaled.width, height: scaled.height) {

@@ -48,7 +48,7 @@ extension ImageProcessors {
         public var identifier: String { "imago.rounded(\(radius)\(border.map { ",border:" + $0.identifier } ?? ""))" }
 
         public func process(_ image: Image) throws(ImagoError) -> Image {
-            try Self.validate(radius: radius, border: border) // the properties may have changed since init
+            try Self.validate(radius: radius, border: border)  // the properties may have changed since init
             let width = image.width, height = image.height
             let radius = min(radius, Double(min(width, height)) / 2)
             let border = border

@@ -111,8 +111,9 @@ public struct ImageRequest: Sendable, Hashable {
     /// A request for the best of `sources` (see ``sources``) at `thumbnail`.
     public init(sources: [Source], thumbnail: Thumbnail?, priority: Priority = .normal, options: Options = [], processors: [any ImageProcessing] = []) {
         precondition(!sources.isEmpty, "a request needs a source")
-        self.init(url: sources.max { $0.pixelSize.width * $0.pixelSize.height < $1.pixelSize.width * $1.pixelSize.height }!.url,
-                  priority: priority, options: options, processors: processors, thumbnail: thumbnail)
+        self.init(
+            url: sources.max { $0.pixelSize.width * $0.pixelSize.height < $1.pixelSize.width * $1.pixelSize.height }!.url,
+            priority: priority, options: options, processors: processors, thumbnail: thumbnail)
         self.sources = sources
     }
 
@@ -120,7 +121,8 @@ public struct ImageRequest: Sendable, Hashable {
     var scaleFromFileName: Double? {
         let name = url.deletingPathExtension().lastPathComponent
         guard let at = name.lastIndex(of: "@"), name.hasSuffix("x"),
-              let scale = Double(name[name.index(after: at)..<name.index(before: name.endIndex)]), scale >= 1, scale <= 4 else { return nil }
+            let scale = Double(name[name.index(after: at)..<name.index(before: name.endIndex)]), scale >= 1, scale <= 4
+        else { return nil }
         return scale
     }
 

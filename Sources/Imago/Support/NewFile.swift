@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes `data` to a file at `path` that must not exist yet (`O_EXCL`), synced to storage when
@@ -34,9 +34,9 @@ func writeNewFile(_ data: Data, at path: String, syncs: Bool) throws {
 /// Syncs a file's data (and the metadata needed to read it back).
 private func dataSync(_ descriptor: Int32) -> Int32 {
     #if os(Linux)
-    fdatasync(descriptor)
+        fdatasync(descriptor)
     #else
-    fsync(descriptor)
+        fsync(descriptor)
     #endif
 }
 

@@ -153,8 +153,9 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// in no transfer (finished, or never joined).
     mutating func cancel(_ handleID: UInt64) -> Cancellation? {
         guard let transferID = transferOfHandle.removeValue(forKey: handleID),
-              var transfer = transfers[transferID],
-              let member = transfer.members.removeValue(forKey: handleID) else { return nil }
+            var transfer = transfers[transferID],
+            let member = transfer.members.removeValue(forKey: handleID)
+        else { return nil }
         guard transfer.members.isEmpty else {
             transfers[transferID] = transfer
             reprioritize(transferID)
@@ -255,8 +256,9 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// since the last: the decoder to use and the running job (which holds the bytes so far).
     mutating func beginPreview(_ transferID: UInt64, now: ContinuousClock.Instant, interval: Duration, options: DecodingOptions) -> (PreviewDecoder, Job)? {
         guard var transfer = transfers[transferID], transfer.wantsPreviews, !transfer.preview.isMaking,
-              case .running(let job?) = transfer.phase,
-              transfer.preview.last.map({ now - $0 >= interval }) ?? true else { return nil }
+            case .running(let job?) = transfer.phase,
+            transfer.preview.last.map({ now - $0 >= interval }) ?? true
+        else { return nil }
         transfer.preview.isMaking = true
         let decoder = transfer.preview.decoder ?? PreviewDecoder(options: options)
         transfers[transferID] = transfer

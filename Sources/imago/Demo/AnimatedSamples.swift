@@ -18,7 +18,8 @@ enum AnimatedSamples {
         let frames = ["video-001.gif", "video-001.5bpp.gif", "video-005.gray.gif"].map { "\(corpus)/gif/\($0)" }
         let output = directory.appendingPathComponent("animated.gif")
         guard frames.allSatisfy(FileManager.default.fileExists(atPath:)),
-              run("/usr/bin/gifsicle", ["--loop", "--delay", "30"] + frames + ["-o", output.path]) else { return nil }
+            run("/usr/bin/gifsicle", ["--loop", "--delay", "30"] + frames + ["-o", output.path])
+        else { return nil }
         return output
     }
 

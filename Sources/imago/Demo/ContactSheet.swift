@@ -21,8 +21,9 @@ struct ContactSheet {
             draw(thumbnail, on: &sheet, width: width, x: left, y: top)
         }
         for alphaIndex in stride(from: 3, to: sheet.count, by: 4) { sheet[alphaIndex] = 255 }
-        return Image(width: width, height: height, frames: [Image.Frame(pixels: sheet)],
-                     metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: false))
+        return Image(
+            width: width, height: height, frames: [Image.Frame(pixels: sheet)],
+            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: false))
     }
 
     /// Paints `image` over the sheet at (`x`, `y`), blending by its alpha.

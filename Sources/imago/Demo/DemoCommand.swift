@@ -11,7 +11,9 @@ struct DemoCommand: AsyncParsableCommand {
     static let defaultImageDirectories = ["/usr/share/backgrounds", "../shared/corpus"]
     static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
 
-    @Option(name: .customLong("images"), help: "A directory of sample images (repeatable). Default: \(defaultImageDirectories.joined(separator: ", ")), those that exist.")
+    @Option(
+        name: .customLong("images"),
+        help: "A directory of sample images (repeatable). Default: \(defaultImageDirectories.joined(separator: ", ")), those that exist.")
     var imageDirectories: [String] = []
 
     @Option(help: "Bytes per second each transfer is throttled to at the origin, so progress is visible; 0 for none.")
@@ -59,7 +61,9 @@ struct DemoCommand: AsyncParsableCommand {
             return ImagePipeline(configuration: configuration)
         }
         if !json {
-            say("Imago demo: a Hummingbird origin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))")
+            say(
+                "Imago demo: a Hummingbird origin on \(origin.baseURL.absoluteString) serving \(files.count) images from \(Set(files.map { $0.deletingLastPathComponent().path }).sorted().joined(separator: ", "))"
+            )
             say("disk cache: \(cacheDirectory.path) (removed at the end)\n")
         }
         let display = ProgressDisplay(quiet: json)
@@ -84,7 +88,11 @@ struct DemoCommand: AsyncParsableCommand {
         phases.append(("disk", disk))
 
         let largest = zip(urls, cold.images).max { $0.1.bytes < $1.1.bytes }!.0
-        if !json { say("4. a new pipeline without caches, 50 concurrent requests for one image (\(largest.lastPathComponent)), made while the pipeline is suspended, then resumed") }
+        if !json {
+            say(
+                "4. a new pipeline without caches, 50 concurrent requests for one image (\(largest.lastPathComponent)), made while the pipeline is suspended, then resumed"
+            )
+        }
         // Suspended, the pipeline starts no download, so all 50 handles are made before the one
         // transfer starts, however fast this machine is against a loopback origin.
         let coalescing = ImagePipeline()
@@ -107,7 +115,8 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private func sampleFiles() throws -> [URL] {
-        let directories = imageDirectories.isEmpty
+        let directories =
+            imageDirectories.isEmpty
             ? Self.defaultImageDirectories.filter { FileManager.default.fileExists(atPath: $0) }
             : imageDirectories
         var files: [URL] = []
@@ -128,14 +137,17 @@ struct DemoCommand: AsyncParsableCommand {
         let header = ["phase", "images", "transfers", "coalesced", "memory hits", "disk hits", "revalidated", "bytes", "errors", "seconds", "images/s"]
         let rows = phases.map { name, report in
             let totals = report.totals
-            return [name, "\(totals.images)", "\(totals.networkRequests)", "\(totals.coalesced)", "\(totals.memoryHits)",
-                    "\(totals.diskHits)", "\(totals.revalidated)", totals.bytes.byteCount,
-                    "\(totals.errors)", String(format: "%.2f", totals.seconds), String(format: "%.0f", totals.imagesPerSecond)]
+            return [
+                name, "\(totals.images)", "\(totals.networkRequests)", "\(totals.coalesced)", "\(totals.memoryHits)",
+                "\(totals.diskHits)", "\(totals.revalidated)", totals.bytes.byteCount,
+                "\(totals.errors)", String(format: "%.2f", totals.seconds), String(format: "%.0f", totals.imagesPerSecond),
+            ]
         }
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { column, cell in
-                column == 0 ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                column == 0
+                    ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[column] - cell.count) + cell
             }.joined(separator: "  ")
         }

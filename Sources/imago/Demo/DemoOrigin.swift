@@ -26,14 +26,16 @@ final class DemoOrigin: Sendable {
     static func start(root: URL, bytesPerSecond: Int?) async throws -> DemoOrigin {
         let router = Router()
         if let bytesPerSecond { router.add(middleware: ThrottleMiddleware(bytesPerSecond: bytesPerSecond)) }
-        router.add(middleware: FileMiddleware(
-            root.appendingPathComponent("fresh").path, urlBasePath: "/fresh",
-            cacheControl: CacheControl([(MediaType(type: .image), [.maxAge(3600)])])
-        ))
-        router.add(middleware: FileMiddleware(
-            root.appendingPathComponent("revalidate").path, urlBasePath: "/revalidate",
-            cacheControl: CacheControl([(MediaType(type: .image), [.noCache])])
-        ))
+        router.add(
+            middleware: FileMiddleware(
+                root.appendingPathComponent("fresh").path, urlBasePath: "/fresh",
+                cacheControl: CacheControl([(MediaType(type: .image), [.maxAge(3600)])])
+            ))
+        router.add(
+            middleware: FileMiddleware(
+                root.appendingPathComponent("revalidate").path, urlBasePath: "/revalidate",
+                cacheControl: CacheControl([(MediaType(type: .image), [.noCache])])
+            ))
         var logger = Logger(label: "imago-demo-origin")
         logger.logLevel = .warning
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
