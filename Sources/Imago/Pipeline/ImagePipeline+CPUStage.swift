@@ -32,7 +32,9 @@ extension ImagePipeline {
             if let refusal { for request in requests { decoded.decodes[request.decodePlan] = .failure(refusal) } }
             // Every variant the handles want now is made and cached before any handle completes,
             // so a caller asking again right away hits it.
-            for request in requests { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
+            // Full-size decodes first, so variants that could fold a resize reuse one instead.
+            let ordered = requests.filter { $0.decodePlan == .full } + requests.filter { $0.decodePlan != .full }
+            for request in ordered { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
             // Only bytes that decoded reach the disk cache.
             let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
             loaded.pendingWrite?.settle(loaded.data, valid: valid)
@@ -74,13 +76,19 @@ extension ImagePipeline {
     private func variant(for request: ImageRequest, of decoded: inout Decoded, loaded: Loaded) -> Result<Image, ImagoError> {
         let key = request.cacheKey
         if let made = decoded.variants[key] { return made }
-        let plan = request.decodePlan
+        var plan = request.decodePlan
+        var processors = request.processorsAfterDecode
+        // A folded resize saves a decode only when no full-size one is made anyway.
+        if plan.resize != nil, case .success = decoded.decodes[.full] {
+            plan = .full
+            processors = request.processors
+        }
         let decodedImage = decoded.decodes[plan] ?? decode(loaded.data, url: loaded.response.url, plan: plan)
         decoded.decodes[plan] = decodedImage
         var made = decodedImage
         if !request.processors.isEmpty, case .success(let image) = made {
             state.withLock { $0.statistics.processed += 1 }
-            made = process(image, with: request.processors, url: loaded.response.url)
+            made = process(image, with: processors, url: loaded.response.url)
         }
         made = made.map { image in
             var image = image
@@ -102,6 +110,9 @@ extension ImagePipeline {
             if let thumbnail = plan.thumbnail {
                 return Self.attempt(url) { () throws(ImagoError) in try thumbnail.finish(image) }
             }
+            if let resize = plan.resize {
+                return Self.attempt(url) { () throws(ImagoError) in try resize.finishingReducedDecode(image) }
+            }
             let limit = configuration.largeImagePixelLimit
             guard plan.scalesDown, image.width * image.height > limit else { return .success(image) }
             let scale = (Double(limit) / Double(image.width * image.height)).squareRoot()
@@ -115,6 +126,8 @@ extension ImagePipeline {
         var options = configuration.decodingOptions
         if let thumbnail = plan.thumbnail {
             options = thumbnail.decodingOptions(options)
+        } else if let resize = plan.resize {
+            options = resize.reducedDecodingOptions(options)
         } else if plan.scalesDown {
             options.scaleDownPixelLimit = configuration.largeImagePixelLimit
         }

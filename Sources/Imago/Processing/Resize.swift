@@ -85,6 +85,28 @@ extension ImageProcessors {
             return try croppedToTarget(result)
         }
 
+        /// `options` asking decoders for the smallest scale whose result still covers this resize's
+        /// target, so the resize can finish from a reduced decode.
+        func reducedDecodingOptions(_ options: DecodingOptions) -> DecodingOptions {
+            var options = options
+            options.targetSize = size
+            options.targetMode = contentMode == .aspectFill || contentMode == .fill ? .fill : .fit
+            return options
+        }
+
+        /// This resize applied to `image`, decoded at a reduced scale: the size comes from the
+        /// original's upright size, not from the reduced decode's (whose sides were rounded), so
+        /// the result has the size a full decode would give, whatever scale the decode used.
+        func finishingReducedDecode(_ image: Image) throws(ImagoError) -> Image {
+            let metadata = image.metadata
+            let swaps = metadata.orientationApplied.swapsDimensions
+            let original = swaps ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
+            let exact = scaledSize(width: original.0, height: original.1)
+            guard (exact.width, exact.height) != (image.width, image.height) else { return try croppedToTarget(image) }
+            let scaled = try ImageProcessors.Resize(checkedSize: exact, contentMode: .fill, upscale: true).process(image)
+            return try croppedToTarget(scaled)
+        }
+
         /// A scaled `image` cut to the target size (centred) when `crop` asks for it with
         /// `aspectFill`; otherwise as it is.
         func croppedToTarget(_ image: Image) throws(ImagoError) -> Image {

@@ -127,13 +127,31 @@ public struct ImageRequest: Sendable, Hashable {
     }
 
     /// How the bytes are decoded: at full size, for a thumbnail, or capped in pixels.
+    /// How the bytes are decoded: reduced for a thumbnail, or for a leading shrinking resize
+    /// folded into the decode, or scaled under the large-image limit, or at full size.
     struct DecodePlan: Sendable, Hashable {
         let thumbnail: Thumbnail?
         let scalesDown: Bool
+        /// The request's first processor when it is a ``ImageProcessors/Resize`` (and the request
+        /// has no thumbnail and does not scale down large images): decoders reduce as for a
+        /// thumbnail, and the resize finishes from the reduced image, so `processors: [Resize]`
+        /// is as fast as a thumbnail.
+        let resize: ImageProcessors.Resize?
+
+        /// The full-size decode.
+        static let full = DecodePlan(thumbnail: nil, scalesDown: false, resize: nil)
     }
 
     var decodePlan: DecodePlan {
-        DecodePlan(thumbnail: thumbnail, scalesDown: thumbnail == nil && options.contains(.scaleDownLargeImages))
+        let scalesDown = thumbnail == nil && options.contains(.scaleDownLargeImages)
+        let resize = thumbnail == nil && !scalesDown ? processors.first as? ImageProcessors.Resize : nil
+        return DecodePlan(thumbnail: thumbnail, scalesDown: scalesDown, resize: resize)
+    }
+
+    /// The processors that run on the decoded image: all of them, less a leading resize the
+    /// decode plan folded in.
+    var processorsAfterDecode: [any ImageProcessing] {
+        decodePlan.resize == nil ? processors : Array(processors.dropFirst())
     }
 
     /// Whether the request asks for anything but the decoded original.

@@ -51,20 +51,12 @@ extension ImageRequest {
         /// the original's upright size, not from the reduced decode's (whose sides were rounded),
         /// so a thumbnail is the same whatever scale its decode used.
         func finish(_ image: Image) throws(ImagoError) -> Image {
-            let metadata = image.metadata
-            let swaps = metadata.orientationApplied.swapsDimensions
-            let original = swaps ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
-            let exact = resize.scaledSize(width: original.0, height: original.1)
-            let scaled = try ImageProcessors.Resize(checkedSize: exact, contentMode: .fill, upscale: true).process(image)
-            return try resize.croppedToTarget(scaled)
+            try resize.finishingReducedDecode(image)
         }
 
         /// `options` asking decoders for the smallest scale that still covers this thumbnail.
         func decodingOptions(_ options: DecodingOptions) -> DecodingOptions {
-            var options = options
-            options.targetSize = pixelSize
-            options.targetMode = contentMode == .aspectFill || contentMode == .fill ? .fill : .fit
-            return options
+            resize.reducedDecodingOptions(options)
         }
     }
 }
