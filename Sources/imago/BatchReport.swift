@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import Synchronization
 
 /// What loading a batch of URLs produced, in the shape `--json` prints.
 struct BatchReport: Codable {
@@ -13,6 +14,8 @@ struct BatchReport: Codable {
         var height: Int?
         var format: String?
         var frames: Int?
+        /// From the request to its completion.
+        var seconds: Double?
     }
 
     struct Totals: Codable {
@@ -42,26 +45,39 @@ struct BatchLoader {
     /// Loads `urls` (duplicates included: they coalesce) and returns the report and the responses
     /// by index. `whenAllStarted` runs once every URL has its handle.
     func load(_ urls: [URL], whenAllStarted: @Sendable () -> Void = {}) async -> (BatchReport, [Int: ImageResponse]) {
+        await load(urls.map { .success($0) }, whenAllStarted: whenAllStarted)
+    }
+
+    /// Loads each input that is a URL; an input that is not (the text and why) is reported as
+    /// its own error, and the others load as usual.
+    func load(_ inputs: [Result<URL, InvalidInput>], whenAllStarted: @Sendable () -> Void = {}) async -> (BatchReport, [Int: ImageResponse]) {
         let before = pipeline.statistics
         let start = ContinuousClock.now
-        display.begin(total: urls.count)
-        let outcomes = await withTaskGroup(of: (Int, Result<ImageResponse, ImagoError>).self) { group in
+        let urls = inputs.map { try? $0.get() }
+        display.begin(total: urls.compactMap { $0 }.count)
+        let outcomes = await withTaskGroup(of: (Int, Result<ImageResponse, ImagoError>, Double).self) { group in
             for (index, url) in urls.enumerated() {
+                guard let url else { continue }
+                let made = ContinuousClock.now
+                let finished = Finished()
                 let task = pipeline.imageTask(
                     with: ImageRequest(url: url),
-                    progress: { received, expected, _ in display.progress(url, received: received, expected: expected) }
+                    progress: { received, expected, _ in display.progress(url, received: received, expected: expected) },
+                    completion: { _ in finished.record(since: made) }
                 )
                 group.addTask {
-                    do { return (index, .success(try await task.response)) } catch let error as ImagoError { return (index, .failure(error)) } catch {
-                        return (index, .failure(ImagoError(.loaderFailed, url: url)))
+                    let result: Result<ImageResponse, ImagoError>
+                    do { result = .success(try await task.response) } catch let error as ImagoError { result = .failure(error) } catch {
+                        result = .failure(ImagoError(.loaderFailed, url: url))
                     }
+                    return (index, result, finished.seconds ?? (ContinuousClock.now - made) / .seconds(1))
                 }
             }
             whenAllStarted()
-            var outcomes: [Int: Result<ImageResponse, ImagoError>] = [:]
-            for await (index, result) in group {
-                outcomes[index] = result
-                display.finished(urls[index], result: result)
+            var outcomes: [Int: (result: Result<ImageResponse, ImagoError>, seconds: Double)] = [:]
+            for await (index, result, seconds) in group {
+                outcomes[index] = (result, seconds)
+                if let url = urls[index] { display.finished(url, result: result) }
             }
             return outcomes
         }
@@ -70,22 +86,26 @@ struct BatchLoader {
         let after = pipeline.statistics
         var images: [BatchReport.ImageResult] = []
         var responses: [Int: ImageResponse] = [:]
-        for (index, url) in urls.enumerated() {
-            switch outcomes[index]! {
-            case .success(let response):
+        for (index, input) in inputs.enumerated() {
+            switch (input, outcomes[index]) {
+            case (.success(let url), .some((.success(let response), let seconds))):
                 responses[index] = response
                 images.append(
                     .init(
                         url: url.redactedString, status: "ok", error: nil, bytes: response.data.count, source: response.source.rawValue,
                         width: response.image?.width, height: response.image?.height,
-                        format: response.image?.metadata.format.rawValue, frames: response.image?.frames.count
+                        format: response.image?.metadata.format.rawValue, frames: response.image?.frames.count, seconds: seconds
                     ))
-            case .failure(let error):
-                images.append(.init(url: url.redactedString, status: "error", error: error.description, bytes: 0, source: nil))
+            case (.success(let url), .some((.failure(let error), let seconds))):
+                images.append(.init(url: url.redactedString, status: "error", error: error.description, bytes: 0, source: nil, seconds: seconds))
+            case (.success(let url), .none):
+                images.append(.init(url: url.redactedString, status: "error", error: "no result", bytes: 0, source: nil))
+            case (.failure(let invalid), _):
+                images.append(.init(url: invalid.text, status: "error", error: invalid.reason, bytes: 0, source: nil))
             }
         }
         let totals = BatchReport.Totals(
-            images: urls.count,
+            images: inputs.count,
             networkRequests: after.transfers - before.transfers,
             coalesced: after.coalesced - before.coalesced,
             memoryHits: after.memoryHits - before.memoryHits,
@@ -97,6 +117,24 @@ struct BatchLoader {
         )
         return (BatchReport(images: images, totals: totals), responses)
     }
+}
+
+/// An input that is not a URL: its text (as given) and why it was refused.
+struct InvalidInput: Error {
+    var text: String
+    var reason: String
+}
+
+/// When one handle completed, written by its completion callback.
+private final class Finished: Sendable {
+    private let elapsed = Mutex<Double?>(nil)
+
+    func record(since made: ContinuousClock.Instant) {
+        let seconds = (ContinuousClock.now - made) / .seconds(1)
+        elapsed.withLock { $0 = seconds }
+    }
+
+    var seconds: Double? { elapsed.withLock { $0 } }
 }
 
 extension Int64 {
@@ -113,6 +151,6 @@ extension Int64 {
 /// Prints JSON with sorted keys, one object.
 func printJSON(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     say(String(decoding: try encoder.encode(value), as: UTF8.self))
 }

@@ -87,6 +87,9 @@ struct ConvertCommand: AsyncParsableCommand {
     struct Summary: Encodable {
         var width: Int
         var height: Int
+        /// The format read.
+        var sourceFormat: String
+        /// The format written.
         var format: String
         var frames: Int
         var output: String
@@ -113,7 +116,7 @@ struct ConvertCommand: AsyncParsableCommand {
         if json {
             try printJSON(
                 Summary(
-                    width: image.width, height: image.height, format: image.metadata.format.rawValue,
+                    width: image.width, height: image.height, sourceFormat: image.metadata.format.rawValue, format: format.rawValue,
                     frames: image.frames.count, output: destination.path, bytes: data.count))
         } else {
             say(

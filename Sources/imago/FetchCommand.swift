@@ -30,12 +30,13 @@ struct FetchCommand: AsyncParsableCommand {
     var json = false
 
     mutating func run() async throws {
-        let parsed = try urls.map { text -> URL in
+        // An input that is neither a URL nor an existing file is that input's error; the others load.
+        let parsed = urls.map { text -> Result<URL, InvalidInput> in
             guard let url = URL(string: text), url.scheme != nil else {
-                if FileManager.default.fileExists(atPath: text) { return URL(fileURLWithPath: text) }
-                throw ValidationError("not a URL: \(text)")
+                if FileManager.default.fileExists(atPath: text) { return .success(URL(fileURLWithPath: text)) }
+                return .failure(InvalidInput(text: text, reason: "not a URL or a file: \(text)"))
             }
-            return url
+            return .success(url)
         }
         if noDiskCache && cacheDir != nil { throw ValidationError("--cache-dir and --no-disk-cache exclude each other") }
         var configuration = ImagePipeline.Configuration()
@@ -57,7 +58,7 @@ struct FetchCommand: AsyncParsableCommand {
         let (report, responses) = await BatchLoader(pipeline: pipeline, display: display).load(parsed)
         // Disk writes are made in the background; they must land before the process ends.
         configuration.diskCache?.flush()
-        if let out { try save(responses.mapValues(\.data), urls: parsed, into: URL(fileURLWithPath: out)) }
+        if let out { try save(responses.mapValues(\.data), urls: parsed.map { try? $0.get() }, into: URL(fileURLWithPath: out)) }
         if json {
             try printJSON(report)
         } else {
@@ -70,11 +71,11 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     /// Writes each image atomically; names that collide get a numeric suffix.
-    private func save(_ data: [Int: Data], urls: [URL], into directory: URL) throws {
+    private func save(_ data: [Int: Data], urls: [URL?], into directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var used: Set<String> = []
         for (index, url) in urls.enumerated() {
-            guard let bytes = data[index] else { continue }
+            guard let url, let bytes = data[index] else { continue }
             let name = OutputFileName.unique(OutputFileName.make(for: url, index: index), in: &used)
             try bytes.write(to: directory.appendingPathComponent(name), options: .atomic)
         }

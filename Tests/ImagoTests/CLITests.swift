@@ -26,6 +26,7 @@ private struct FetchReport: Decodable {
         var width: Int?
         var height: Int?
         var format: String?
+        var seconds: Double?
     }
     struct Totals: Decodable {
         var networkRequests: Int
@@ -53,19 +54,27 @@ struct CLITests {
         let missing = origin.url("/missing.gif")
         let run = try await imago([
             "fetch", "--json", "--no-disk-cache", "--out", out.path, a.absoluteString, a.absoluteString, b.absoluteString, missing.absoluteString,
+            "not a url",
         ])
-        #expect(run.status == 1)  // one URL failed
+        #expect(run.status == 1)  // URLs failed
         let report = try JSONDecoder().decode(FetchReport.self, from: run.output)
-        #expect(report.images.map(\.status) == ["ok", "ok", "ok", "error"])
-        #expect(report.images.map(\.bytes) == [jpeg.count, jpeg.count, png.count, 0])
+        #expect(report.images.map(\.status) == ["ok", "ok", "ok", "error", "error"])
+        #expect(report.images.map(\.bytes) == [jpeg.count, jpeg.count, png.count, 0, 0])
+        // The unparsable input is its own error; the others loaded.
+        #expect(report.images[4].url == "not a url")
+        #expect(report.images[4].error?.contains("not a URL") == true)
+        // Every handle that was made says how long it took; slashes are not escaped.
+        #expect(report.images.prefix(4).allSatisfy { ($0.seconds ?? -1) >= 0 })
+        #expect(report.images[4].seconds == nil)
+        #expect(String(decoding: run.output, as: UTF8.self).contains("\"url\" : \"http://127.0.0.1"))
         #expect(report.images[0].source == "network")
-        #expect(report.images.map(\.format) == ["jpeg", "jpeg", "png", nil])
+        #expect(report.images.map(\.format) == ["jpeg", "jpeg", "png", nil, nil])
         #expect(report.images[0].width == 150 && report.images[0].height == 103)
         #expect(report.images[3].error?.contains("HTTP status 404") == true)
         #expect(report.totals.networkRequests == 3)
         #expect(report.totals.coalesced == 1)
         #expect(report.totals.bytes == jpeg.count + png.count)
-        #expect(report.totals.errors == 1)
+        #expect(report.totals.errors == 2)
         #expect(origin.log.requests.count == 3)
         #expect(try Data(contentsOf: out.appendingPathComponent("b.png")) == png)
         #expect(try Data(contentsOf: out.appendingPathComponent("2-a.jpg")) == jpeg)
@@ -158,12 +167,15 @@ struct ConvertCLITests {
     struct Summary: Decodable {
         var width: Int
         var height: Int
+        var sourceFormat: String
         var format: String
         var frames: Int
         var bytes: Int
     }
 
-    @Test("convert a file to each format: the output decodes to the same size, and --json describes the input", arguments: ["png", "jpg", "webp"])
+    @Test(
+        "convert a file to each format: the output decodes to the same size, and --json names the format read and the format written",
+        arguments: ["png", "jpg", "webp"])
     func convertFile(ext: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -171,7 +183,8 @@ struct ConvertCLITests {
         let run = try await imago(["convert", "--json", Corpus.root.appendingPathComponent("gif/video-001.gif").path, output.path])
         #expect(run.status == 0)
         let summary = try JSONDecoder().decode(Summary.self, from: run.output)
-        #expect((summary.width, summary.height, summary.format, summary.frames) == (150, 103, "gif", 1))
+        #expect((summary.width, summary.height, summary.sourceFormat, summary.frames) == (150, 103, "gif", 1))
+        #expect(summary.format == ImageFormat(fileExtension: ext)?.rawValue)
         let written = try Data(contentsOf: output)
         #expect(summary.bytes == written.count)
         let decoded = try DecoderRegistry.standard().decode(written)
