@@ -1,5 +1,5 @@
 import Foundation
-import Imago
+@testable import Imago
 import Testing
 
 @Suite("HTTP freshness (RFC 9111)")
@@ -54,6 +54,20 @@ struct HTTPFreshnessTests {
         #expect(!noCache.isFresh(storedAt: Self.received, now: Self.received))
         #expect(Self.freshness([("Cache-Control", "max-age=10, must-revalidate")]).requiresRevalidation)
         #expect(Self.freshness([("cache-control", "max-age=31536000, immutable")]).isImmutable)
+    }
+
+    @Test("quoted values keep their commas and escaped quotes: no-cache=\"a, b\" does not split into a directive b")
+    func quotedDirectives() {
+        let parsed = HTTPFreshness.directives(#"private="set-cookie, x-b", max-age=60, no-cache="a, max-age=0", ext="q\"u,o", immutable"#)
+        #expect(parsed["private"] == .some("set-cookie, x-b"))
+        #expect(parsed["max-age"] == .some("60"))
+        #expect(parsed["no-cache"] == .some("a, max-age=0"))
+        #expect(parsed["ext"] == .some(#"q"u,o"#))
+        #expect(parsed.keys.contains("immutable") && parsed["immutable"]! == nil)
+        #expect(parsed["x-b"] == nil && parsed["b"] == nil)
+        // The max-age inside the quotes is not the directive's.
+        #expect(Self.freshness([("Cache-Control", #"no-cache="x, max-age=5", max-age=600"#)]).lifetime == .zero)
+        #expect(Self.freshness([("Cache-Control", #"private="a, b", max-age=600"#)]).lifetime == .seconds(600))
     }
 
     @Test("validators become the conditional request's headers")

@@ -82,13 +82,43 @@ public struct HTTPFreshness: Sendable, Hashable {
     }
 
     /// `max-age=60, no-cache, private` → ["max-age": "60", "no-cache": nil, "private": nil].
+    /// A quoted value may hold commas and escaped quotes (`no-cache="a, b"` is one directive,
+    /// RFC 9110 §5.6.4); the first occurrence of a directive wins.
     static func directives(_ header: String) -> [String: String?] {
         var result: [String: String?] = [:]
-        for part in header.split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
-            result[name] = pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+        var name = "", value = "", hasValue = false, inQuotes = false, escaped = false
+        func commit() {
+            let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+            if !key.isEmpty, result[key] == nil {
+                result[key] = hasValue ? value.trimmingCharacters(in: .whitespaces) : nil
+            }
+            (name, value, hasValue) = ("", "", false)
         }
+        for character in header {
+            if inQuotes {
+                if escaped {
+                    value.append(character)
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inQuotes = false
+                } else {
+                    value.append(character)
+                }
+            } else if character == "," {
+                commit()
+            } else if character == "=" && !hasValue {
+                hasValue = true
+            } else if character == "\"" && hasValue {
+                inQuotes = true
+            } else if hasValue {
+                value.append(character)
+            } else {
+                name.append(character)
+            }
+        }
+        commit()
         return result
     }
 
