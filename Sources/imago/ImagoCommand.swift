@@ -6,7 +6,7 @@ struct ImagoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imago",
         abstract: "Load images through the Imago pipeline.",
-        subcommands: [FetchCommand.self, ConvertCommand.self, DemoCommand.self]
+        subcommands: [FetchCommand.self, ConvertCommand.self, ThumbnailCommand.self, DemoCommand.self]
     )
 }
 

@@ -1,0 +1,201 @@
+import ArgumentParser
+import Foundation
+import Imago
+
+struct ThumbnailCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "thumbnail",
+        abstract: "Make thumbnails of files, folders and URLs, decoding on every core at a reduced scale where the format allows."
+    )
+
+    @Argument(help: "Image files, folders (searched recursively for .jpg, .jpeg, .png, .webp, .gif) or URLs.")
+    var inputs: [String]
+
+    @Option(help: ArgumentHelp("The box to fit or fill, in pixels.", valueName: "WxH"))
+    var size: String
+
+    @Option(help: "How the image meets the box: contain (whole image inside), cover (cropped to fill), fill (stretched) or center (only shrunk).")
+    var fit: ConvertCommand.Fit = .contain
+
+    @Option(help: "The format written: jpg, png or webp.")
+    var format = "jpg"
+
+    @Option(help: "Quality 1…100 for JPEG and WebP.")
+    var quality = 85
+
+    @Option(help: "The directory the thumbnails go to, named after their inputs.")
+    var out: String
+
+    @Flag(help: "Print one JSON object: per-input results and totals.")
+    var json = false
+
+    struct Report: Encodable {
+        struct Result: Encodable {
+            var input: String
+            var status: String
+            var error: String?
+            var output: String?
+            var width: Int?
+            var height: Int?
+            var bytes: Int?
+            var seconds: Double?
+        }
+        struct Totals: Encodable {
+            var images: Int
+            var errors: Int
+            var seconds: Double
+            var imagesPerSecond: Double
+        }
+        var images: [Result]
+        var totals: Totals
+    }
+
+    mutating func run() async throws {
+        let box = try PixelSize(parsing: size, option: "--size")
+        guard let outputFormat = ImageFormat(fileExtension: format), [.jpeg, .png, .webp].contains(outputFormat) else {
+            throw ValidationError("--format must be jpg, png or webp, not '\(format)'")
+        }
+        guard (1...100).contains(quality) else { throw ValidationError("--quality must be from 1 to 100") }
+        let encoder: any ImageEncoding =
+            switch outputFormat {
+            case .png: PNGEncoder()
+            case .webp: WebPEncoder(quality: Float(quality))
+            default: JPEGEncoder(quality: quality)
+            }
+        let fileExtension = outputFormat == .jpeg ? "jpg" : format.lowercased()
+        let directory = URL(fileURLWithPath: out)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let items = try InputList.expand(inputs)
+
+        var configuration = ImagePipeline.Configuration()
+        // Each thumbnail is made once and written: nothing to keep in memory.
+        configuration.memoryCache = nil
+        let pipeline = ImagePipeline(configuration: configuration)
+        let thumbnail = ImageRequest.Thumbnail(size: box, contentMode: fit.contentMode)
+        let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
+        display.begin(total: items.count)
+        let start = ContinuousClock.now
+        // Output names are chosen up front, so two inputs never race for one name.
+        var used: Set<String> = []
+        let names = items.enumerated().map { index, item -> String in
+            let base = (try? item.get()).map { OutputFileName.make(for: $0, index: index) } ?? "image-\(index)"
+            let stem = (base as NSString).deletingPathExtension
+            return OutputFileName.unique("\(stem.isEmpty ? "image-\(index)" : stem).\(fileExtension)", in: &used)
+        }
+        // A window of requests in flight keeps every core decoding with bounded memory.
+        let window = max(4, ProcessInfo.processInfo.activeProcessorCount * 4)
+        var results = [Report.Result?](repeating: nil, count: items.count)
+        await withTaskGroup(of: (Int, Report.Result).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < items.count else { return }
+                let index = next, item = items[index], name = names[index]
+                next += 1
+                group.addTask {
+                    (
+                        index,
+                        await Self.make(
+                            item, thumbnail: thumbnail, pipeline: pipeline, encoder: encoder, to: directory.appendingPathComponent(name), display: display)
+                    )
+                }
+            }
+            for _ in 0..<window { addNext() }
+            for await (index, result) in group {
+                results[index] = result
+                addNext()
+            }
+        }
+        display.end()
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
+        let images = results.compactMap { $0 }
+        let errors = images.filter { $0.status == "error" }.count
+        let totals = Report.Totals(images: images.count, errors: errors, seconds: seconds, imagesPerSecond: seconds > 0 ? Double(images.count) / seconds : 0)
+        if json {
+            try printJSON(Report(images: images, totals: totals))
+        } else {
+            for image in images where image.status == "error" { warn("\(image.input): \(image.error ?? "")") }
+            say(
+                "\(images.count - errors) thumbnails in \(directory.path), \(errors) errors, \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", totals.imagesPerSecond)) images/s)"
+            )
+        }
+        if errors > 0 { throw ExitCode(1) }
+    }
+
+    /// Loads `item` as `thumbnail`, encodes it and writes it atomically to `output`.
+    private static func make(
+        _ item: Result<URL, InvalidInput>, thumbnail: ImageRequest.Thumbnail, pipeline: ImagePipeline,
+        encoder: any ImageEncoding, to output: URL, display: ProgressDisplay
+    ) async -> Report.Result {
+        let url: URL
+        switch item {
+        case .failure(let invalid): return Report.Result(input: invalid.text, status: "error", error: invalid.reason)
+        case .success(let loaded): url = loaded
+        }
+        let start = ContinuousClock.now
+        let task = pipeline.imageTask(
+            with: ImageRequest(url: url, thumbnail: thumbnail),
+            progress: { received, expected, _ in display.progress(url, received: received, expected: expected) }
+        )
+        let input = url.isFileURL ? url.path : url.redactedString
+        do {
+            let response = try await task.response
+            display.finished(url, result: .success(response))
+            guard let image = response.image else { throw ImagoError(.loaderFailed, url: url) }
+            let data = try encoder.encode(image)
+            try data.write(to: output, options: .atomic)
+            return Report.Result(
+                input: input, status: "ok", output: output.path, width: image.width, height: image.height,
+                bytes: data.count, seconds: (ContinuousClock.now - start) / .seconds(1))
+        } catch {
+            let imagoError = error as? ImagoError ?? ImagoError(.loaderFailed, url: url, underlying: error)
+            display.finished(url, result: .failure(imagoError))
+            return Report.Result(input: input, status: "error", error: "\(error)", seconds: (ContinuousClock.now - start) / .seconds(1))
+        }
+    }
+}
+
+/// Command-line inputs as URLs: a URL with a scheme as given, a folder as the images found in it
+/// (recursively, sorted), a file as its file URL; anything else is that input's error.
+enum InputList {
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
+
+    static func expand(_ inputs: [String]) throws -> [Result<URL, InvalidInput>] {
+        var items: [Result<URL, InvalidInput>] = []
+        for text in inputs {
+            if let url = URL(string: text), let scheme = url.scheme, scheme.count > 1 {
+                items.append(.success(url))
+                continue
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: text, isDirectory: &isDirectory) else {
+                items.append(.failure(InvalidInput(text: text, reason: "no such file, folder or URL: \(text)")))
+                continue
+            }
+            guard isDirectory.boolValue else {
+                items.append(.success(URL(fileURLWithPath: text)))
+                continue
+            }
+            guard let walker = FileManager.default.enumerator(at: URL(fileURLWithPath: text), includingPropertiesForKeys: nil) else {
+                items.append(.failure(InvalidInput(text: text, reason: "cannot read the folder \(text)")))
+                continue
+            }
+            var found: [URL] = []
+            for case let file as URL in walker where imageExtensions.contains(file.pathExtension.lowercased()) {
+                found.append(file)
+            }
+            items += found.sorted { $0.path < $1.path }.map { .success($0) }
+        }
+        return items
+    }
+}
+
+extension PixelSize {
+    /// `512x384` as a size; a usage error naming `option` otherwise.
+    init(parsing text: String, option: String) throws {
+        let parts = text.lowercased().split(separator: "x").map { Int($0) }
+        guard parts.count == 2, let width = parts[0], let height = parts[1], (1...65_535).contains(width), (1...65_535).contains(height) else {
+            throw ValidationError("\(option) wants WIDTHxHEIGHT in pixels from 1 to 65535, such as 512x512, not '\(text)'")
+        }
+        self.init(width: width, height: height)
+    }
+}
