@@ -42,12 +42,15 @@ format:
 # Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), the sqlite3 shell, vipsthumbnail
 # (libvips-tools), Pillow in a venv under Benchmarks/; GNU time measures the hostile-file children.
 BENCH_PACKAGES := python3-venv sqlite3 libvips-tools time
+# `make bench BENCH_GROUPS="batch processing"` runs only those groups.
+BENCH_GROUPS ?=
 bench: deps
 	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(BENCH_PACKAGES); }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
-	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python $$($(SWIFT) build -c release --show-bin-path)/imago-bench
+	cd Benchmarks && $(SWIFT) build -c release && $(SWIFT) build -c release --product imago
+	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python IMAGO_CLI=$$($(SWIFT) build -c release --show-bin-path)/imago \
+		$$($(SWIFT) build -c release --show-bin-path)/imago-bench $(BENCH_GROUPS)
 
 # Fuzzing: libFuzzer under AddressSanitizer, FUZZ_SECONDS per harness. `imago-fuzz` holds the
 # harnesses over Imago's Swift API (Fuzz/imago-fuzz/Harness.swift): decode (every decoder, limits

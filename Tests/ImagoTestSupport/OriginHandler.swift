@@ -108,6 +108,10 @@ final class OriginHandler: ChannelInboundHandler {
             return redirect(to: request.path + "?" + query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&"), context: context)
         }
         if let location = route.redirect { return redirect(to: location, context: context) }
+        if route.failFirst > 0, origin.log.requests(to: request.path).count <= route.failFirst {
+            let headers = Dictionary(route.failureHeaders.map { ($0.name, $0.value) }) { $1 }
+            return send(status: HTTPResponseStatus(statusCode: route.failureStatus), headers: headers, body: Data("try again\n".utf8), context: context)
+        }
 
         var headers: [String: String] = [:]
         if let etag = route.etag { headers["ETag"] = etag }

@@ -49,6 +49,11 @@ extension TestOrigin {
         public var gate: String?
         /// Answer `Range: bytes=a-b` with 206 and the slice.
         public var acceptsRanges = true
+        /// The first this many requests to the path (since the log was cleared) get `failureStatus`
+        /// with `failureHeaders` and a short body, the later ones the route.
+        public var failFirst = 0
+        public var failureStatus = 503
+        public var failureHeaders: [(name: String, value: String)] = []
 
         /// A route serving `body`.
         public init(body: Data) {
@@ -58,7 +63,7 @@ extension TestOrigin {
         /// This route with per-request controls from a query string:
         /// `status=N`, `latency_ms=N`, `rate=N` (bytes/s), `chunked=1`, `content_type=none|TYPE`,
         /// `length=N` (declared), `truncate=N`, `reset=N`, `redirects=N` (hops left), `loop=1|2`,
-        /// `etag=TAG`, `cache_control=VALUE`, `gate=NAME`.
+        /// `etag=TAG`, `cache_control=VALUE`, `gate=NAME`, `fail_first=N`, `fail_status=N`, `retry_after=VALUE`.
         public func applying(query: [String: String]) -> Route {
             var route = self
             if let value = query["status"].flatMap(Int.init) { route.status = value }
@@ -74,6 +79,9 @@ extension TestOrigin {
             if let value = query["etag"] { route.etag = value }
             if let value = query["cache_control"] { route.headers.append(("Cache-Control", value)) }
             if let value = query["gate"] { route.gate = value }
+            if let value = query["fail_first"].flatMap(Int.init) { route.failFirst = value }
+            if let value = query["fail_status"].flatMap(Int.init) { route.failureStatus = value }
+            if let value = query["retry_after"] { route.failureHeaders.append(("Retry-After", value)) }
             return route
         }
     }

@@ -15,9 +15,9 @@ case "decode-rss":
 case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [cache] [processing] [hostile]` runs those groups
+    // `imago-bench [network] [codecs] [cache] [processing] [batch] [hostile]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`); no argument runs all.
-    let groups = arguments.isEmpty ? ["network", "codecs", "cache", "processing", "hostile"] : arguments
+    let groups = arguments.isEmpty ? ["network", "codecs", "cache", "processing", "batch", "hostile"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
     if groups.contains("network") {
@@ -29,5 +29,6 @@ default:
     if groups.contains("cache") || groups.contains("memory-cache") { MemoryCacheBenchmark.run() }
     if groups.contains("cache") || groups.contains("disk-cache") { try DiskCacheBenchmark.run() }
     if groups.contains("processing") { try await ThumbnailBenchmark.run() }
+    if groups.contains("batch") { try BatchThumbnailBenchmark.run() }
     if groups.contains("hostile") { try HostileBenchmark.run() }
 }

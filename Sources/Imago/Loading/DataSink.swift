@@ -45,7 +45,11 @@ public final class DataSink: Sendable {
                 state.withLock { $0.response = response }
                 throw ImagoError(.notModified, url: response.url)
             }
-            guard (200..<300).contains(status) else { throw ImagoError(.httpStatus(status), url: response.url) }
+            guard (200..<300).contains(status) else {
+                // Kept: a retry reads its Retry-After.
+                state.withLock { $0.response = response }
+                throw ImagoError(.httpStatus(status), url: response.url)
+            }
         }
         if let expected = response.expectedContentLength, expected > maxSize {
             throw ImagoError(.tooLarge(limit: maxSize), url: response.url)
@@ -90,6 +94,15 @@ public final class DataSink: Sendable {
     /// Makes every later `receive` throw `cancelled`, for loaders that deliver from other threads.
     func cancel() {
         state.withLock { $0.isCancelled = true }
+    }
+
+    /// Forgets a failed attempt's response and bytes, so the transfer can be tried again.
+    func reset() {
+        state.withLock { state in
+            state.response = nil
+            state.data = Data()
+            state.bodyStart = nil
+        }
     }
 
     /// The response head, once received.

@@ -83,15 +83,14 @@ extension ImagePipeline {
         loadRequest.headers += validators
         let conditional = loadRequest
         contacted = true
-        transferStarted(request.url)
-        let receivedAt = Date()
+        var receivedAt = Date()
         do {
             if let limit = request.deadline ?? configuration.deadline {
-                try await Self.withDeadline(begin + limit, url: request.url) {
-                    try await loader.load(conditional, into: sink)
+                receivedAt = try await Self.withDeadline(begin + limit, url: request.url) {
+                    try await self.attempts(conditional, with: loader, into: sink)
                 }
             } else {
-                try await loader.load(conditional, into: sink)
+                receivedAt = try await attempts(conditional, with: loader, into: sink)
             }
             try Task.checkCancellation()
             let (response, data) = try sink.finish()
@@ -115,6 +114,31 @@ extension ImagePipeline {
                 data: stale.data, source: .revalidated, isStorable: received.isStorable,
                 metadata: received.metadata, pendingWrite: received.pendingWrite
             )
+        }
+    }
+
+    /// Loads `request` into `sink`, trying again as the retry policy allows after a transient
+    /// failure, each attempt through the request modifier. Returns when the last attempt's
+    /// response was received.
+    private func attempts(_ request: DataLoadRequest, with loader: any DataLoading, into sink: DataSink) async throws -> Date {
+        var retry = 0
+        while true {
+            let modified = try await configuration.requestModifier?(request) ?? request
+            transferStarted(request.url)
+            let receivedAt = Date()
+            do {
+                try await loader.load(modified, into: sink)
+                return receivedAt
+            } catch let error as ImagoError {
+                retry += 1
+                guard !Task.isCancelled, let policy = configuration.retryPolicy,
+                    let delay = policy.delay(beforeRetry: retry, after: error, retryAfter: sink.response?.header("Retry-After"))
+                else { throw error }
+                state.withLock { $0.statistics.retries += 1 }
+                observers.retrying(request.url, after: error, delay: delay)
+                try await Task.sleep(for: delay)
+                sink.reset()
+            }
         }
     }
 

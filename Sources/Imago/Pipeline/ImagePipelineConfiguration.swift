@@ -38,6 +38,11 @@ extension ImagePipeline {
         /// Headers dropped when a redirect leaves the request's origin, besides `Authorization`,
         /// `Cookie` and `Proxy-Authorization`, which always are (case-insensitive names).
         public var headersDroppedOnCrossOriginRedirect: Set<String> = []
+        /// Whether and how failed transfers are tried again; nil (the default) tries once.
+        public var retryPolicy: RetryPolicy?
+        /// Runs before every load (each retry included), after the pipeline set the headers: a place
+        /// to refresh a token or sign the URL. Throwing fails the transfer with that error.
+        public var requestModifier: (@Sendable (DataLoadRequest) async throws -> DataLoadRequest)?
         /// Which addresses transfers may connect to, checked on every hop against the address
         /// connected to. Default ``AddressPolicy/allowAll``; a server fetching URLs its clients
         /// name should use ``AddressPolicy/publicOnly``.

@@ -38,5 +38,7 @@ extension ImagePipeline {
         public var decodes = 0
         /// Variants made by processors, each once per transfer.
         public var processed = 0
+        /// Transfers tried again after a transient failure (``RetryPolicy``), one per retry.
+        public var retries = 0
     }
 }

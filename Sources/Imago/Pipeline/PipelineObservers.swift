@@ -15,6 +15,7 @@ final class PipelineObservers: Sendable {
     private let bytes: Counter
     private let coalesced: Counter
     private let stopped: Counter
+    private let retries: Counter
     private let duration: Metrics.Timer
 
     init(logger: Logger, factory: (any MetricsFactory)?) {
@@ -25,6 +26,7 @@ final class PipelineObservers: Sendable {
         bytes = Counter(label: "imago.bytes", factory: factory)
         coalesced = Counter(label: "imago.coalesced", factory: factory)
         stopped = Counter(label: "imago.stopped", factory: factory)
+        retries = Counter(label: "imago.retries", factory: factory)
         duration = Metrics.Timer(label: "imago.transfer.duration", factory: factory)
     }
 
@@ -67,6 +69,11 @@ final class PipelineObservers: Sendable {
                 "expected": "\(response.expectedContentLength.map(String.init) ?? "-")",
             ])
         emit(.receivedResponse(url: response.url, statusCode: response.statusCode, expectedBytes: response.expectedContentLength))
+    }
+
+    func retrying(_ url: URL, after error: ImagoError, delay: Duration) {
+        retries.increment()
+        logger.debug("transfer retried", metadata: ["url": "\(url.redactedString)", "error": "\(error.kind)", "delay": "\(delay)"])
     }
 
     func stopped(_ url: URL) {

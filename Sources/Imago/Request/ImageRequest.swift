@@ -30,6 +30,10 @@ public struct ImageRequest: Sendable, Hashable {
     /// set, the pipeline loads the smallest that covers the thumbnail without upscaling,
     /// preferring one already in the memory cache; without a thumbnail, the largest.
     public var sources: [Source] = []
+    /// Identifies the image instead of the URL in the memory and disk caches' keys and for
+    /// coalescing: for signed URLs (S3, a CDN) whose query changes on every request while the
+    /// image stays the same. Nil (the default) uses the URL.
+    public var imageID: String?
 
     /// Makes a request for `url`.
     public init(
@@ -63,7 +67,7 @@ public struct ImageRequest: Sendable, Hashable {
         left.url == right.url && left.priority == right.priority && left.headers == right.headers
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
             && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
-            && left.thumbnail == right.thumbnail && left.sources == right.sources
+            && left.thumbnail == right.thumbnail && left.sources == right.sources && left.imageID == right.imageID
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -89,7 +93,7 @@ public struct ImageRequest: Sendable, Hashable {
     /// What changes the bytes fetched.
     private var sourceKey: SourceKey {
         SourceKey(
-            url: url.absoluteString,
+            url: imageID.map { "id:" + $0 } ?? url.absoluteString,
             headers: headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { "\($0.key.lowercased()):\($0.value)" },
             credentials: credentials,
             options: options.intersection(Options.changingTransfer)
@@ -162,10 +166,10 @@ public struct ImageRequest: Sendable, Hashable {
         diskCacheKey + "\nvariant:" + (thumbnail?.identifier ?? "") + "|" + processorsIdentifier
     }
 
-    /// The disk cache's key: the URL, and the headers and user name when the request sets them
+    /// The disk cache's key: the URL (or ``imageID``), and the headers and user name when the request sets them
     /// (never the password).
     var diskCacheKey: String {
-        var key = url.stringWithoutPassword
+        var key = imageID.map { "id:" + $0 } ?? url.stringWithoutPassword
         let extra = headers.filter { $0.key.lowercased() != "authorization" }
             .sorted { $0.key.lowercased() < $1.key.lowercased() }
             .map { "\($0.key.lowercased()):\($0.value)" }
