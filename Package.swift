@@ -92,6 +92,7 @@ let package = Package(
                 "ImagoTestSupport",
                 "CJPEGDC",
                 "CTurboJPEG",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]

@@ -145,7 +145,7 @@ struct HostileOriginTests {
                 pipeline.configuration.diskCache?.flush()
             }
             // Counted through the cache in use: a new one cannot even open on this directory.
-            #expect(pipeline.configuration.diskCache?.count == 0)
+            #expect((pipeline.configuration.diskCache as? DiskCache)?.count == 0)
             #expect(fixture.origin.log.requests.count == 3)
         }
     }

@@ -68,6 +68,13 @@ public final class DiskCache: Sendable {
         public var data: Data
         /// What is known of the response.
         public var metadata: Metadata
+
+        /// Makes an entry.
+        public init(key: String, data: Data, metadata: Metadata) {
+            self.key = key
+            self.data = data
+            self.metadata = metadata
+        }
     }
 
     /// A change not yet in the index; readers see it at once.

@@ -1,11 +1,11 @@
 import Foundation
 
-/// HTTP caching (RFC 9111, a private cache) over a ``DiskCache``: whether a stored entry may be
+/// HTTP caching (RFC 9111, a private cache) over a ``DiskCaching`` store (``DiskCache`` by default): whether a stored entry may be
 /// served under a request's cache policy, the conditional request that revalidates a stale one,
 /// and what a `200` or a `304` writes back. Writes wait (``PendingWrite``) until the bytes have
 /// validated, so bytes that crash or fail a decoder are never stored and replayed.
 struct HTTPCache: Sendable {
-    let disk: DiskCache
+    let disk: any DiskCaching
     /// The lifetime of a response that says nothing of freshness (see ``HTTPFreshness``).
     let heuristicLifetime: Duration
 
@@ -26,7 +26,7 @@ struct HTTPCache: Sendable {
             /// A 304's headers for the stored bytes.
             case refresh(DiskCache.Metadata)
         }
-        let disk: DiskCache
+        let disk: any DiskCaching
         let key: String
         /// Nil when nothing is to be written (served from disk as stored).
         var write: Write?

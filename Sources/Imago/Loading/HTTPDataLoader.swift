@@ -20,10 +20,23 @@ public final class HTTPDataLoader: DataLoading {
 
     public let loaderPriority: Int
     private let clients = Locked<[ClientKey: HTTPClient]>([:])
+    /// The caller's client, used for every request not under an address policy; not shut down here.
+    private let sharedClient: HTTPClient?
 
-    /// Makes an http(s) loader.
+    /// Makes an http(s) loader with clients of its own.
     public init(loaderPriority: Int = 0) {
         self.loaderPriority = loaderPriority
+        self.sharedClient = nil
+    }
+
+    /// Makes an http(s) loader that sends every request through `client` (its event loops, pool,
+    /// proxy and TLS settings), except under an ``AddressPolicy`` that checks addresses, where each
+    /// hop needs a client told which address to use. The client must not follow redirects itself
+    /// (`redirectConfiguration = .disallow`): Imago follows them, with its rules. The caller shuts
+    /// it down, after the pipeline is done with it.
+    public init(loaderPriority: Int = 0, client: HTTPClient) {
+        self.loaderPriority = loaderPriority
+        self.sharedClient = client
     }
 
     deinit {
@@ -124,7 +137,8 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     private func client(for key: ClientKey) -> HTTPClient {
-        clients.withLock { clients in
+        if let sharedClient { return sharedClient }
+        return clients.withLock { clients in
             if let client = clients[key] { return client }
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: Self.configuration(for: key))
             clients[key] = client

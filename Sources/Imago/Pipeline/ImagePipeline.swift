@@ -82,6 +82,7 @@ public final class ImagePipeline: Sendable {
         self.state = Locked(State(transfers: Transfers(maxRunning: configuration.maxConcurrentDownloads, order: configuration.executionOrder)))
         self.cacheStage = WorkStage(width: configuration.cacheStageWidth)
         self.cpuStage = WorkStage(width: configuration.cpuStageWidth)
+        if let cache = configuration.memoryCache { configuration.memoryPressureMonitor?.register(cache) }
         self.observers = PipelineObservers(logger: configuration.logger, factory: configuration.metricsFactory)
     }
 

@@ -76,9 +76,12 @@ extension ImagePipeline {
         /// Decoded images by cache key, answered synchronously; nil turns memory caching off.
         /// Pipelines made from one configuration value share its cache.
         public var memoryCache: MemoryCache<ImageRequest.CacheKey, ImageResponse>? = MemoryCache()
-        /// Original bytes of `http(s)` responses, with HTTP freshness; nil (the default) turns disk
-        /// caching off. ``ImagePipeline/shared`` uses one in ``DiskCache/defaultDirectory``.
-        public var diskCache: DiskCache?
+        /// Where the memory cache is registered to be trimmed when the process's cgroup reports
+        /// memory pressure; nil for never. Default ``MemoryPressureMonitor/shared``.
+        public var memoryPressureMonitor: MemoryPressureMonitor? = .shared
+        /// Original bytes of `http(s)` responses, with HTTP freshness: a ``DiskCache``, or your own
+        /// ``DiskCaching`` tier; nil (the default) turns disk caching off. ``ImagePipeline/shared`` uses one in ``DiskCache/defaultDirectory``.
+        public var diskCache: (any DiskCaching)?
         /// How long a response that says nothing of its freshness (no Cache-Control max-age, no
         /// Expires, no Last-Modified) stays fresh. Default one hour.
         public var heuristicFreshness: Duration = .seconds(3600)
