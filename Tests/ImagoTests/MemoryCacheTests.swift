@@ -109,4 +109,45 @@ struct MemoryCacheTests {
         #expect(Set(keys).count == keys.count)
         #expect(keys.allSatisfy { cache.value(forKey: $0) == $0 })
     }
+
+    /// A key whose hash collides with a quarter of the others, so the index probes long runs.
+    struct CollidingKey: Hashable, Sendable {
+        var value: Int
+        func hash(into hasher: inout Hasher) { hasher.combine(value % 4) }
+    }
+
+    @Test("the index stays right through 20,000 random sets, removals and lookups of colliding keys, against a Dictionary")
+    func indexAgainstADictionary() {
+        let cache = MemoryCache<CollidingKey, Int>(limits: .init(cost: .max, count: .max, entryCost: .max))
+        var model: [Int: Int] = [:]
+        var generator = SplitMix(seed: 42)
+        for step in 0..<20_000 {
+            let key = Int(generator.next() % 300)
+            switch generator.next() % 3 {
+            case 0:
+                cache.setValue(step, forKey: CollidingKey(value: key), cost: 1)
+                model[key] = step
+            case 1:
+                cache.removeValue(forKey: CollidingKey(value: key))
+                model[key] = nil
+            default:
+                #expect(cache.value(forKey: CollidingKey(value: key)) == model[key], "step \(step), key \(key)")
+            }
+        }
+        #expect(cache.count == model.count)
+        for key in 0..<300 { #expect(cache.value(forKey: CollidingKey(value: key)) == model[key]) }
+    }
+
+    /// A deterministic generator, so a failure repeats.
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
 }

@@ -30,29 +30,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
-    /// The dictionary maps a key to a slot number only, so a lookup copies an integer; a slot
-    /// holds the value, its cost and age, and its links in the recency list. A hit relinks a few
-    /// integers and retains the value once: no copy of keys or values, no allocation.
+    /// The index maps a key to a slot number only, so a lookup copies an integer; a slot holds the
+    /// key, the value, its cost and age, and its links in the recency list. A hit probes the index
+    /// with the key's precomputed hash, relinks a few integers and retains the value once: no
+    /// hashing under the lock, no copy of keys or values, no allocation.
     @usableFromInline
     struct Storage {
         /// A key with its hash computed before the lock is taken: hashing a URL-sized key is most
         /// of a lookup's work, and two threads then contend only for what must be serialised.
         @usableFromInline
-        struct HashedKey: Hashable, Sendable {
+        struct HashedKey: Sendable {
             @usableFromInline let key: Key
             @usableFromInline let hash: Int
 
             @inlinable init(_ key: Key) {
                 self.key = key
                 self.hash = key.hashValue
-            }
-
-            @inlinable static func == (left: HashedKey, right: HashedKey) -> Bool {
-                left.hash == right.hash && left.key == right.key
-            }
-
-            @inlinable func hash(into hasher: inout Hasher) {
-                hasher.combine(hash)
             }
         }
 
@@ -67,7 +60,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             @usableFromInline var older: Int32
         }
 
-        @usableFromInline var slotsByKey: [HashedKey: Int] = [:]
+        /// Slot numbers by key: open addressing with linear probing over the hash each key
+        /// carries, so a lookup hashes nothing under the lock. Entries are slot + 1 (0 is empty);
+        /// the table is at most half full, and removal shifts later entries back (no tombstones).
+        @usableFromInline var index = [Int32](repeating: 0, count: 16)
+        @usableFromInline var keyCount = 0
         @usableFromInline var slots: [Slot] = []
         @usableFromInline var freeSlots: [Int] = []
         @usableFromInline var newest: Int32 = -1
@@ -76,13 +73,75 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
         @usableFromInline init() {}
 
-        @usableFromInline var count: Int { slotsByKey.count }
+        @usableFromInline var count: Int { keyCount }
+
+        /// Where `key` is in ``index``, or nil.
+        @inlinable
+        func position(of key: HashedKey) -> Int? {
+            let mask = index.count - 1
+            var position = key.hash & mask
+            while true {
+                let entry = Int(index[position])
+                if entry == 0 { return nil }
+                if let stored = slots[entry - 1].key, stored.hash == key.hash, stored.key == key.key { return position }
+                position = (position + 1) & mask
+            }
+        }
+
+        /// The slot holding `key`, or nil.
+        @inlinable
+        func slot(of key: HashedKey) -> Int? {
+            position(of: key).map { Int(index[$0]) - 1 }
+        }
+
+        /// Records that `slot` holds `key` (which is not in the index), growing the table first
+        /// when it would be more than half full.
+        mutating func indexInsert(_ key: HashedKey, slot: Int) {
+            if (keyCount + 1) * 2 > index.count {
+                var grown = [Int32](repeating: 0, count: index.count * 2)
+                let mask = grown.count - 1
+                for entry in index where entry != 0 {
+                    guard let hash = slots[Int(entry) - 1].key?.hash else { continue }
+                    var position = hash & mask
+                    while grown[position] != 0 { position = (position + 1) & mask }
+                    grown[position] = entry
+                }
+                index = grown
+            }
+            let mask = index.count - 1
+            var position = key.hash & mask
+            while index[position] != 0 { position = (position + 1) & mask }
+            index[position] = Int32(slot + 1)
+            keyCount += 1
+        }
+
+        /// Forgets `key`'s entry in the index and shifts the entries after it back, so every key
+        /// stays reachable from its home position. Returns its slot.
+        mutating func indexRemove(_ key: HashedKey) -> Int? {
+            guard var hole = position(of: key) else { return nil }
+            let slot = Int(index[hole]) - 1
+            let mask = index.count - 1
+            index[hole] = 0
+            var next = (hole + 1) & mask
+            while index[next] != 0 {
+                let home = (slots[Int(index[next]) - 1].key?.hash ?? 0) & mask
+                // The entry at `next` may fill the hole unless its home lies after the hole.
+                if (next - home) & mask >= (next - hole) & mask {
+                    index[hole] = index[next]
+                    index[next] = 0
+                    hole = next
+                }
+                next = (next + 1) & mask
+            }
+            keyCount -= 1
+            return slot
+        }
 
         /// The value for `key`, made the most recent; nil when absent or older than `timeToLive`
         /// at `time` (and then removed).
         @inlinable
         mutating func hit(_ key: HashedKey, at time: ContinuousClock.Instant?, timeToLive: Duration?) -> Value? {
-            guard let slot = slotsByKey[key] else { return nil }
+            guard let slot = slot(of: key) else { return nil }
             if let time, let timeToLive, time - slots[slot].stored >= timeToLive {
                 remove(key)
                 return nil
@@ -109,7 +168,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
         @usableFromInline
         mutating func remove(_ key: HashedKey) {
-            guard let slot = slotsByKey.removeValue(forKey: key) else { return }
+            guard let slot = indexRemove(key) else { return }
             let newer = slots[slot].newer, older = slots[slot].older
             if newer >= 0 { slots[Int(newer)].older = older } else { newest = older }
             if older >= 0 { slots[Int(older)].newer = newer } else { oldest = newer }
@@ -129,7 +188,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 slot = slots.count
                 slots.append(entry)
             }
-            slotsByKey[key] = slot
+            indexInsert(key, slot: slot)
             totalCost += cost
             if newest >= 0 { slots[Int(newest)].newer = Int32(slot) }
             newest = Int32(slot)
@@ -137,7 +196,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
 
         mutating func trim(toCost cost: Int, count: Int) {
-            while oldest >= 0, totalCost > cost || slotsByKey.count > count { remove(slots[Int(oldest)].key!) }
+            while oldest >= 0, totalCost > cost || keyCount > count { remove(slots[Int(oldest)].key!) }
         }
     }
 

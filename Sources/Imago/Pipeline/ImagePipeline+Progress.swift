@@ -3,11 +3,11 @@ import Foundation
 /// Progress and previews while a transfer's bytes arrive.
 extension ImagePipeline {
     func reportProgress(of transferID: UInt64, received: Int64, expected: Int64?) {
-        let members = state.withLock { $0.transfers.members(of: transferID) }
-        for member in members {
+        let (members, wantsPreviews) = state.withLock { ($0.transfers.members(of: transferID), $0.transfers.wantsPreviews(transferID)) }
+        for member in members.values {
             member.handle.reportProgress(received: received, expected: expected, url: member.request.url)
         }
-        if members.contains(where: \.wantsPreviews) { startPreview(of: transferID) }
+        if wantsPreviews { startPreview(of: transferID) }
     }
 
     /// Decodes a preview from the bytes so far, off the loader's task, when the interval has passed

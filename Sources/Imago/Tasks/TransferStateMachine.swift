@@ -41,12 +41,40 @@ struct TransferStateMachine<Handle, Job, Stale> {
         let request: ImageRequest
         var priority: Priority
         var phase: Phase
-        var members: [UInt64: Member] = [:]
+        private(set) var members: [UInt64: Member] = [:]
+        /// Members per priority, so the transfer's priority is found without a pass over them.
+        private var priorityCounts = [Int](repeating: 0, count: Priority.allCases.count)
+        private var previewMembers = 0
         var preview = PreviewState()
 
+        init(id: UInt64, key: ImageRequest.TransferKey, request: ImageRequest, priority: Priority, phase: Phase) {
+            self.id = id
+            self.key = key
+            self.request = request
+            self.priority = priority
+            self.phase = phase
+        }
+
         /// The highest priority among the handles, which the transfer runs at.
-        var membersPriority: Priority { members.values.map(\.priority).max() ?? priority }
-        var wantsPreviews: Bool { members.values.contains(where: \.wantsPreviews) }
+        var membersPriority: Priority {
+            priorityCounts.lastIndex { $0 > 0 }.flatMap(Priority.init(rawValue:)) ?? priority
+        }
+        var wantsPreviews: Bool { previewMembers > 0 }
+
+        mutating func add(_ member: Member, as handleID: UInt64) {
+            remove(handleID)
+            members[handleID] = member
+            priorityCounts[member.priority.rawValue] += 1
+            if member.wantsPreviews { previewMembers += 1 }
+        }
+
+        @discardableResult
+        mutating func remove(_ handleID: UInt64) -> Member? {
+            guard let member = members.removeValue(forKey: handleID) else { return nil }
+            priorityCounts[member.priority.rawValue] -= 1
+            if member.wantsPreviews { previewMembers -= 1 }
+            return member
+        }
     }
 
     /// Previews of a running transfer: whether one is being made, when the last was delivered.
@@ -113,9 +141,14 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// No transfer, no download and no lookup under way, cancelled ones included.
     var isIdle: Bool { transfers.isEmpty && running == 0 && lookups == 0 }
 
-    /// The members of `transferID`, or none when it is gone.
-    func members(of transferID: UInt64) -> [Member] {
-        transfers[transferID].map { Array($0.members.values) } ?? []
+    /// The members of `transferID` (the transfer's own dictionary, not a copy), or none when it is gone.
+    func members(of transferID: UInt64) -> [UInt64: Member] {
+        transfers[transferID]?.members ?? [:]
+    }
+
+    /// Whether a member of `transferID` wants previews.
+    func wantsPreviews(_ transferID: UInt64) -> Bool {
+        transfers[transferID]?.wantsPreviews ?? false
     }
 
     // MARK: - Handles
@@ -129,17 +162,18 @@ struct TransferStateMachine<Handle, Job, Stale> {
             handle: handle, request: request, priority: request.priority, decodes: decodes,
             wantsPreviews: decodes && request.options.contains(.previews)
         )
-        if let transferID = transferByKey[request.transferKey], transfers[transferID] != nil {
-            transfers[transferID]?.members[handleID] = member
+        let key = request.transferKey
+        if let transferID = transferByKey[key], transfers[transferID] != nil {
+            transfers[transferID]?.add(member, as: handleID)
             transferOfHandle[handleID] = transferID
             reprioritize(transferID)
             return .coalesced(transferID: transferID)
         }
         let transferID = makeID()
-        var transfer = Transfer(id: transferID, key: request.transferKey, request: request, priority: request.priority, phase: .lookingUp)
-        transfer.members[handleID] = member
+        var transfer = Transfer(id: transferID, key: key, request: request, priority: request.priority, phase: .lookingUp)
+        transfer.add(member, as: handleID)
         transfers[transferID] = transfer
-        transferByKey[request.transferKey] = transferID
+        transferByKey[key] = transferID
         transferOfHandle[handleID] = transferID
         if looksUp {
             lookups += 1
@@ -152,12 +186,12 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// Removes handle `handleID`; the transfer stops when it was the last. Nil when the handle is
     /// in no transfer (finished, or never joined).
     mutating func cancel(_ handleID: UInt64) -> Cancellation? {
+        // In place: a copy of the transfer would copy its members on write.
         guard let transferID = transferOfHandle.removeValue(forKey: handleID),
-            var transfer = transfers[transferID],
-            let member = transfer.members.removeValue(forKey: handleID)
+            let member = transfers[transferID]?.remove(handleID),
+            let transfer = transfers[transferID]
         else { return nil }
         guard transfer.members.isEmpty else {
-            transfers[transferID] = transfer
             reprioritize(transferID)
             return Cancellation(handle: member.handle)
         }
@@ -172,8 +206,9 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// Sets handle `handleID`'s priority; its transfer runs at its members' highest, and a queued
     /// one moves lanes at once.
     mutating func setPriority(_ priority: Priority, of handleID: UInt64) {
-        guard let transferID = transferOfHandle[handleID], transfers[transferID]?.members[handleID] != nil else { return }
-        transfers[transferID]?.members[handleID]?.priority = priority
+        guard let transferID = transferOfHandle[handleID], var member = transfers[transferID]?.members[handleID] else { return }
+        member.priority = priority
+        transfers[transferID]?.add(member, as: handleID)
         reprioritize(transferID)
     }
 
