@@ -1,5 +1,6 @@
 import Foundation
 @testable import Imago
+import ImagoTestSupport
 import Testing
 
 /// A clock the test moves by hand, so time-to-live needs no sleeping.
@@ -136,18 +137,5 @@ struct MemoryCacheTests {
         }
         #expect(cache.count == model.count)
         for key in 0..<300 { #expect(cache.value(forKey: CollidingKey(value: key)) == model[key]) }
-    }
-
-    /// A deterministic generator, so a failure repeats.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }
