@@ -110,11 +110,18 @@ struct CLITests {
         let sheetFile = images.appendingPathComponent("sheet.png")
         let run = try await imago(["demo", "--json", "--rate", "0", "--images", images.path, "--sheet-path", sheetFile.path])
         #expect(run.status == 0)
-        // The contact sheet: one 160-pixel cell per image in a row, each image fitted and centred.
+        // The contact sheet: one 160-pixel cell per image in a row, each image fitted and centred,
+        // two 10-pixel caption lines under it in dark grey (name; size, source, milliseconds).
         let sheet = try PNGDecoder().decode(Data(contentsOf: sheetFile), options: DecodingOptions())
-        #expect((sheet.width, sheet.height) == (8 + 5 * 168, 8 + 168))
+        #expect((sheet.width, sheet.height) == (8 + 5 * 168, 8 + 160 + 20 + 8))
         #expect(sheet.pixel(x: 2, y: 2) == (235, 235, 235, 255))
         #expect(sheet.pixel(x: 8 + 80, y: 8 + 80) != (235, 235, 235, 255))
+        for line in 0..<2 {
+            let inked = (8..<(8 + 160)).contains { x in
+                (0..<7).contains { row in sheet.pixel(x: x, y: 8 + 160 + 2 + line * 10 + row) == (40, 40, 40, 255) }
+            }
+            #expect(inked, "caption line \(line) of the first image")
+        }
         struct Phase: Decodable {
             var phase: String, images: Int, networkRequests: Int, coalesced: Int, memoryHits: Int, diskHits: Int, revalidated: Int, bytes: Int, errors: Int
         }

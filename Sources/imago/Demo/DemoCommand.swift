@@ -74,7 +74,15 @@ struct DemoCommand: AsyncParsableCommand {
         if !json { say("1. cold: every image from the network, decoded") }
         let (cold, coldResponses) = await loader.load(urls)
         phases.append(("cold", cold))
-        let sheet = try ContactSheet().make(coldResponses.sorted { $0.key < $1.key }.compactMap(\.value.image))
+        // Each image captioned with its name, pixel size, where it came from and its milliseconds.
+        let entries = coldResponses.sorted { $0.key < $1.key }.compactMap { index, response -> ContactSheet.Entry? in
+            guard let image = response.image else { return nil }
+            let milliseconds = Int(((cold.images[index].seconds ?? 0) * 1000).rounded())
+            return ContactSheet.Entry(
+                image: image,
+                caption: [urls[index].lastPathComponent, "\(image.width)x\(image.height) \(response.source.rawValue) \(milliseconds) ms"])
+        }
+        let sheet = try ContactSheet().make(entries)
         let sheetFile = URL(fileURLWithPath: sheetPath)
         try PNGEncoder().encode(sheet).write(to: sheetFile, options: .atomic)
 
