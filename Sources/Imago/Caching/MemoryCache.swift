@@ -196,7 +196,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
 
         mutating func trim(toCost cost: Int, count: Int) {
-            while oldest >= 0, totalCost > cost || keyCount > count { remove(slots[Int(oldest)].key!) }
+            while oldest >= 0, totalCost > cost || keyCount > count, let key = slots[Int(oldest)].key { remove(key) }
         }
     }
 
@@ -270,8 +270,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         storage.withLock { storage in
             var keys: [Key] = []
             var slot = storage.newest
-            while slot >= 0 {
-                keys.append(storage.slots[Int(slot)].key!.key)
+            while slot >= 0, let key = storage.slots[Int(slot)].key {
+                keys.append(key.key)
                 slot = storage.slots[Int(slot)].older
             }
             return keys
