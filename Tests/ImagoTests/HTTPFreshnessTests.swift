@@ -70,6 +70,18 @@ struct HTTPFreshnessTests {
         #expect(Self.freshness([("Cache-Control", #"private="a, b", max-age=600"#)]).lifetime == .seconds(600))
     }
 
+    @Test("header names match ignoring ASCII case only")
+    func headerNames() {
+        #expect(headerNamesMatch("Content-Type", "content-type"))
+        #expect(headerNamesMatch("ETAG", "ETag"))
+        #expect(!headerNamesMatch("Content-Type", "Content-Typf"))
+        #expect(!headerNamesMatch("Content-Type", "Content-Type "))
+        #expect(!headerNamesMatch("x@", "x`"))  // 0x40 and 0x60 differ by the case bit but are not letters
+        #expect(!headerNamesMatch("x[", "x{"))
+        #expect(headerValue("cache-control", in: [("Date", "x"), ("Cache-Control", "max-age=1"), ("cache-control", "no-store")]) == "max-age=1")
+        #expect(headerValue("age", in: []) == nil)
+    }
+
     @Test("validators become the conditional request's headers")
     func validators() {
         let policy = Self.freshness([("ETag", "\"v1\""), ("Last-Modified", "Tue, 14 Nov 2023 12:13:20 GMT")])

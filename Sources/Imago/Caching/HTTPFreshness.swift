@@ -25,9 +25,7 @@ public struct HTTPFreshness: Sendable, Hashable {
     /// the response says nothing of freshness and has no Last-Modified; with a Last-Modified, the
     /// heuristic is 10% of the time since then (RFC 9111 §4.2.2), capped at `heuristicLifetime`.
     public init(headers: [(name: String, value: String)], receivedAt: Date, heuristicLifetime: Duration = .seconds(3600)) {
-        func header(_ name: String) -> String? {
-            headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
-        }
+        func header(_ name: String) -> String? { headerValue(name, in: headers) }
         let directives = Self.directives(header("cache-control") ?? "")
         let date = header("date").flatMap(Self.parseDate)
         etag = header("etag")

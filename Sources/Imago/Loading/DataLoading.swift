@@ -64,7 +64,7 @@ public struct DataLoadRequest: Sendable {
 
     /// The value of the first header named `name` (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headerValue(name, in: headers)
     }
 }
 
@@ -94,6 +94,6 @@ public struct DataResponse: Sendable {
 
     /// The value of the first header named `name` (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headerValue(name, in: headers)
     }
 }
