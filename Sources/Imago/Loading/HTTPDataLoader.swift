@@ -82,23 +82,32 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     /// One request and its response: the redirect target when the response is a redirect to
-    /// follow, else nil once the body has gone into the sink. The body streams into the sink on
-    /// the event loop (``SinkDelegate``), with no async hop per chunk.
+    /// follow, else nil once the body has gone into the sink.
     private func exchange(
         _ url: URL, headers: [(name: String, value: String)], client: HTTPClient, request: DataLoadRequest,
         visited: Set<String>, sink: DataSink
     ) async throws -> URL? {
-        var httpHeaders = HTTPHeaders()
-        for header in headers { httpHeaders.add(name: header.name, value: header.value) }
-        let httpRequest = try HTTPClient.Request(url: url.absoluteString, method: .GET, headers: httpHeaders)
-        let task = client.execute(request: httpRequest, delegate: SinkDelegate(url: url, sink: sink))
-        let outcome = try await withTaskCancellationHandler {
-            try await task.futureResult.get()
-        } onCancel: {
-            task.cancel()
+        var httpRequest = HTTPClientRequest(url: url.absoluteString)
+        for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
+        let response = try await client.execute(httpRequest, deadline: .distantFuture)
+        let status = Int(response.status.code)
+        if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
+            let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
+            // Drain the redirect's small body so its connection can be reused.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return next
         }
-        guard case .redirect(let location) = outcome else { return nil }
-        return try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
+        try sink.receive(
+            DataResponse(
+                url: url,
+                statusCode: status,
+                headers: response.headers.map { ($0.name, $0.value) },
+                expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }
+            ))
+        for try await buffer in response.body {
+            try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
+        }
+        return nil
     }
 
     /// The client one hop uses. Under an address policy: the host resolved here, its addresses
