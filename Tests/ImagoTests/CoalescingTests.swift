@@ -38,6 +38,24 @@ struct CoalescingTests {
         }
     }
 
+    @Test("a response says whether it joined a transfer another request started: one did not, the other 9 did")
+    func joinedTransferIsVisible() async throws {
+        try await withOrigin { origin, pipeline in
+            origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/shared.jpg")
+            let url = origin.url("/shared.jpg?gate=go")
+            let handles = (0..<10).map { _ in pipeline.imageTask(with: ImageRequest(url: url)) }
+            await origin.wait { $0.requests.count == 1 }
+            origin.release("go")
+            var joined: [Bool] = []
+            for handle in handles { joined.append(try await handle.response.joinedTransfer) }
+            #expect(joined == [false] + Array(repeating: true, count: 9))
+            #expect(pipeline.statistics.coalesced == 9)
+            // A later request served from memory joined nothing.
+            let again = try await pipeline.response(for: ImageRequest(url: url))
+            #expect(again.source == .memory && !again.joinedTransfer)
+        }
+    }
+
     @Test("cancel 99 of 100 handles: each completes at once with cancelled, exactly once; the last still completes")
     func cancelAllButOne() async throws {
         try await withOrigin { origin, pipeline in

@@ -21,5 +21,7 @@ struct ImagoErrorTests {
         let error = ImagoError(.httpStatus(404), url: URL(string: "https://user:secret@example.com/a.jpg"))
         #expect(error.kind == "httpStatus")
         #expect(error.description == "loading https://user:***@example.com/a.jpg failed: HTTP status 404")
+        // LocalizedError: the sentence, not "The operation could not be completed".
+        #expect((error as any Error).localizedDescription == error.description)
     }
 }

@@ -205,7 +205,8 @@ extension ImagePipeline {
                 return image.map { image in
                     ImageResponse(
                         request: task.request, data: loaded.data, image: image, url: loaded.response.url,
-                        statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
+                        statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source,
+                        joinedTransfer: member.joined
                     )
                 }
             }

@@ -30,4 +30,7 @@ public struct ImageResponse: Sendable {
     public var source: Source
     /// True for a preview made from the bytes received so far (the seeds' `finished == false`).
     public var isPreview = false
+    /// True when this request joined a transfer another request had started (coalescing): it
+    /// shared that transfer's bytes and decode. Counted in ``ImagePipeline/Statistics/coalesced``.
+    public var joinedTransfer = false
 }

@@ -49,3 +49,8 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         return code.description
     }
 }
+
+extension ImagoError: LocalizedError {
+    /// The same sentence as ``description``, so `localizedDescription` names what happened.
+    public var errorDescription: String? { description }
+}

@@ -23,6 +23,8 @@ struct TransferStateMachine<Handle, Job, Stale> {
         var priority: Priority
         var decodes: Bool
         var wantsPreviews: Bool
+        /// Whether the handle joined a transfer another handle started.
+        var joined = false
     }
 
     enum Phase {
@@ -164,6 +166,8 @@ struct TransferStateMachine<Handle, Job, Stale> {
         )
         let key = request.transferKey
         if let transferID = transferByKey[key], transfers[transferID] != nil {
+            var member = member
+            member.joined = true
             transfers[transferID]?.add(member, as: handleID)
             transferOfHandle[handleID] = transferID
             reprioritize(transferID)
