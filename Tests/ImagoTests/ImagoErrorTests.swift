@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoTestSupport
 import Testing
 
 @Suite("ImagoError")
@@ -23,5 +24,25 @@ struct ImagoErrorTests {
         #expect(error.description == "loading https://user:***@example.com/a.jpg failed: HTTP status 404")
         // LocalizedError: the sentence, not "The operation could not be completed".
         #expect((error as any Error).localizedDescription == error.description)
+    }
+
+    @Test("messages in the user's words: a refused connection names the host, port and why; a relative URL says it is not absolute")
+    func readableMessages() async throws {
+        let origin = try await TestOrigin.start()
+        let port = origin.port
+        try await origin.shutdown()
+        let pipeline = ImagePipeline()
+        let refused = try #require(await loadError(pipeline, ImageRequest(url: URL(string: "http://127.0.0.1:\(port)/a.jpg")!)))
+        #expect(refused.code == .connectionFailed)
+        #expect(refused.description == "loading http://127.0.0.1:\(port)/a.jpg failed: could not connect to 127.0.0.1:\(port): connection refused")
+        #expect(refused.localizedDescription == refused.description)
+        #expect(refused.underlying != nil)
+
+        let relative = try #require(await loadError(pipeline, ImageRequest(url: URL(string: "images/a.jpg")!)))
+        #expect(relative.code == .noLoader)
+        #expect(relative.description == "loading images/a.jpg failed: not an absolute URL: it has no scheme such as https:")
+        let unknown = try #require(await loadError(pipeline, ImageRequest(url: URL(string: "gopher://example.com/a.jpg")!)))
+        #expect(unknown.description.hasSuffix("no loader for the scheme 'gopher'"))
+        await pipeline.waitUntilIdle()
     }
 }

@@ -182,6 +182,13 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     /// Maps AsyncHTTPClient, NIO and TLS failures to Imago's codes.
+    /// `connectionFailed` for `url`, with the errno's words ("connection refused") as its reason.
+    private static func connectionFailed(_ url: URL, errno: Int32?, underlying: any Error & Sendable) -> ImagoError {
+        var error = ImagoError(.connectionFailed, url: url, underlying: underlying)
+        error.reason = errno.map { String(cString: strerror($0)).lowercased() }
+        return error
+    }
+
     static func imagoError(_ error: any Error, url: URL, progress: (received: Int64, expected: Int64?)) -> ImagoError {
         let sendable = error as (any Error & Sendable)
         if error is CancellationError { return ImagoError(.cancelled, url: url) }
@@ -199,14 +206,26 @@ public final class HTTPDataLoader: DataLoading {
         if let error = error as? IOError {
             switch error.errnoCode {
             case ECONNRESET, EPIPE: return ImagoError(.connectionReset, url: url, underlying: sendable)
-            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH: return ImagoError(.connectionFailed, url: url, underlying: sendable)
+            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH: return connectionFailed(url, errno: error.errnoCode, underlying: sendable)
             default: return ImagoError(.loaderFailed, url: url, underlying: sendable)
             }
         }
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
             return ImagoError(.tlsFailure, url: url, underlying: sendable)
         }
-        if error is NIOConnectionError || error is ChannelError {
+        if let error = error as? NIOConnectionError {
+            // The first connection attempt's errno says why (refused, unreachable); a failed lookup
+            // has no attempt.
+            let errno = error.connectionErrors.lazy.compactMap { ($0.error as? IOError)?.errnoCode }.first
+            let failure = connectionFailed(url, errno: errno, underlying: sendable)
+            if errno == nil, error.dnsAError != nil || error.dnsAAAAError != nil {
+                var unresolved = failure
+                unresolved.reason = "the host name did not resolve"
+                return unresolved
+            }
+            return failure
+        }
+        if error is ChannelError {
             return ImagoError(.connectionFailed, url: url, underlying: sendable)
         }
         if let error = error as? HTTPParserError {

@@ -22,6 +22,9 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
     public var stage: Stage
     /// The lower-level error, when there is one (an AsyncHTTPClient or NIO error, say).
     public var underlying: (any Error & Sendable)?
+    /// What went wrong in a few words where the code alone does not say, such as
+    /// "connection refused" for a `connectionFailed`; part of ``description``.
+    public var reason: String?
 
     /// Makes an error.
     public init(_ code: Code, url: URL?, stage: Stage = .loading, underlying: (any Error & Sendable)? = nil) {
@@ -37,15 +40,27 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
     /// True when the request was cancelled by its caller.
     public var isCancelled: Bool { code == .cancelled }
 
+    /// A sentence in the user's words: the stage, the URL (password hidden) and what happened, such
+    /// as `loading http://127.0.0.1:1/a.jpg failed: could not connect to 127.0.0.1:1: connection
+    /// refused`. The underlying error is kept in ``underlying``; it is quoted only when the code
+    /// cannot say more (`loaderFailed`).
     public var description: String {
         let target = url?.redactedString ?? "(no URL)"
         var text = "\(stage.rawValue) \(target) failed: \(cause)"
-        if let underlying { text += " (\(underlying))" }
+        if let reason { text += ": \(reason)" }
+        if code == .loaderFailed, let underlying { text += " (\(underlying))" }
         return text
     }
 
     private var cause: String {
-        if code == .noLoader { return "no loader for scheme '\(url?.scheme ?? "")'" }
+        if code == .noLoader {
+            guard let scheme = url?.scheme, !scheme.isEmpty else { return "not an absolute URL: it has no scheme such as https:" }
+            return "no loader for the scheme '\(scheme)'"
+        }
+        if code == .connectionFailed, let host = url?.host {
+            let port = url?.port ?? (url?.scheme?.lowercased() == "https" ? 443 : 80)
+            return "could not connect to \(host):\(port)"
+        }
         return code.description
     }
 }
