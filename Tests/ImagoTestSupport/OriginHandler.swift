@@ -162,7 +162,19 @@ final class OriginHandler: ChannelInboundHandler {
         }
         record(status: Int(status.code), bodyBytes: sent.count)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if let rate = route.bytesPerSecond {
+        if let pause = route.pauseAfter, pause.bytes < sent.count {
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent.prefix(pause.bytes))))), promise: nil)
+            let rest = sent.dropFirst(pause.bytes)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            origin.whenGateOpens(pause.gate) {
+                bound.eventLoop.execute {
+                    let (handler, context) = bound.value
+                    guard context.channel.isActive else { return }
+                    context.write(handler.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: rest)))), promise: nil)
+                    handler.end(ending, context: context)
+                }
+            }
+        } else if let rate = route.bytesPerSecond {
             sendThrottled(sent[...], chunk: max(1, rate / 10), ending: ending, context: context)
         } else {
             if !sent.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent)))), promise: nil) }

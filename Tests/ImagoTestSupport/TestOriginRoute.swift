@@ -49,6 +49,8 @@ extension TestOrigin {
         public var gate: String?
         /// Answer `Range: bytes=a-b` with 206 and the slice.
         public var acceptsRanges = true
+        /// Sends this many body bytes, then holds the rest until the gate is released.
+        public var pauseAfter: (bytes: Int, gate: String)?
         /// The first this many requests to the path (since the log was cleared) get `failureStatus`
         /// with `failureHeaders` and a short body, the later ones the route.
         public var failFirst = 0
@@ -63,7 +65,8 @@ extension TestOrigin {
         /// This route with per-request controls from a query string:
         /// `status=N`, `latency_ms=N`, `rate=N` (bytes/s), `chunked=1`, `content_type=none|TYPE`,
         /// `length=N` (declared), `truncate=N`, `reset=N`, `redirects=N` (hops left), `loop=1|2`,
-        /// `etag=TAG`, `cache_control=VALUE`, `gate=NAME`, `fail_first=N`, `fail_status=N`, `retry_after=VALUE`.
+        /// `etag=TAG`, `cache_control=VALUE`, `gate=NAME`, `fail_first=N`, `fail_status=N`, `retry_after=VALUE`,
+        /// `pause_after=N&pause_gate=NAME`.
         public func applying(query: [String: String]) -> Route {
             var route = self
             if let value = query["status"].flatMap(Int.init) { route.status = value }
@@ -82,6 +85,7 @@ extension TestOrigin {
             if let value = query["fail_first"].flatMap(Int.init) { route.failFirst = value }
             if let value = query["fail_status"].flatMap(Int.init) { route.failureStatus = value }
             if let value = query["retry_after"] { route.failureHeaders.append(("Retry-After", value)) }
+            if let bytes = query["pause_after"].flatMap(Int.init), let gate = query["pause_gate"] { route.pauseAfter = (bytes, gate) }
             return route
         }
     }

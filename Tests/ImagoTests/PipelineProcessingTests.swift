@@ -98,11 +98,16 @@ struct PipelineProcessingTests {
         let data = try Corpus.data("jpeg/video-001.progressive.jpeg")
         try await withOrigin(configure: { $0.previewInterval = .zero }) { origin, pipeline in
             origin.serve(data, at: "/prog.jpg")
-            // Ten chunks, one every 100 ms.
-            let url = origin.url("/prog.jpg?rate=\(data.count)")
+            // The first half, then the rest once a preview has been delivered: no timing involved.
+            let url = origin.url("/prog.jpg?pause_after=\(data.count / 2)&pause_gate=previewed")
             let request = ImageRequest(url: url, options: .previews, processors: [try Resize(size: PixelSize(width: 40, height: 40))])
             let previews = Recorder<Int>()
-            let task = pipeline.imageTask(with: request, preview: { previews.append($0.image!.width) })
+            let task = pipeline.imageTask(
+                with: request,
+                preview: { preview in
+                    previews.append(preview.image?.width ?? -1)
+                    origin.release("previewed")
+                })
             let final = try await task.response.image!
             #expect(final.width == 40)
             #expect(!previews.all.isEmpty)
