@@ -56,13 +56,10 @@ struct ConvertCommand: AsyncParsableCommand {
     func processors() throws -> [any ImageProcessing] {
         var processors: [any ImageProcessing] = []
         if let resize {
-            let parts = resize.lowercased().split(separator: "x").map { Int($0) }
-            guard parts.count == 2, let width = parts[0], let height = parts[1], width > 0, height > 0 else {
-                throw ValidationError("--resize wants WIDTHxHEIGHT in pixels, such as 512x512, not '\(resize)'")
-            }
+            let size = try PixelSize(parsing: resize, option: "--resize")
             processors.append(
                 try validated { () throws(ImagoError) in
-                    try ImageProcessors.Resize(size: PixelSize(width: width, height: height), contentMode: fit.contentMode, crop: fit == .cover)
+                    try ImageProcessors.Resize(size: size, contentMode: fit.contentMode, crop: fit == .cover)
                 })
         }
         if let blur {

@@ -79,11 +79,22 @@ struct HTTPCache: Sendable {
         PendingWrite(disk: disk, key: key)
     }
 
+    /// What a response received at `receivedAt` says of caching, whether or not there is a cache.
+    static func metadata(of response: DataResponse, receivedAt: Date, heuristicLifetime: Duration) -> DiskCache.Metadata {
+        let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
+        return DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
+    }
+
+    /// The response headers a stored entry is served with: its Content-Type, if it had one.
+    static func headers(of entry: DiskCache.Entry) -> [(name: String, value: String)] {
+        entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
+    }
+
     /// A `200` (or other full response) received at `receivedAt` for `key`. With `writes`, a
     /// storable 200 is to be stored, and a `no-store` response removes what the key held.
     func received(_ response: DataResponse, at receivedAt: Date, key: String, writes: Bool) -> Received {
-        let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
-        let metadata = DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
+        let metadata = Self.metadata(of: response, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
+        let freshness = metadata.freshness
         var pendingWrite: PendingWrite?
         if writes {
             if freshness.isStorable && response.statusCode == 200 {

@@ -39,7 +39,7 @@ extension ImagePipeline {
                     endVariantLookup(of: task, served: false)
                     return
                 }
-                let headers = entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
+                let headers = HTTPCache.headers(of: entry)
                 let response = ImageResponse(
                     request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
                 remember(response)
@@ -64,7 +64,7 @@ extension ImagePipeline {
             let lookup = cache?.lookup(request.diskCacheKey, policy: request.cachePolicy, now: Date()) ?? .miss
             switch (lookup, cache) {
             case (.fresh(let entry), let cache?):
-                let headers = entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
+                let headers = HTTPCache.headers(of: entry)
                 let loaded = Loaded(
                     response: DataResponse(url: request.url, statusCode: 200, headers: headers, expectedContentLength: Int64(entry.data.count)),
                     data: entry.data, source: .disk, isStorable: true, metadata: entry.metadata,

@@ -95,9 +95,8 @@ extension ImagePipeline {
             try Task.checkCancellation()
             let (response, data) = try sink.finish()
             guard let cache else {
-                let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
-                let metadata = DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
-                return Loaded(response: response, data: data, source: .network, isStorable: freshness.isStorable, metadata: metadata)
+                let metadata = HTTPCache.metadata(of: response, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
+                return Loaded(response: response, data: data, source: .network, isStorable: metadata.freshness.isStorable, metadata: metadata)
             }
             let received = cache.received(response, at: receivedAt, key: key, writes: writes)
             return Loaded(

@@ -9,7 +9,6 @@ struct DemoCommand: AsyncParsableCommand {
     )
 
     static let defaultImageDirectories = ["/usr/share/backgrounds", "../shared/corpus"]
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
 
     @Option(
         name: .customLong("images"),
@@ -129,14 +128,9 @@ struct DemoCommand: AsyncParsableCommand {
             : imageDirectories
         var files: [URL] = []
         for directory in directories {
-            guard let walker = FileManager.default.enumerator(at: URL(fileURLWithPath: directory), includingPropertiesForKeys: nil) else {
-                throw ValidationError("cannot read \(directory)")
-            }
-            for case let file as URL in walker where Self.imageExtensions.contains(file.pathExtension.lowercased()) {
-                // The corpus's deliberately broken files belong to the tests, not the demo.
-                if file.deletingLastPathComponent().lastPathComponent == "invalid" { continue }
-                files.append(file)
-            }
+            guard let found = InputList.images(inFolder: directory) else { throw ValidationError("cannot read \(directory)") }
+            // The corpus's deliberately broken files belong to the tests, not the demo.
+            files += found.filter { $0.deletingLastPathComponent().lastPathComponent != "invalid" }
         }
         return files.sorted { $0.path < $1.path }
     }
