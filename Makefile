@@ -84,8 +84,8 @@ fuzz-jpeg-dc: deps
 sanitize: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
-	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread
+	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
 
 clean:
 	rm -rf .build .build-fuzz .build-asan .build-tsan Benchmarks/.build

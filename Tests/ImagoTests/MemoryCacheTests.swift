@@ -24,6 +24,22 @@ struct MemoryCacheTests {
         #expect(cache.count == 3)
     }
 
+    @Test("a hit among the newest quarter leaves the order; a hit further back makes the entry the newest")
+    func newestQuarterIsNotReordered() {
+        let cache = MemoryCache<Int, Int>(limits: .init(cost: 1000, entryCost: 1000))
+        for key in 0..<8 { cache.setValue(key, forKey: key, cost: 1) }
+        // 8 entries: the newest 2 (7, 6) are the newest quarter.
+        #expect(cache.value(forKey: 6) == 6)
+        #expect(cache.keysByRecency == [7, 6, 5, 4, 3, 2, 1, 0])
+        #expect(cache.value(forKey: 5) == 5)
+        #expect(cache.keysByRecency == [5, 7, 6, 4, 3, 2, 1, 0])
+        #expect(cache.value(forKey: 0) == 0)
+        #expect(cache.keysByRecency == [0, 5, 7, 6, 4, 3, 2, 1])
+        // Eviction still takes the least recently used: 1, then 2.
+        cache.trim(toCount: 6)
+        #expect(cache.keysByRecency == [0, 5, 7, 6, 4, 3])
+    }
+
     @Test("the cost limit evicts the oldest until the total fits; replacing a key replaces its cost")
     func costLimit() {
         let cache = MemoryCache<Int, String>(limits: .init(cost: 100, entryCost: 100))

@@ -3,7 +3,9 @@ import Foundation
 /// A thread-safe LRU cache by cost, answered synchronously: a lookup is one lock, one hash lookup
 /// and a few index updates, with no allocation. Entries are evicted, least recently used first,
 /// past the cost limit or the count limit; an entry costing more than the per-entry cap is not
-/// stored; with a time to live, an entry older than it is not returned.
+/// stored; with a time to live, an entry older than it is not returned. A hit on an entry already
+/// among the newest quarter leaves the order as it is, so hot entries are read without a write
+/// (such an entry is at least three quarters of the cache's turnover from eviction either way).
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The limits of a cache.
     public struct Limits: Sendable, Hashable {
@@ -36,28 +38,32 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// hashing under the lock, no copy of keys or values, no allocation.
     @usableFromInline
     struct Storage {
-        /// A key with its hash computed before the lock is taken: hashing a URL-sized key is most
-        /// of a lookup's work, and two threads then contend only for what must be serialised.
-        @usableFromInline
-        struct HashedKey: Sendable {
-            @usableFromInline let key: Key
-            @usableFromInline let hash: Int
-
-            @inlinable init(_ key: Key) {
-                self.key = key
-                self.hash = key.hashValue
-            }
-        }
-
+        /// A slot keeps the key's hash apart from the key, so probing compares a plain integer
+        /// and touches the key (a reference-counted string, say) only on the hit itself.
         @usableFromInline
         struct Slot {
-            @usableFromInline var key: HashedKey?
+            @usableFromInline var hash: Int
+            @usableFromInline var key: Key?
             @usableFromInline var value: Value?
             @usableFromInline var cost: Int
-            @usableFromInline var stored: ContinuousClock.Instant
-            /// Neighbours in the recency list; -1 at its ends.
+            @usableFromInline var stored: Int64
+            /// The value of ``moves`` when the entry last became the newest; it sits in the slot,
+            /// which the probe has just read, so deciding to leave the order costs no extra load.
+            @usableFromInline var stamp: UInt64
+        }
+
+        /// A slot's neighbours in the recency list (-1 at its ends), kept in an array of their own
+        /// beside the slots: a hit relinks three of them, and 8-byte links lie dense in the cache
+        /// where slots would not.
+        @usableFromInline
+        struct Link {
             @usableFromInline var newer: Int32
             @usableFromInline var older: Int32
+
+            @inlinable init(newer: Int32, older: Int32) {
+                self.newer = newer
+                self.older = older
+            }
         }
 
         /// Slot numbers by key: open addressing with linear probing over the hash each key
@@ -66,42 +72,45 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         @usableFromInline var index = [Int32](repeating: 0, count: 16)
         @usableFromInline var keyCount = 0
         @usableFromInline var slots: [Slot] = []
+        @usableFromInline var links: [Link] = []
         @usableFromInline var freeSlots: [Int] = []
         @usableFromInline var newest: Int32 = -1
         @usableFromInline var oldest: Int32 = -1
         @usableFromInline var totalCost = 0
+        /// How many times an entry became the newest. Each such move puts every other entry at
+        /// most one place further back, so an entry whose stamp is fewer than `count / 4` moves
+        /// ago is certainly among the newest quarter: a hit on it leaves the list alone. The hit
+        /// then writes nothing, which is what two threads on one lock need; such an entry is at
+        /// least three quarters of the cache's turnover away from eviction either way.
+        @usableFromInline var moves: UInt64 = 0
 
         @usableFromInline init() {}
 
         @usableFromInline var count: Int { keyCount }
 
-        /// Where `key` is in ``index``, or nil.
+        /// Where `key`, whose hash is `hash`, is in ``index``, or nil. The hash is computed
+        /// before the lock is taken: hashing a URL-sized key is most of a lookup's work, and two
+        /// threads then contend only for what must be serialised.
         @inlinable
-        func position(of key: HashedKey) -> Int? {
+        func position(of key: Key, hash: Int) -> Int? {
             let mask = index.count - 1
-            var position = key.hash & mask
+            var position = hash & mask
             while true {
                 let entry = Int(index[position])
                 if entry == 0 { return nil }
-                if let stored = slots[entry - 1].key, stored.hash == key.hash, stored.key == key.key { return position }
+                if slots[entry - 1].hash == hash, slots[entry - 1].key == key { return position }
                 position = (position + 1) & mask
             }
         }
 
-        /// The slot holding `key`, or nil.
-        @inlinable
-        func slot(of key: HashedKey) -> Int? {
-            position(of: key).map { Int(index[$0]) - 1 }
-        }
-
         /// Records that `slot` holds `key` (which is not in the index), growing the table first
         /// when it would be more than half full.
-        mutating func indexInsert(_ key: HashedKey, slot: Int) {
+        mutating func indexInsert(hash: Int, slot: Int) {
             if (keyCount + 1) * 2 > index.count {
                 var grown = [Int32](repeating: 0, count: index.count * 2)
                 let mask = grown.count - 1
                 for entry in index where entry != 0 {
-                    guard let hash = slots[Int(entry) - 1].key?.hash else { continue }
+                    let hash = slots[Int(entry) - 1].hash
                     var position = hash & mask
                     while grown[position] != 0 { position = (position + 1) & mask }
                     grown[position] = entry
@@ -109,7 +118,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 index = grown
             }
             let mask = index.count - 1
-            var position = key.hash & mask
+            var position = hash & mask
             while index[position] != 0 { position = (position + 1) & mask }
             index[position] = Int32(slot + 1)
             keyCount += 1
@@ -117,14 +126,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
         /// Forgets `key`'s entry in the index and shifts the entries after it back, so every key
         /// stays reachable from its home position. Returns its slot.
-        mutating func indexRemove(_ key: HashedKey) -> Int? {
-            guard var hole = position(of: key) else { return nil }
+        mutating func indexRemove(_ key: Key, hash: Int) -> Int? {
+            guard var hole = position(of: key, hash: hash) else { return nil }
             let slot = Int(index[hole]) - 1
             let mask = index.count - 1
             index[hole] = 0
             var next = (hole + 1) & mask
             while index[next] != 0 {
-                let home = (slots[Int(index[next]) - 1].key?.hash ?? 0) & mask
+                let home = slots[Int(index[next]) - 1].hash & mask
                 // The entry at `next` may fill the hole unless its home lies after the hole.
                 if (next - home) & mask >= (next - hole) & mask {
                     index[hole] = index[next]
@@ -137,66 +146,73 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             return slot
         }
 
-        /// The value for `key`, made the most recent; nil when absent or older than `timeToLive`
-        /// at `time` (and then removed).
+        /// The value for `key`, made the most recent; nil when absent, or when `expiry` is given
+        /// and the entry was stored at or before it (and is then removed).
         @inlinable
-        mutating func hit(_ key: HashedKey, at time: ContinuousClock.Instant?, timeToLive: Duration?) -> Value? {
-            guard let slot = slot(of: key) else { return nil }
-            if let time, let timeToLive, time - slots[slot].stored >= timeToLive {
-                remove(key)
+        mutating func hit(_ key: Key, hash: Int, expiry: Int64?) -> Value? {
+            guard let position = position(of: key, hash: hash) else { return nil }
+            let slot = Int(index[position]) - 1
+            if let expiry, slots[slot].stored <= expiry {
+                remove(key, hash: hash)
                 return nil
             }
             let current = Int32(slot)
-            guard newest != current else { return slots[slot].value }
-            // Relink as the newest: one unchecked pass (slots are valid by construction).
+            guard newest != current, moves &- slots[slot].stamp >= UInt64(keyCount / 4) else { return slots[slot].value }
+            // Relink as the newest: one unchecked pass (links are valid by construction).
             var newest = self.newest, oldest = self.oldest
-            let value = slots.withUnsafeMutableBufferPointer { slots -> Value? in
-                let newer = slots[slot].newer, older = slots[slot].older
+            moves &+= 1
+            slots[slot].stamp = moves
+            links.withUnsafeMutableBufferPointer { links in
+                let newer = links[slot].newer, older = links[slot].older
                 // Not the newest, so it has a newer neighbour.
-                slots[Int(newer)].older = older
-                if older >= 0 { slots[Int(older)].newer = newer } else { oldest = newer }
-                slots[slot].newer = -1
-                slots[slot].older = newest
-                slots[Int(newest)].newer = current
+                links[Int(newer)].older = older
+                if older >= 0 { links[Int(older)].newer = newer } else { oldest = newer }
+                links[slot] = Link(newer: -1, older: newest)
+                links[Int(newest)].newer = current
                 newest = current
-                return slots[slot].value
             }
             self.newest = newest
             self.oldest = oldest
-            return value
+            return slots[slot].value
         }
 
         @usableFromInline
-        mutating func remove(_ key: HashedKey) {
-            guard let slot = indexRemove(key) else { return }
-            let newer = slots[slot].newer, older = slots[slot].older
-            if newer >= 0 { slots[Int(newer)].older = older } else { newest = older }
-            if older >= 0 { slots[Int(older)].newer = newer } else { oldest = newer }
+        mutating func remove(_ key: Key, hash: Int) {
+            guard let slot = indexRemove(key, hash: hash) else { return }
+            let newer = links[slot].newer, older = links[slot].older
+            if newer >= 0 { links[Int(newer)].older = older } else { newest = older }
+            if older >= 0 { links[Int(older)].newer = newer } else { oldest = newer }
             totalCost -= slots[slot].cost
             slots[slot].key = nil
             slots[slot].value = nil
             freeSlots.append(slot)
         }
 
-        mutating func insert(key: HashedKey, value: Value, cost: Int, time: ContinuousClock.Instant) {
-            let entry = Slot(key: key, value: value, cost: cost, stored: time, newer: -1, older: newest)
+        mutating func insert(key: Key, hash: Int, value: Value, cost: Int, time: Int64) {
+            moves &+= 1
+            let entry = Slot(hash: hash, key: key, value: value, cost: cost, stored: time, stamp: moves)
+            let link = Link(newer: -1, older: newest)
             let slot: Int
             if let free = freeSlots.popLast() {
                 slot = free
                 slots[slot] = entry
+                links[slot] = link
             } else {
                 slot = slots.count
                 slots.append(entry)
+                links.append(link)
             }
-            indexInsert(key, slot: slot)
+            indexInsert(hash: hash, slot: slot)
             totalCost += cost
-            if newest >= 0 { slots[Int(newest)].newer = Int32(slot) }
+            if newest >= 0 { links[Int(newest)].newer = Int32(slot) }
             newest = Int32(slot)
             if oldest < 0 { oldest = Int32(slot) }
         }
 
         mutating func trim(toCost cost: Int, count: Int) {
-            while oldest >= 0, totalCost > cost || keyCount > count, let key = slots[Int(oldest)].key { remove(key) }
+            while oldest >= 0, totalCost > cost || keyCount > count, let key = slots[Int(oldest)].key {
+                remove(key, hash: slots[Int(oldest)].hash)
+            }
         }
     }
 
@@ -204,39 +220,64 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public let limits: Limits
     @usableFromInline let storage = Locked(Storage())
     @usableFromInline let now: @Sendable () -> ContinuousClock.Instant
+    /// Entries are aged in nanoseconds since the cache was made, so that a hit compares two
+    /// integers under the lock rather than the standard library's resilient `Instant`s.
+    @usableFromInline let epoch: ContinuousClock.Instant
+    /// `limits.timeToLive` in nanoseconds; nil without one.
+    @usableFromInline let timeToLive: Int64?
 
     /// Makes a cache. `now` is the clock that ages entries (tests pass their own).
     public init(limits: Limits = Limits(), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.limits = limits
         self.now = now
+        epoch = now()
+        timeToLive = limits.timeToLive.map(Self.nanoseconds)
     }
 
-    /// The value for `key`, which becomes the most recently used; nil when absent or expired.
+    /// The value for `key`, which becomes the most recently used (unless it is among the newest
+    /// quarter already); nil when absent or expired.
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        let timeToLive = limits.timeToLive
-        let time = timeToLive == nil ? nil : now()
-        let hashed = Storage.HashedKey(key)
-        return storage.withLock { $0.hit(hashed, at: time, timeToLive: timeToLive) }
+        let hash = key.hashValue
+        guard let timeToLive else { return storage.withLock { $0.hit(key, hash: hash, expiry: nil) } }
+        // Stored at or before this instant means older than the time to live.
+        let (expiry, overflow) = age(now()).subtractingReportingOverflow(timeToLive)
+        return storage.withLock { $0.hit(key, hash: hash, expiry: overflow ? .min : expiry) }
     }
 
     /// Stores `value` for `key` at `cost`, evicting the least recently used entries past the limits.
     /// A value costing more than the per-entry cap is not stored (and replaces nothing).
     public func setValue(_ value: Value, forKey key: Key, cost: Int) {
-        let time = now()
-        let hashed = Storage.HashedKey(key)
+        let time = age(now())
+        let hash = key.hashValue
         storage.withLock { storage in
-            storage.remove(hashed)
+            storage.remove(key, hash: hash)
             guard cost <= limits.entryCost else { return }
-            storage.insert(key: hashed, value: value, cost: cost, time: time)
+            storage.insert(key: key, hash: hash, value: value, cost: cost, time: time)
             storage.trim(toCost: limits.cost, count: limits.count)
         }
     }
 
     /// Removes the value for `key`.
     public func removeValue(forKey key: Key) {
-        let hashed = Storage.HashedKey(key)
-        storage.withLock { $0.remove(hashed) }
+        let hash = key.hashValue
+        storage.withLock { $0.remove(key, hash: hash) }
+    }
+
+    /// Nanoseconds from the cache's epoch to `instant`, saturated at the ends of `Int64`.
+    @usableFromInline
+    func age(_ instant: ContinuousClock.Instant) -> Int64 {
+        Self.nanoseconds(epoch.duration(to: instant))
+    }
+
+    /// `duration` in nanoseconds, saturated at the ends of `Int64` (a test clock may be anywhere).
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, carried) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if carried { return seconds < 0 ? .min : .max }
+        return sum
     }
 
     /// Removes everything.
@@ -265,14 +306,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The number of entries held.
     public var count: Int { storage.withLock { $0.count } }
 
-    /// The keys from most to least recently used.
+    /// The keys in eviction order reversed: most to least recently used, up to the newest
+    /// quarter's own order.
     public var keysByRecency: [Key] {
         storage.withLock { storage in
             var keys: [Key] = []
             var slot = storage.newest
             while slot >= 0, let key = storage.slots[Int(slot)].key {
-                keys.append(key.key)
-                slot = storage.slots[Int(slot)].older
+                keys.append(key)
+                slot = storage.links[Int(slot)].older
             }
             return keys
         }
