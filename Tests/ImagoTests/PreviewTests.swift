@@ -64,11 +64,16 @@ struct PreviewTests {
         let data = try JPEGEncoder(quality: 90, progressive: true).encode(Self.photo())
         try await withOrigin(configure: { $0.previewInterval = .zero }) { origin, pipeline in
             origin.serve(data, at: "/progressive.jpg")
-            // Ten chunks, one every 100 ms.
-            let url = origin.url("/progressive.jpg?rate=\(data.count)")
+            // The first half, then the rest once a preview has been delivered: no timing involved.
+            let url = origin.url("/progressive.jpg?pause_after=\(data.count / 2)&pause_gate=previewed")
             let previews = Recorder<ImageResponse>()
             let plainPreviews = Recorder<ImageResponse>()
-            let asking = pipeline.imageTask(with: ImageRequest(url: url, options: .previews), preview: { previews.append($0) })
+            let asking = pipeline.imageTask(
+                with: ImageRequest(url: url, options: .previews),
+                preview: {
+                    previews.append($0)
+                    origin.release("previewed")
+                })
             let plain = pipeline.imageTask(with: ImageRequest(url: url), preview: { plainPreviews.append($0) })
             let events = asking.events
             let final = try await asking.response

@@ -48,6 +48,35 @@ struct TransferStateMachineTests {
         #expect(machine.finish(transferID) == nil)
     }
 
+    @Test("bytes that arrive while a preview is made ask for another once it ends; none is made after the download")
+    func previewAgain() {
+        var machine = Machine(maxRunning: 1, order: .fifo)
+        let start = ContinuousClock.now
+        guard
+            case .start(let starts) = machine.join(
+                1, handle: "h1", request: ImageRequest(url: URL(string: "https://example.com/p")!, options: .previews), decodes: true, looksUp: false),
+            let transferID = starts.first?.transferID
+        else {
+            Issue.record("expected a start")
+            return
+        }
+        #expect(machine.started(transferID, job: 10) == nil)
+        guard let (decoder, job) = machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) else {
+            Issue.record("expected a preview to begin")
+            return
+        }
+        #expect(job == 10)
+        // More bytes while it is made: no second preview at once, but one asked for after.
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) == nil)
+        let first = machine.endPreview(transferID, decoder: decoder, made: false, now: start)
+        #expect(first.members.isEmpty && first.again)
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) != nil)
+        let second = machine.endPreview(transferID, decoder: decoder, made: true, now: start)
+        #expect(second.members.map(\.handle) == ["h1"] && !second.again)
+        _ = machine.downloaded(transferID, succeeded: true)
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) == nil)
+    }
+
     @Test("a cache lookup: a hit decodes with no slot; a miss queues with the stale entry to revalidate")
     func cacheLookup() {
         var machine = Machine(maxRunning: 2, order: .fifo)

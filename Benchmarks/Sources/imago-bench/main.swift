@@ -16,12 +16,15 @@ case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
     // `imago-bench [network] [codecs] [cache] [processing] [batch] [hostile]` runs those groups
-    // (`memory-cache` or `disk-cache` runs half of `cache`); no argument runs all.
+    // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` the first of `network`); no
+    // argument runs all.
     let groups = arguments.isEmpty ? ["network", "codecs", "cache", "processing", "batch", "hostile"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
-    if groups.contains("network") {
+    if groups.contains("network") || groups.contains("throughput") {
         try await ThroughputBenchmark.run()
+    }
+    if groups.contains("network") {
         try await CoalescingBenchmark.run()
         try QueuedHandlesBenchmark.run()
     }

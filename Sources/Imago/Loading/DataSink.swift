@@ -9,6 +9,8 @@ public final class DataSink: Sendable {
         var response: DataResponse?
         var data = Data()
         var isCancelled = false
+        /// Cancelled because the transfer's deadline passed: later receives say `timedOut`.
+        var isExpired = false
         /// When the response head arrived: the body's rate is measured from then.
         var bodyStart: ContinuousClock.Instant?
     }
@@ -64,14 +66,14 @@ public final class DataSink: Sendable {
             }
             return state.isCancelled
         }
-        if isCancelled { throw ImagoError(.cancelled, url: url) }
+        if isCancelled { throw stopError }
         onResponse(response)
     }
 
     /// Appends a chunk of the body.
     public func receive(_ bytes: UnsafeRawBufferPointer) throws(ImagoError) {
         let outcome = state.withLock { state -> Result<(Int64, Int64?), ImagoError> in
-            if state.isCancelled { return .failure(ImagoError(.cancelled, url: url)) }
+            if state.isCancelled { return .failure(ImagoError(state.isExpired ? .timedOut : .cancelled, url: url)) }
             guard Int64(state.data.count) + Int64(bytes.count) <= maxSize else {
                 return .failure(ImagoError(.tooLarge(limit: maxSize), url: state.response?.url ?? url))
             }
@@ -94,6 +96,23 @@ public final class DataSink: Sendable {
     /// Makes every later `receive` throw `cancelled`, for loaders that deliver from other threads.
     func cancel() {
         state.withLock { $0.isCancelled = true }
+    }
+
+    /// Makes every later `receive` throw `timedOut`: the transfer's deadline passed.
+    func expire() {
+        state.withLock { state in
+            state.isCancelled = true
+            state.isExpired = true
+        }
+    }
+
+    /// Whether ``expire()`` was called.
+    var hasExpired: Bool {
+        state.withLock { $0.isExpired }
+    }
+
+    private var stopError: ImagoError {
+        ImagoError(hasExpired ? .timedOut : .cancelled, url: url)
     }
 
     /// Forgets a failed attempt's response and bytes, so the transfer can be tried again.

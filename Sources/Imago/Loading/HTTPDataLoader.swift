@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Tracing
 
 /// Loads `http` and `https` URLs with AsyncHTTPClient, streaming the body into the sink.
 ///
@@ -151,6 +152,9 @@ public final class HTTPDataLoader: DataLoading {
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(10), read: .init(key.timeoutWithoutBytes))
         configuration.decompression = .disabled
+        // AsyncHTTPClient builds a span's attributes (the URL taken apart) for every request even
+        // when the process bootstrapped no tracer; with the no-op one, it is told there is none.
+        if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
         // Fail at once on refused connections and bad certificates instead of retrying until
         // the connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false

@@ -35,7 +35,15 @@ extension ImagePipeline {
                 await self.run(start, sink: sink)
             }
             let download = RunningDownload(task: task, sink: sink)
-            state.withLock { $0.transfers.started(transferID, job: download) }?.cancel()
+            if let cancelled = state.withLock({ $0.transfers.started(transferID, job: download) }) {
+                cancelled.cancel()
+            } else if let limit = start.request.deadline ?? configuration.deadline {
+                // Past the deadline the download stops as a cancel would stop it, saying `timedOut`.
+                // The job is recorded by now; once the download is over, `job(of:)` finds none.
+                deadlines.set(transferID, at: .now + limit) { [weak self] in
+                    self?.state.withLock { $0.transfers.job(of: transferID) }?.expire()
+                }
+            }
         }
     }
 
@@ -45,7 +53,7 @@ extension ImagePipeline {
         let request = start.request
         let result: Result<Loaded, ImagoError>
         do {
-            result = .success(try await download(request, stale: start.stale, sink: sink, begin: begin, contacted: &contacted))
+            result = .success(try await download(start.transferID, request, stale: start.stale, sink: sink, contacted: &contacted))
         } catch let error as ImagoError {
             result = .failure(error)
         } catch is CancellationError {
@@ -67,7 +75,7 @@ extension ImagePipeline {
     /// Loads `request`'s bytes through the loader, revalidating `stale` when it has validators.
     /// `contacted` becomes true once a loader is asked, so a transfer is reported only when made.
     private func download(
-        _ request: ImageRequest, stale: DiskCache.Entry?, sink: DataSink, begin: ContinuousClock.Instant, contacted: inout Bool
+        _ transferID: UInt64, _ request: ImageRequest, stale: DiskCache.Entry?, sink: DataSink, contacted: inout Bool
     ) async throws -> Loaded {
         if request.cachePolicy == .returnCacheDataDontLoad {
             throw ImagoError(.notCached, url: request.url, stage: .caching)
@@ -84,15 +92,15 @@ extension ImagePipeline {
         let conditional = loadRequest
         contacted = true
         var receivedAt = Date()
+        defer { deadlines.clear(transferID) }
         do {
-            if let limit = request.deadline ?? configuration.deadline {
-                receivedAt = try await Self.withDeadline(begin + limit, url: request.url) {
-                    try await self.attempts(conditional, with: loader, into: sink)
-                }
-            } else {
+            do {
                 receivedAt = try await attempts(conditional, with: loader, into: sink)
+                try Task.checkCancellation()
+            } catch {
+                // The deadline stopped it as a cancel would: say so.
+                throw sink.hasExpired ? ImagoError(.timedOut, url: request.url) : error
             }
-            try Task.checkCancellation()
             let (response, data) = try sink.finish()
             guard let cache else {
                 let metadata = HTTPCache.metadata(of: response, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)

@@ -35,24 +35,6 @@ extension ImagePipeline {
         )
     }
 
-    /// Runs `load`, failing with `timedOut` and cancelling it if it is not done by `deadline`.
-    /// The group waits for the cancelled load to return, so nothing outlives the transfer.
-    static func withDeadline<Value: Sendable>(
-        _ deadline: ContinuousClock.Instant, url: URL, _ load: @escaping @Sendable () async throws -> Value
-    ) async throws -> Value {
-        try await withThrowingTaskGroup(of: Value?.self) { group in
-            group.addTask(operation: load)
-            group.addTask {
-                try await Task.sleep(until: deadline, clock: .continuous)
-                throw ImagoError(.timedOut, url: url)
-            }
-            defer { group.cancelAll() }
-            // The load's value, or the deadline's error: the first child to end decides.
-            guard let value = try await group.next() ?? nil else { throw ImagoError(.timedOut, url: url) }
-            return value
-        }
-    }
-
     static func taskPriority(_ priority: ImageRequest.Priority) -> TaskPriority {
         switch priority {
         case .veryLow, .low: .low

@@ -21,9 +21,10 @@ extension ImagePipeline {
         cpuStage.submit(priority: .veryLow) { [self] in
             var decoder = startingDecoder
             let image = decoder.preview(of: data)
-            let members = state.withLock { state in
+            let (members, again) = state.withLock { state in
                 state.transfers.endPreview(transferID, decoder: decoder, made: image != nil, now: .now)
             }
+            defer { if again { startPreview(of: transferID) } }
             guard let image else { return }
             // Each variant's previews are resized and processed like its final image, once per variant.
             var variants: [ImageRequest.CacheKey: Image?] = [:]

@@ -30,6 +30,12 @@ public final class ImagePipeline: Sendable {
             sink.cancel()
             task.cancel()
         }
+
+        /// Stops it as ``cancel()`` does, but the loader's error says `timedOut`.
+        func expire() {
+            sink.expire()
+            task.cancel()
+        }
     }
 
     struct State {
@@ -65,6 +71,8 @@ public final class ImagePipeline: Sendable {
     let cacheStage: WorkStage
     /// Where this pipeline decodes and processes.
     let cpuStage: WorkStage
+    /// The running transfers' deadlines (`request.deadline ?? configuration.deadline`).
+    let deadlines = DeadlineTimer()
 
     /// A pipeline with the default configuration and loaders, for apps that want one, with a disk
     /// cache in ``DiskCache/defaultDirectory`` (none if that directory cannot be opened).

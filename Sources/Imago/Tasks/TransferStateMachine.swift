@@ -82,6 +82,9 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// Previews of a running transfer: whether one is being made, when the last was delivered.
     struct PreviewState {
         var isMaking = false
+        /// Bytes arrived while a preview was being made: once it ends, make another, or a
+        /// transfer that then pauses would never show its latest bytes.
+        var missedBytes = false
         var last: ContinuousClock.Instant?
         var decoder: PreviewDecoder?
     }
@@ -146,6 +149,12 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// The members of `transferID` (the transfer's own dictionary, not a copy), or none when it is gone.
     func members(of transferID: UInt64) -> [UInt64: Member] {
         transfers[transferID]?.members ?? [:]
+    }
+
+    /// The job of `transferID` while its download runs.
+    func job(of transferID: UInt64) -> Job? {
+        guard case .running(let job) = transfers[transferID]?.phase else { return nil }
+        return job
     }
 
     /// Whether a member of `transferID` wants previews.
@@ -294,26 +303,36 @@ struct TransferStateMachine<Handle, Job, Stale> {
     /// Begins a preview of running `transferID` when none is being made and `interval` has passed
     /// since the last: the decoder to use and the running job (which holds the bytes so far).
     mutating func beginPreview(_ transferID: UInt64, now: ContinuousClock.Instant, interval: Duration, options: DecodingOptions) -> (PreviewDecoder, Job)? {
-        guard var transfer = transfers[transferID], transfer.wantsPreviews, !transfer.preview.isMaking,
+        if transfers[transferID]?.preview.isMaking == true {
+            transfers[transferID]?.preview.missedBytes = true
+            return nil
+        }
+        guard var transfer = transfers[transferID], transfer.wantsPreviews,
             case .running(let job?) = transfer.phase,
             transfer.preview.last.map({ now - $0 >= interval }) ?? true
         else { return nil }
         transfer.preview.isMaking = true
+        transfer.preview.missedBytes = false
         let decoder = transfer.preview.decoder ?? PreviewDecoder(options: options)
         transfers[transferID] = transfer
         return (decoder, job)
     }
 
     /// A preview ended; returns the members to give it to, only while the bytes are still
-    /// arriving (a finished transfer delivers the image).
-    mutating func endPreview(_ transferID: UInt64, decoder: PreviewDecoder, made: Bool, now: ContinuousClock.Instant) -> [Member] {
-        guard var transfer = transfers[transferID] else { return [] }
+    /// arriving (a finished transfer delivers the image), and whether bytes arrived meanwhile, so
+    /// that another preview should be tried.
+    mutating func endPreview(
+        _ transferID: UInt64, decoder: PreviewDecoder, made: Bool, now: ContinuousClock.Instant
+    ) -> (members: [Member], again: Bool) {
+        guard var transfer = transfers[transferID] else { return ([], false) }
         transfer.preview.isMaking = false
         transfer.preview.decoder = decoder
         if made { transfer.preview.last = now }
+        let again = transfer.preview.missedBytes
+        transfer.preview.missedBytes = false
         transfers[transferID] = transfer
-        guard made, case .running = transfer.phase else { return [] }
-        return transfer.members.values.filter(\.wantsPreviews)
+        guard case .running = transfer.phase else { return ([], false) }
+        return (made ? transfer.members.values.filter(\.wantsPreviews) : [], again)
     }
 
     // MARK: - Private
