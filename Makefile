@@ -6,10 +6,10 @@ SWIFT ?= swift
 # cjpeg/djpeg, giflib's gif2rgb);
 # curl (benchmark peer);
 # ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := pkg-config libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
+APT_PACKAGES := pkg-config bc libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test lint format bench fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps build demo test lint format bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -29,10 +29,38 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	@# Imago alone without its traits (no disk cache, no AsyncHTTPClient or URLSession loader).
+	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
+	@# The README's install lines are a manifest that must parse.
+	$(SWIFT) package --package-path Examples/Install dump-package >/dev/null
+
+# A package outside the project's targets that depends on Imago as an app would
+# (Examples/Consumer), built from clean with the default traits and with none, then run on
+# corpus files (and, with the defaults, over http from a local server). Prints each clean debug
+# build's time and the binary's size; BENCHMARKS.md records them.
+CONSUMER_FILES := $(CURDIR)/../shared/corpus/jpeg/video-001.jpeg $(CURDIR)/../shared/corpus/png/basn6a08.png $(CURDIR)/../shared/corpus/webp/blue-purple-pink-large.lossless.webp
+consumer: deps
+	@for traits in default none; do \
+		dir=$$(mktemp -d); out=$$(mktemp -d); \
+		if [ $$traits = none ]; then export IMAGO_TRAITS=""; else unset IMAGO_TRAITS; fi; \
+		start=$$(date +%s.%N); \
+		(cd Examples/Consumer && $(SWIFT) build --scratch-path $$dir 2>&1 | tail -1) || exit 1; \
+		end=$$(date +%s.%N); \
+		bin=$$dir/debug/Consumer; \
+		echo "traits $$traits: clean debug build $$(echo "$$end - $$start" | bc) s, binary $$(stat -c %s $$bin) bytes"; \
+		files="$(CONSUMER_FILES)"; \
+		if [ $$traits = default ]; then \
+			python3 -m http.server 8765 --bind 127.0.0.1 --directory ../shared/corpus >/dev/null 2>&1 & server=$$!; sleep 1; \
+			files="$$files http://127.0.0.1:8765/jpeg/video-001.progressive.jpeg"; \
+		fi; \
+		$$bin $$out $$files || { [ -n "$$server" ] && kill $$server; exit 1; }; \
+		[ -n "$$server" ] && kill $$server; server=""; \
+		rm -rf $$dir $$out; \
+	done
 
 # Style: swift-format (in the Swift toolchain) with the project's .swift-format; any finding fails.
 # `make format` rewrites the files in place.
-LINT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Sources Fuzz/imago-fuzz
+LINT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Sources/imago-bench Fuzz/imago-fuzz Examples
 lint:
 	$(SWIFT) format lint --strict --recursive $(LINT_PATHS)
 

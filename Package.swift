@@ -6,8 +6,16 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Imago", targets: ["Imago"]),
-        .library(name: "ImagoTestSupport", targets: ["ImagoTestSupport"]),
         .executable(name: "imago", targets: ["imago"]),
+    ],
+    // What a consumer may leave out: each trait brings a part and its dependencies. The default is
+    // all of them; `traits: []` builds Imago with file and data: loaders, the memory cache, the
+    // codecs and processing only.
+    traits: [
+        .trait(name: "DiskCache", description: "DiskCache, Imago's disk cache of original bytes (GRDB, SQLite, xxHash)."),
+        .trait(name: "HTTPClientLoader", description: "HTTPDataLoader, http(s) on AsyncHTTPClient (SwiftNIO, BoringSSL)."),
+        .trait(name: "URLSessionLoader", description: "URLSessionDataLoader, http(s) on URLSession (FoundationNetworking, libcurl)."),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -26,24 +34,23 @@ let package = Package(
         .target(
             name: "Imago",
             dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CTurboJPEG",
                 "CJPEGDC",
                 "CSPNG",
                 "CWebP",
                 "CGIF",
-                "CXXHash",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
+                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
+                .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -54,8 +61,8 @@ let package = Package(
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
-        // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests; the
-        // benchmarks use it too, through its product.
+        // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests and is
+        // no product; the benchmarks' package builds the same folder through a symlink.
         .target(
             name: "ImagoTestSupport",
             dependencies: [
@@ -76,6 +83,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The README's and the documentation's code, compiled by `make test` (SnippetTests checks the
+        // text is the same); not a product.
+        .target(name: "ImagoSnippets", dependencies: ["Imago"], path: "Examples/Snippets"),
         // libFuzzer harnesses over Imago's Swift API; `make fuzz` builds and runs them.
         .executableTarget(
             name: "imago-fuzz",

@@ -11,16 +11,30 @@ let package = Package(
     name: "ImagoBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "..")
+        .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .executableTarget(
             name: "imago-bench",
             dependencies: [
                 .product(name: "Imago", package: imago),
-                .product(name: "ImagoTestSupport", package: imago),
+                "BenchTestSupport",
             ]
-        )
+        ),
+        // The project's test origin (Tests/ImagoTestSupport, through a symlink): not a product of
+        // Imago, so a consumer never sees it.
+        .target(
+            name: "BenchTestSupport",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

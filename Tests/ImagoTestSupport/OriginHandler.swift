@@ -166,6 +166,7 @@ final class OriginHandler: ChannelInboundHandler {
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent.prefix(pause.bytes))))), promise: nil)
             let rest = sent.dropFirst(pause.bytes)
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let ending = ending
             origin.whenGateOpens(pause.gate) {
                 bound.eventLoop.execute {
                     let (handler, context) = bound.value

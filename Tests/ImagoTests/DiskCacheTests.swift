@@ -6,7 +6,7 @@ import Testing
 @testable import Imago
 
 @Suite struct DiskCacheTests {
-    static let metadata = DiskCache.Metadata(
+    static let metadata = CacheMetadata(
         contentType: "image/jpeg", receivedAt: Date(timeIntervalSince1970: 1_800_000_000),
         freshness: HTTPFreshness(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
     )

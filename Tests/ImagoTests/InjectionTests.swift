@@ -12,12 +12,12 @@ struct InjectionTests {
     /// A cache tier kept in a dictionary, as a shared tier (Redis, memcached) would keep it
     /// elsewhere: a real implementation of the protocol, not a stand-in for the network.
     final class DictionaryTier: DiskCaching {
-        let entries = Locked<[String: DiskCache.Entry]>([:])
-        func entry(for key: String) -> DiskCache.Entry? { entries.withLock { $0[key] } }
-        func store(_ data: Data, for key: String, metadata: DiskCache.Metadata) {
-            entries.withLock { $0[key] = DiskCache.Entry(key: key, data: data, metadata: metadata) }
+        let entries = Locked<[String: CacheEntry]>([:])
+        func entry(for key: String) -> CacheEntry? { entries.withLock { $0[key] } }
+        func store(_ data: Data, for key: String, metadata: CacheMetadata) {
+            entries.withLock { $0[key] = CacheEntry(key: key, data: data, metadata: metadata) }
         }
-        func refresh(_ metadata: DiskCache.Metadata, for key: String) { entries.withLock { $0[key]?.metadata = metadata } }
+        func refresh(_ metadata: CacheMetadata, for key: String) { entries.withLock { $0[key]?.metadata = metadata } }
         func remove(_ key: String) { entries.withLock { $0[key] = nil } }
         func flush() {}
     }

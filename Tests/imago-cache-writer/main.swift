@@ -12,7 +12,7 @@ guard arguments.count >= 2 else {
 }
 let keys = arguments.count > 2 ? Int(arguments[2]) ?? 64 : 64
 let cache = try DiskCache(configuration: .init(directory: URL(fileURLWithPath: arguments[1]), sizeLimit: 8 << 20))
-let metadata = DiskCache.Metadata(
+let metadata = CacheMetadata(
     contentType: "application/octet-stream", receivedAt: Date(),
     freshness: HTTPFreshness(headers: [], receivedAt: Date())
 )

@@ -1,6 +1,6 @@
 import Foundation
 import Imago
-import ImagoTestSupport
+import BenchTestSupport
 
 /// 1,000 concurrent requests for one URL against one transfer of the same URL: the origin must see
 /// one request, and all 1,000 must complete within 2× the single transfer's time. The origin waits

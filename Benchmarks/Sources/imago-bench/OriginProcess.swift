@@ -1,5 +1,5 @@
 import Foundation
-import ImagoTestSupport
+import BenchTestSupport
 
 /// TestOrigin in a process of its own, so neither client shares its threads with the server.
 enum OriginProcess {

@@ -1,6 +1,6 @@
 import Foundation
 import Imago
-import ImagoTestSupport
+import BenchTestSupport
 
 /// 10,000 handles for distinct URLs queued behind 6 held transfers, in a child process so its peak
 /// RSS is this work's alone. The peer figure is the same process before any handle exists. The

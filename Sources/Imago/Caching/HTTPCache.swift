@@ -12,9 +12,9 @@ struct HTTPCache: Sendable {
     /// What the disk holds for a key, judged under a cache policy.
     enum Lookup: Sendable {
         /// Servable with no request to the origin.
-        case fresh(DiskCache.Entry)
+        case fresh(CacheEntry)
         /// Stored, but to be revalidated (or replaced) by a request.
-        case stale(DiskCache.Entry)
+        case stale(CacheEntry)
         case miss
     }
 
@@ -22,9 +22,9 @@ struct HTTPCache: Sendable {
     struct PendingWrite: Sendable {
         enum Write: Sendable {
             /// New bytes from a 200 response.
-            case store(DiskCache.Metadata)
+            case store(CacheMetadata)
             /// A 304's headers for the stored bytes.
-            case refresh(DiskCache.Metadata)
+            case refresh(CacheMetadata)
         }
         let disk: any DiskCaching
         let key: String
@@ -47,7 +47,7 @@ struct HTTPCache: Sendable {
     /// What a response means for the cache: its freshness as stored, whether any cache may keep it,
     /// and the write that waits for its bytes.
     struct Received: Sendable {
-        var metadata: DiskCache.Metadata
+        var metadata: CacheMetadata
         var isStorable: Bool
         var pendingWrite: PendingWrite?
     }
@@ -59,7 +59,7 @@ struct HTTPCache: Sendable {
     }
 
     /// Whether an entry answers a request with no request to the origin.
-    static func servesWithoutRequest(_ metadata: DiskCache.Metadata, policy: ImageRequest.CachePolicy, now: Date) -> Bool {
+    static func servesWithoutRequest(_ metadata: CacheMetadata, policy: ImageRequest.CachePolicy, now: Date) -> Bool {
         let fresh = metadata.isFresh(at: now)
         switch policy {
         case .returnCacheDataDontLoad: return true
@@ -70,7 +70,7 @@ struct HTTPCache: Sendable {
     }
 
     /// The headers that make a request revalidate `stale`.
-    static func validationHeaders(for stale: DiskCache.Entry?) -> [(name: String, value: String)] {
+    static func validationHeaders(for stale: CacheEntry?) -> [(name: String, value: String)] {
         stale?.metadata.freshness.validationHeaders ?? []
     }
 
@@ -80,13 +80,13 @@ struct HTTPCache: Sendable {
     }
 
     /// What a response received at `receivedAt` says of caching, whether or not there is a cache.
-    static func metadata(of response: DataResponse, receivedAt: Date, heuristicLifetime: Duration) -> DiskCache.Metadata {
+    static func metadata(of response: DataResponse, receivedAt: Date, heuristicLifetime: Duration) -> CacheMetadata {
         let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
-        return DiskCache.Metadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
+        return CacheMetadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
     }
 
     /// The response headers a stored entry is served with: its Content-Type, if it had one.
-    static func headers(of entry: DiskCache.Entry) -> [(name: String, value: String)] {
+    static func headers(of entry: CacheEntry) -> [(name: String, value: String)] {
         entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
     }
 
@@ -108,12 +108,12 @@ struct HTTPCache: Sendable {
 
     /// A `304` received at `receivedAt` in answer to revalidating `stale`: its headers update the
     /// stored ones (RFC 9111 §4.3.4), validators it omits are kept.
-    func revalidated(_ head: DataResponse, stale: DiskCache.Entry, at receivedAt: Date, key: String, writes: Bool) -> Received {
+    func revalidated(_ head: DataResponse, stale: CacheEntry, at receivedAt: Date, key: String, writes: Bool) -> Received {
         var headers = head.headers
         if head.header("ETag") == nil, let etag = stale.metadata.freshness.etag { headers.append(("ETag", etag)) }
         if head.header("Last-Modified") == nil, let modified = stale.metadata.freshness.lastModified { headers.append(("Last-Modified", modified)) }
         let freshness = HTTPFreshness(headers: headers, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
-        let metadata = DiskCache.Metadata(contentType: stale.metadata.contentType, receivedAt: receivedAt, freshness: freshness)
+        let metadata = CacheMetadata(contentType: stale.metadata.contentType, receivedAt: receivedAt, freshness: freshness)
         var pendingWrite = served(key)
         if writes {
             if freshness.isStorable {

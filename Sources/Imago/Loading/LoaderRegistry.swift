@@ -11,9 +11,17 @@ public final class LoaderRegistry: Sendable {
         self.loaders = Locked(loaders)
     }
 
-    /// The built-in loaders: http(s) on AsyncHTTPClient, `file://` and `data:`.
+    /// The built-in loaders: `file://`, `data:` and http(s) on AsyncHTTPClient (the
+    /// `HTTPClientLoader` trait), or on URLSession when only the `URLSessionLoader` trait is on.
+    /// With neither, http(s) URLs fail with `noLoader` unless you register a loader.
     public static func standard() -> LoaderRegistry {
-        LoaderRegistry([HTTPDataLoader(), FileDataLoader(), DataURLLoader()])
+        var loaders: [any DataLoading] = [FileDataLoader(), DataURLLoader()]
+        #if HTTPClientLoader
+            loaders.append(HTTPDataLoader())
+        #elseif URLSessionLoader
+            loaders.append(URLSessionDataLoader())
+        #endif
+        return LoaderRegistry(loaders)
     }
 
     /// Adds a loader; it wins ties with every loader registered before it.

@@ -12,7 +12,7 @@ extension ImagePipeline {
         /// False for `Cache-Control: no-store`: no cache may keep it.
         var isStorable: Bool
         /// What a disk entry of these bytes (or of a variant made from them) says of freshness.
-        var metadata: DiskCache.Metadata?
+        var metadata: CacheMetadata?
         /// The disk write that waits for these bytes to validate.
         var pendingWrite: HTTPCache.PendingWrite?
     }
@@ -75,7 +75,7 @@ extension ImagePipeline {
     /// Loads `request`'s bytes through the loader, revalidating `stale` when it has validators.
     /// `contacted` becomes true once a loader is asked, so a transfer is reported only when made.
     private func download(
-        _ transferID: UInt64, _ request: ImageRequest, stale: DiskCache.Entry?, sink: DataSink, contacted: inout Bool
+        _ transferID: UInt64, _ request: ImageRequest, stale: CacheEntry?, sink: DataSink, contacted: inout Bool
     ) async throws -> Loaded {
         if request.cachePolicy == .returnCacheDataDontLoad {
             throw ImagoError(.notCached, url: request.url, stage: .caching)

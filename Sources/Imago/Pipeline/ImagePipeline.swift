@@ -19,7 +19,7 @@ import Foundation
 /// want an image, after its download slot is given back and its decodes have room in the
 /// ``Configuration/decodeMemoryBudget``; decoding runs on the pipeline's CPU stage.
 public final class ImagePipeline: Sendable {
-    typealias Transfers = TransferStateMachine<ImageTask, RunningDownload, DiskCache.Entry>
+    typealias Transfers = TransferStateMachine<ImageTask, RunningDownload, CacheEntry>
 
     /// A download under way: cancelling both stops the loader wherever it is waiting.
     struct RunningDownload: Sendable {
@@ -75,10 +75,13 @@ public final class ImagePipeline: Sendable {
     let deadlines = DeadlineTimer()
 
     /// A pipeline with the default configuration and loaders, for apps that want one, with a disk
-    /// cache in ``DiskCache/defaultDirectory`` (none if that directory cannot be opened).
+    /// cache in ``DiskCache/defaultDirectory`` with the `DiskCache` trait (none if that directory
+    /// cannot be opened, or without the trait).
     public static let shared: ImagePipeline = {
         var configuration = Configuration()
-        configuration.diskCache = try? DiskCache()
+        #if DiskCache
+            configuration.diskCache = try? DiskCache()
+        #endif
         return ImagePipeline(configuration: configuration)
     }()
 

@@ -68,6 +68,9 @@ extension ImagePipeline {
         /// that alone needs more is refused. Default ``DecodeMemoryBudget/shared`` (1 GiB), shared
         /// by every pipeline that keeps the default.
         public var decodeMemoryBudget = DecodeMemoryBudget.shared
+        /// Where handles' progress, preview and completion closures are called: `.immediately`
+        /// (the default, on the pipeline's own threads), `.mainActor`, or `.queue(_:)`.
+        public var callbackDelivery: CallbackDelivery = .immediately
         /// Least time between two previews of one transfer, for requests with `.previews`.
         public var previewInterval: Duration = .milliseconds(100)
         /// Most pixels a request with `.scaleDownLargeImages` gets. Default 16,777,216 (4096 × 4096,

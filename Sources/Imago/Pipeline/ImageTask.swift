@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Several handles may share one transfer. Cancelling a handle completes it at once with a
 /// `cancelled` error and drops only its callbacks; the transfer stops when its last handle goes.
-/// A handle completes exactly once. Callbacks run on an arbitrary thread.
+/// A handle completes exactly once. Callbacks run where the pipeline's
+/// ``ImagePipeline/Configuration/callbackDelivery`` says: by default on the pipeline's own threads.
+/// Tip: with `.mainActor`, `MainActor.assumeIsolated { … }` inside a callback reaches UI state.
 public final class ImageTask: Sendable, Hashable, Identifiable {
     /// Bytes received and expected (nil when the server did not say).
     public struct Progress: Sendable, Hashable {
@@ -45,6 +47,7 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     public let decodes: Bool
     private let pipeline: ImagePipeline
     private let state: Locked<State>
+    private var delivery: CallbackDelivery { pipeline.configuration.callbackDelivery }
 
     init(
         id: UInt64, request: ImageRequest, decodes: Bool, pipeline: ImagePipeline,
@@ -117,10 +120,13 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
 
     func reportProgress(received: Int64, expected: Int64?, url: URL) {
         let progress = Progress(receivedBytes: received, expectedBytes: expected)
+        let delivery = self.delivery
         let taken = state.withLock { state -> (ProgressHandler?, [AsyncStream<Event>.Continuation])? in
             guard state.result == nil else { return nil }
             state.progress = progress
-            return (state.onProgress, state.streams)
+            // Queued under the lock, so the order of the calls is the order of the events.
+            if delivery.isQueued, let handler = state.onProgress { delivery.enqueue { handler(received, expected, url) } }
+            return (delivery.isQueued ? nil : state.onProgress, state.streams)
         }
         guard let (handler, streams) = taken else { return }
         for stream in streams { stream.yield(.progress(progress)) }
@@ -128,9 +134,11 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     }
 
     func reportPreview(_ preview: ImageResponse) {
+        let delivery = self.delivery
         let taken = state.withLock { state -> (PreviewHandler?, [AsyncStream<Event>.Continuation])? in
             guard state.result == nil else { return nil }
-            return (state.onPreview, state.streams)
+            if delivery.isQueued, let handler = state.onPreview { delivery.enqueue { handler(preview) } }
+            return (delivery.isQueued ? nil : state.onPreview, state.streams)
         }
         guard let (handler, streams) = taken else { return }
         for stream in streams { stream.yield(.preview(preview)) }
@@ -140,9 +148,14 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     /// Completes the handle; only the first call has an effect. Returns whether it was the first.
     @discardableResult
     func complete(with result: Result<ImageResponse, ImagoError>) -> Bool {
+        let delivery = self.delivery
         let taken = state.withLock { state -> (Completion?, [CheckedContinuation<ImageResponse, any Error>], [AsyncStream<Event>.Continuation])? in
             guard state.result == nil else { return nil }
             state.result = result
+            if delivery.isQueued, let completion = state.onCompletion {
+                delivery.enqueue { completion(result) }
+                state.onCompletion = nil
+            }
             defer {
                 state.onProgress = nil
                 state.onPreview = nil
