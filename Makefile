@@ -9,7 +9,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config bc libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test lint format bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps build demo test lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -33,6 +33,18 @@ test: deps
 	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
 	@# The README's install lines are a manifest that must parse.
 	$(SWIFT) package --package-path Examples/Install dump-package >/dev/null
+
+# Documentation: the DocC catalog (Sources/Imago/Imago.docc) over Imago's symbol graph, warnings as
+# errors, and every public symbol documented (scripts/doc-coverage.py). The archive lands in
+# .build-docs/Imago.doccarchive.
+DOCC ?= $(shell dirname $$(command -v $(SWIFT) 2>/dev/null || echo /usr/bin/swift))/docc
+docs: deps
+	rm -rf .build-docs/symbol-graphs .build-docs/imago-graphs
+	$(SWIFT) build --target Imago --scratch-path .build-docs -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build-docs/symbol-graphs
+	python3 scripts/doc-coverage.py .build-docs/symbol-graphs
+	mkdir -p .build-docs/imago-graphs && cp .build-docs/symbol-graphs/Imago.symbols.json .build-docs/symbol-graphs/Imago@*.symbols.json .build-docs/imago-graphs/
+	$(DOCC) convert Sources/Imago/Imago.docc --additional-symbol-graph-dir .build-docs/imago-graphs --output-path .build-docs/Imago.doccarchive \
+		--fallback-display-name Imago --fallback-bundle-identifier org.imago.Imago --warnings-as-errors
 
 # A package outside the project's targets that depends on Imago as an app would
 # (Examples/Consumer), built from clean with the default traits and with none, then run on

@@ -74,7 +74,7 @@ struct SnippetTests {
         let file = Self.documents.first { $0.lastPathComponent == document }!
         let regions = Set(try Self.allRegions().values)
         let blocks = try Self.swiftBlocks(in: file)
-        #expect(!blocks.isEmpty)
+        if document == "README.md" { #expect(!blocks.isEmpty) }
         for block in blocks {
             #expect(regions.contains(block.text), "\(document):\(block.line): this Swift block is not a region of Examples/Snippets or Examples/Install")
         }

@@ -27,6 +27,7 @@ public final class MemoryPressureMonitor: Sendable {
         /// v2's pressure stall information, when there is one.
         public var pressure: String?
 
+        /// Names the files to read (tests point them at files of their own).
         public init(usage: String, limit: String, pressure: String? = nil) {
             self.usage = usage
             self.limit = limit

@@ -20,6 +20,7 @@ public protocol ImageDecoding: Sendable {
 }
 
 extension ImageDecoding {
+    /// No estimate: the pipeline reserves ``DecodingOptions/maxDecodedBytes`` for the decode.
     public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? { nil }
 }
 
@@ -27,6 +28,7 @@ extension ImageDecoding {
 public struct DecodeEstimate: Sendable, Hashable {
     /// The size the header declares.
     public var width: Int
+    /// The height the header declares.
     public var height: Int
     /// Bytes of pixels the decode will hold at most (canvas, frames, working copies).
     public var bytes: Int

@@ -63,6 +63,7 @@ public struct ImageMetadata: Sendable, Hashable {
     public var format: ImageFormat
     /// The pixel size stored in the file, before any scaled decode or orientation.
     public var originalWidth: Int
+    /// The height stored in the file, before any scaled decode or orientation.
     public var originalHeight: Int
     /// The EXIF orientation the pixels were turned by (`.up` when none was applied).
     public var orientationApplied: ImageOrientation
@@ -81,20 +82,29 @@ public struct ImageMetadata: Sendable, Hashable {
 
 /// An encoded image format.
 public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The format's name, lower case: `jpeg`, `png`, `webp`, `gif`, or a custom decoder's.
     public let rawValue: String
+    /// Makes a format from its name (a custom decoder's own, say).
     public init(rawValue: String) { self.rawValue = rawValue }
 
+    /// JPEG.
     public static let jpeg = ImageFormat(rawValue: "jpeg")
+    /// PNG.
     public static let png = ImageFormat(rawValue: "png")
+    /// WebP, still or animated.
     public static let webp = ImageFormat(rawValue: "webp")
+    /// GIF, still or animated.
     public static let gif = ImageFormat(rawValue: "gif")
 
+    /// The format's name.
     public var description: String { rawValue }
 }
 
 /// A size in pixels.
 public struct PixelSize: Sendable, Hashable {
+    /// Width in pixels.
     public var width: Int
+    /// Height in pixels.
     public var height: Int
 
     /// Makes a size.

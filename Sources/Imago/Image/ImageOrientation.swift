@@ -1,12 +1,20 @@
 /// EXIF orientation (tag 0x0112): how the stored pixels must be turned to appear upright.
 public enum ImageOrientation: Int, Sendable, Hashable, CaseIterable {
+    /// Stored upright (1).
     case up = 1
+    /// Mirrored left to right (2).
     case upMirrored = 2
+    /// Turned 180° (3).
     case down = 3
+    /// Mirrored top to bottom (4).
     case downMirrored = 4
+    /// Mirrored along the top-left to bottom-right diagonal (5).
     case leftMirrored = 5
+    /// Must be turned 90° clockwise to be upright (6).
     case right = 6
+    /// Mirrored along the top-right to bottom-left diagonal (7).
     case rightMirrored = 7
+    /// Must be turned 90° counter-clockwise to be upright (8).
     case left = 8
 
     /// Whether turning swaps width and height.

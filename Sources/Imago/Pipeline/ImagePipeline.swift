@@ -104,9 +104,10 @@ public final class ImagePipeline: Sendable {
     // MARK: - Loading
 
     /// Loads and decodes `url`, calling back as bytes arrive and once at the end with the response
-    /// and its image (the seeds' callback API), and with previews when `options` has `.previews`
-    /// (the seeds' `finished == false`). Returns the handle, already started. `preview` comes last so
-    /// an unlabelled trailing closure is the completion.
+    /// and its image (callbacks in SDWebImage's manner, delivered as
+    /// ``Configuration/callbackDelivery`` says), and with previews (responses whose `isPreview` is
+    /// true) when `options` has `.previews`. Returns the handle, already started. `preview` comes
+    /// last so an unlabelled trailing closure is the completion.
     @discardableResult
     public func loadImage(
         with url: URL,

@@ -28,7 +28,8 @@ public struct ImageResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// Where the response was served from.
     public var source: Source
-    /// True for a preview made from the bytes received so far (the seeds' `finished == false`).
+    /// True for a preview made from the bytes received so far, given to a request with `.previews`
+    /// before its final image.
     public var isPreview = false
     /// True when this request joined a transfer another request had started (coalescing): it
     /// shared that transfer's bytes and decode. Counted in ``ImagePipeline/Statistics/coalesced``.

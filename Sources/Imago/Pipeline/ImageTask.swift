@@ -10,7 +10,9 @@ import Foundation
 public final class ImageTask: Sendable, Hashable, Identifiable {
     /// Bytes received and expected (nil when the server did not say).
     public struct Progress: Sendable, Hashable {
+        /// Bytes of the body received so far.
         public var receivedBytes: Int64
+        /// The body's announced length, or nil when the server did not say.
         public var expectedBytes: Int64?
     }
 
@@ -23,8 +25,11 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
 
     /// What happens to a handle, in order: progress and previews, then `finished` once.
     public enum Event: Sendable {
+        /// Bytes arrived.
         case progress(Progress)
+        /// A preview of the bytes so far (requests with `.previews`).
         case preview(ImageResponse)
+        /// The handle finished, failed or was cancelled; the last event.
         case finished(Result<ImageResponse, ImagoError>)
     }
 
@@ -175,6 +180,8 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
         return true
     }
 
+    /// Handles are equal when they are the same handle.
     public static func == (lhs: ImageTask, rhs: ImageTask) -> Bool { lhs === rhs }
+    /// Hashes the handle's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

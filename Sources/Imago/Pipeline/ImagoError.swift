@@ -8,9 +8,13 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
 
     /// The part of the pipeline where the error happened.
     public enum Stage: String, Sendable, Hashable {
+        /// Getting the bytes: a loader, the network, a response's status or size.
         case loading
+        /// Turning bytes into pixels.
         case decoding
+        /// Reading or writing a cache.
         case caching
+        /// Running a processor on a decoded image.
         case processing
     }
 

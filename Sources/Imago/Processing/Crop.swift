@@ -4,9 +4,13 @@ extension ImageProcessors {
     /// Cuts out a rectangle of pixels. The part of the rectangle outside the image is ignored; a
     /// rectangle that misses the image entirely is an error.
     public struct Crop: ImageProcessing, Hashable {
+        /// The left edge of the kept rectangle.
         public var x: Int
+        /// The top edge of the kept rectangle.
         public var y: Int
+        /// The kept rectangle's width.
         public var width: Int
+        /// The kept rectangle's height.
         public var height: Int
 
         /// Makes a crop of the rectangle at (`x`, `y`) from the top left, `width × height` pixels.

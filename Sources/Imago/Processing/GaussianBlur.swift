@@ -4,6 +4,7 @@ extension ImageProcessors {
     /// Blurs with a Gaussian whose standard deviation is `radius` pixels (CSS `blur()` has the
     /// same meaning); edges are not darkened.
     public struct GaussianBlur: ImageProcessing, Hashable {
+        /// The Gaussian's standard deviation in pixels.
         public var radius: Double
 
         /// The largest radius accepted. A kernel spans six radii: at 250 its weights for a

@@ -21,6 +21,7 @@ extension ImageProcessors {
 
         /// The target size in pixels.
         public var size: PixelSize
+        /// How the image is fitted to ``size``.
         public var contentMode: ContentMode
         /// Whether an image smaller than the target may be scaled up. Default false.
         public var upscale: Bool

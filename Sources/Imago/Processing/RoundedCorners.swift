@@ -23,7 +23,9 @@ extension ImageProcessors {
     /// Rounds the corners to `radius` pixels, antialiased: outside the shape becomes transparent.
     /// With a border, the line is drawn inside the rounded edge.
     public struct RoundedCorners: ImageProcessing, Hashable {
+        /// The corners' radius in pixels.
         public var radius: Double
+        /// A border drawn along the edge, if any.
         public var border: Border?
 
         /// Makes the processor; the radius is capped at half the shorter side. Throws for a radius
@@ -96,6 +98,7 @@ extension ImageProcessors {
 
     /// Crops the centred square and makes it a circle, antialiased, with an optional border.
     public struct Circle: ImageProcessing, Hashable {
+        /// A border drawn along the circle, if any.
         public var border: Border?
 
         /// Makes the processor. Throws for a border width that is not a finite number of 0 or more.

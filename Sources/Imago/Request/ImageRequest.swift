@@ -63,6 +63,7 @@ public struct ImageRequest: Sendable, Hashable {
         processors.map(\.identifier).joined(separator: "|")
     }
 
+    /// Requests are equal when every field is.
     public static func == (left: ImageRequest, right: ImageRequest) -> Bool {
         left.url == right.url && left.priority == right.priority && left.headers == right.headers
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
@@ -70,6 +71,7 @@ public struct ImageRequest: Sendable, Hashable {
             && left.thumbnail == right.thumbnail && left.sources == right.sources && left.imageID == right.imageID
     }
 
+    /// Hashes the fields that make requests equal.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(url)
         hasher.combine(headers)
@@ -102,7 +104,9 @@ public struct ImageRequest: Sendable, Hashable {
 
     /// One encoding of the image and its size in pixels.
     public struct Source: Sendable, Hashable {
+        /// Where this encoding is.
         public var url: URL
+        /// Its size in pixels, as the app knows it.
         public var pixelSize: PixelSize
 
         /// Makes a source.
@@ -182,7 +186,9 @@ public struct ImageRequest: Sendable, Hashable {
 extension ImageRequest {
     /// Switches that change how a transfer is made.
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The options' bits.
         public let rawValue: Int
+        /// Makes options from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// Accept TLS certificates that do not verify (self-signed, expired, wrong host).
@@ -235,7 +241,9 @@ extension ImageRequest {
 
     /// Basic-auth user name and password.
     public struct Credentials: Sendable, Hashable {
+        /// The user name.
         public var user: String
+        /// The password; never logged, never part of a cache key.
         public var password: String
         /// Makes credentials.
         public init(user: String, password: String) {

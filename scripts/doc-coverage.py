@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Every public symbol of Imago has a doc comment: reads the symbol graphs `make docs` emits and
+lists the public symbols without one, failing if there is any. A member that implements a protocol
+requirement (Imago's own or the standard library's: `hash(into:)`, `==`, `description`, …) takes
+the requirement's documentation, as DocC shows it, and is not listed."""
+import glob, json, sys
+
+directory = sys.argv[1]
+graphs = [json.load(open(f)) for f in glob.glob(directory + "/Imago.symbols.json") + glob.glob(directory + "/Imago@*.symbols.json")]
+inherited = {"hash(into:)", "hashValue", "==(_:_:)", "<(_:_:)", "description", "debugDescription", "rawValue", "init(rawValue:)", "id",
+             "errorDescription", "failureReason", "recoverySuggestion", "helpAnchor", "makeIterator()", "next()"}
+symbols = {}
+for graph in graphs:
+    for symbol in graph["symbols"]:
+        symbols[symbol["identifier"]["precise"]] = symbol
+    for relation in graph["relationships"]:
+        if relation["kind"] in ("requirementOf", "optionalRequirementOf") and relation["source"] in symbols:
+            inherited.add(symbols[relation["source"]]["pathComponents"][-1])
+total, missing = 0, []
+for symbol in symbols.values():
+    if symbol.get("accessLevel") not in ("public", "open") or "location" not in symbol:
+        continue
+    path = symbol["pathComponents"]
+    if any(part.startswith("_") for part in path):
+        continue
+    total += 1
+    is_requirement = any(r["kind"] in ("requirementOf", "optionalRequirementOf") and r["source"] == symbol["identifier"]["precise"]
+                         for g in graphs for r in g["relationships"])
+    if symbol.get("docComment") or (len(path) > 1 and path[-1] in inherited and not is_requirement):
+        continue
+    location = symbol["location"]
+    missing.append(f"{location['uri'].split('/Sources/')[-1]}:{location['position']['line'] + 1}: {'.'.join(path)}")
+for line in sorted(missing):
+    print(line)
+print(f"{total} public symbols, {len(missing)} without a doc comment")
+sys.exit(1 if missing else 0)
