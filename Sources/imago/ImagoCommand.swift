@@ -1,11 +1,16 @@
 import ArgumentParser
 import Foundation
 
+/// Imago's version (semantic versioning); CHANGELOG.md's newest release says the same, which a test
+/// checks.
+let imagoVersion = "0.1.0"
+
 @main
 struct ImagoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imago",
         abstract: "Load images through the Imago pipeline.",
+        version: imagoVersion,
         subcommands: [FetchCommand.self, ConvertCommand.self, ThumbnailCommand.self, DemoCommand.self]
     )
 }

@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+
+@Suite("Version")
+struct VersionTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("imago --version prints the version CHANGELOG.md's newest release names")
+    func versionMatchesChangelog() throws {
+        let changelog = try String(contentsOf: Self.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let heading = try #require(changelog.components(separatedBy: "\n").first { $0.hasPrefix("## ") })
+        let released = try #require(heading.dropFirst(3).split(separator: " ").first.map(String.init))
+        #expect(released.split(separator: ".").count == 3 && released.allSatisfy { $0.isNumber || $0 == "." })
+
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["--version"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(printed.trimmingCharacters(in: .whitespacesAndNewlines) == released)
+    }
+}
