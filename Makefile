@@ -47,27 +47,30 @@ docs: deps
 		--fallback-display-name Imago --fallback-bundle-identifier org.imago.Imago --warnings-as-errors
 
 # A package outside the project's targets that depends on Imago as an app would
-# (Examples/Consumer), built from clean with the default traits and with none, then run on
-# corpus files (and, with the defaults, over http from a local server). Prints each clean debug
-# build's time and the binary's size; BENCHMARKS.md records them.
+# (Examples/Consumer), built from clean with each trait set (CONSUMER_TRAITS: "default", "none",
+# or a comma-separated list), then run on corpus files, and over http from a local server when
+# the set has a network loader. Prints each clean debug build's time and the binary's size;
+# BENCHMARKS.md records them.
 CONSUMER_FILES := $(CURDIR)/../shared/corpus/jpeg/video-001.jpeg $(CURDIR)/../shared/corpus/png/basn6a08.png $(CURDIR)/../shared/corpus/webp/blue-purple-pink-large.lossless.webp
+CONSUMER_TRAITS ?= default none DiskCache URLSessionLoader HTTPClientLoader
 consumer: deps
-	@for traits in default none; do \
-		dir=$$(mktemp -d); out=$$(mktemp -d); \
-		if [ $$traits = none ]; then export IMAGO_TRAITS=""; else unset IMAGO_TRAITS; fi; \
+	@for traits in $(CONSUMER_TRAITS); do \
+		dir=$$(mktemp -d); out=$$(mktemp -d); server=""; \
+		case $$traits in default) unset IMAGO_TRAITS;; none) export IMAGO_TRAITS="";; *) export IMAGO_TRAITS=$$traits;; esac; \
 		start=$$(date +%s.%N); \
 		(cd Examples/Consumer && $(SWIFT) build --scratch-path $$dir 2>&1 | tail -1) || exit 1; \
 		end=$$(date +%s.%N); \
 		bin=$$dir/debug/Consumer; \
 		echo "traits $$traits: clean debug build $$(echo "$$end - $$start" | bc) s, binary $$(stat -c %s $$bin) bytes"; \
 		files="$(CONSUMER_FILES)"; \
-		if [ $$traits = default ]; then \
+		case $$traits in default|*Loader*) \
 			python3 -m http.server 8765 --bind 127.0.0.1 --directory ../shared/corpus >/dev/null 2>&1 & server=$$!; sleep 1; \
-			files="$$files http://127.0.0.1:8765/jpeg/video-001.progressive.jpeg"; \
-		fi; \
-		$$bin $$out $$files || { [ -n "$$server" ] && kill $$server; exit 1; }; \
-		[ -n "$$server" ] && kill $$server; server=""; \
+			files="$$files http://127.0.0.1:8765/jpeg/video-001.progressive.jpeg";; \
+		esac; \
+		$$bin $$out $$files; status=$$?; \
+		[ -n "$$server" ] && kill $$server; \
 		rm -rf $$dir $$out; \
+		[ $$status = 0 ] || exit $$status; \
 	done
 
 # Style: swift-format (in the Swift toolchain) with the project's .swift-format; any finding fails.
