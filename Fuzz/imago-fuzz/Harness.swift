@@ -34,6 +34,13 @@ struct Harness: Sendable {
                 _ = decoder.preview(of: data.prefix(end))
             }
         },
+        Harness(name: "pnm") { data in
+            // Netpbm alone, with small limits every other input so the limit checks are reached.
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            _ = PNMDecoder().estimate(data, options: options)
+            _ = try? PNMDecoder().decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

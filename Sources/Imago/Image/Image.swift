@@ -95,6 +95,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let webp = ImageFormat(rawValue: "webp")
     /// GIF, still or animated.
     public static let gif = ImageFormat(rawValue: "gif")
+    /// Netpbm: PBM, PGM, PPM or PAM.
+    public static let pnm = ImageFormat(rawValue: "pnm")
 
     /// The format's name.
     public var description: String { rawValue }
