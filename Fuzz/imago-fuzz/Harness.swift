@@ -41,6 +41,12 @@ struct Harness: Sendable {
             _ = PNMDecoder().estimate(data, options: options)
             _ = try? PNMDecoder().decode(data, options: options)
         },
+        Harness(name: "bmp") { data in
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            _ = BMPDecoder().estimate(data, options: options)
+            _ = try? BMPDecoder().decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

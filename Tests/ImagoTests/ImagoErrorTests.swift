@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Imago
 import ImagoTestSupport
 import Testing
@@ -28,9 +31,8 @@ struct ImagoErrorTests {
 
     @Test("messages in the user's words: a refused connection names the host, port and why; a relative URL says it is not absolute")
     func readableMessages() async throws {
-        let origin = try await TestOrigin.start()
-        let port = origin.port
-        try await origin.shutdown()
+        let (port, socket) = try refusingPort()
+        defer { close(socket) }
         let pipeline = ImagePipeline()
         let refused = try #require(await loadError(pipeline, ImageRequest(url: URL(string: "http://127.0.0.1:\(port)/a.jpg")!)))
         #expect(refused.code == .connectionFailed)

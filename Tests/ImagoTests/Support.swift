@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 @testable import Imago
 import ImagoTestSupport
 import Testing
@@ -108,4 +111,23 @@ func temporaryDirectory() throws -> URL {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory
+}
+
+/// A loopback port that refuses connections for as long as the returned socket is open: bound but
+/// not listening, so no other test's server can take the port meanwhile. Close the socket after.
+func refusingPort() throws -> (port: Int, socket: Int32) {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw POSIXError(.EMFILE) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+    }
+    guard bound else {
+        close(socket)
+        throw POSIXError(.EADDRINUSE)
+    }
+    return (Int(UInt16(bigEndian: address.sin_port)), socket)
 }

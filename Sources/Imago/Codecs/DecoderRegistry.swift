@@ -12,7 +12,7 @@ public final class DecoderRegistry: Sendable {
 
     /// The built-in decoders.
     public static func standard() -> DecoderRegistry {
-        DecoderRegistry([PNMDecoder(), GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
+        DecoderRegistry([BMPDecoder(), PNMDecoder(), GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 
     /// Adds a decoder; it is asked before every decoder registered earlier.

@@ -97,6 +97,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let gif = ImageFormat(rawValue: "gif")
     /// Netpbm: PBM, PGM, PPM or PAM.
     public static let pnm = ImageFormat(rawValue: "pnm")
+    /// Windows and OS/2 bitmap.
+    public static let bmp = ImageFormat(rawValue: "bmp")
 
     /// The format's name.
     public var description: String { rawValue }
