@@ -47,6 +47,13 @@ struct Harness: Sendable {
             _ = BMPDecoder().estimate(data, options: options)
             _ = try? BMPDecoder().decode(data, options: options)
         },
+        Harness(name: "tga") { data in
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            _ = TGADecoder().canDecode(data)
+            _ = TGADecoder().estimate(data, options: options)
+            _ = try? TGADecoder().decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

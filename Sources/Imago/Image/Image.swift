@@ -99,6 +99,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let pnm = ImageFormat(rawValue: "pnm")
     /// Windows and OS/2 bitmap.
     public static let bmp = ImageFormat(rawValue: "bmp")
+    /// Truevision TGA.
+    public static let tga = ImageFormat(rawValue: "tga")
 
     /// The format's name.
     public var description: String { rawValue }

@@ -97,3 +97,11 @@ public struct DataResponse: Sendable {
         headerValue(name, in: headers)
     }
 }
+
+extension URL {
+    /// Same scheme, host and port: a redirect between two such URLs keeps credential headers
+    /// (every http(s) loader follows this rule).
+    func hasSameOrigin(as other: URL) -> Bool {
+        scheme?.lowercased() == other.scheme?.lowercased() && host?.lowercased() == other.host?.lowercased() && port == other.port
+    }
+}

@@ -72,7 +72,7 @@
                     }
                     await hop.close()
                     guard let next else { return }
-                    if !Self.sameOrigin(url, next) {
+                    if !url.hasSameOrigin(as: next) {
                         headers.removeAll { request.headersDroppedOnCrossOriginRedirect.contains($0.name.lowercased()) }
                     }
                     visited.insert(next.absoluteString)
@@ -181,11 +181,6 @@
             if visited.contains(next.absoluteString) { throw ImagoError(.redirectLoop, url: url) }
             if visited.count > maxRedirects { throw ImagoError(.tooManyRedirects(maxRedirects), url: url) }
             return next
-        }
-
-        /// Same scheme, host and port: a redirect between two such URLs keeps credential headers.
-        static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-            a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
         }
 
         /// Maps AsyncHTTPClient, NIO and TLS failures to Imago's codes.

@@ -176,7 +176,7 @@
             let from = response.url
             let dropped = transfers.withLock { $0[task.taskIdentifier]?.request.headersDroppedOnCrossOriginRedirect } ?? DataLoadRequest.credentialHeaders
             // An origin that cannot be told counts as another one.
-            let staysOnOrigin = from.flatMap { from in request.url.map { HTTPDataLoader.sameOrigin(from, $0) } } ?? false
+            let staysOnOrigin = from.flatMap { from in request.url.map { from.hasSameOrigin(as: $0) } } ?? false
             if !staysOnOrigin {
                 for name in next.allHTTPHeaderFields?.keys.filter({ dropped.contains($0.lowercased()) }) ?? [] {
                     next.setValue(nil, forHTTPHeaderField: name)
