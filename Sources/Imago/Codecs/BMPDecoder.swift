@@ -23,19 +23,15 @@ public struct BMPDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let bytes = [UInt8](data)
         let header = try Header(bytes)
-        try options.check(width: header.width, height: header.height)
-        try options.checkMemory(1, width: header.width, height: header.height)
+        var pixels = try options.stillImageBuffer(width: header.width, height: header.height, fill: 0)
         let palette = try header.palette(bytes)
-        var pixels = [UInt8](repeating: 0, count: header.width * header.height * 4)
         switch header.compression {
         case .rle8, .rle4:
             try decodeRLE(bytes, header: header, palette: palette, into: &pixels)
         case .none, .bitFields:
             try decodeRows(bytes, header: header, palette: palette, into: &pixels)
         }
-        let metadata = ImageMetadata(
-            format: .bmp, originalWidth: header.width, originalHeight: header.height, hasAlpha: header.hasAlpha || header.compression.isRLE)
-        return Image(width: header.width, height: header.height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+        return Image(still: pixels, width: header.width, height: header.height, format: .bmp, hasAlpha: header.hasAlpha || header.compression.isRLE)
     }
 
     static func invalid(_ message: String) -> ImagoError {

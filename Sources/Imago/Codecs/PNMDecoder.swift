@@ -26,9 +26,7 @@ public struct PNMDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let bytes = [UInt8](data)
         let header = try Header(bytes)
-        try options.check(width: header.width, height: header.height)
-        try options.checkMemory(1, width: header.width, height: header.height)
-        var pixels = [UInt8](repeating: 255, count: header.width * header.height * 4)
+        var pixels = try options.stillImageBuffer(width: header.width, height: header.height, fill: 255)
         var reader = SampleReader(bytes: bytes, offset: header.bodyOffset, header: header)
         let pixelCount = header.width * header.height
         switch header.layout {
@@ -62,9 +60,7 @@ public struct PNMDecoder: ImageDecoding {
                 }
             }
         }
-        let metadata = ImageMetadata(
-            format: .pnm, originalWidth: header.width, originalHeight: header.height, hasAlpha: header.hasAlpha)
-        return Image(width: header.width, height: header.height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+        return Image(still: pixels, width: header.width, height: header.height, format: .pnm, hasAlpha: header.hasAlpha)
     }
 
     static func invalid(_ message: String) -> ImagoError {

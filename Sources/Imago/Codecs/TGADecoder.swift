@@ -30,11 +30,9 @@ public struct TGADecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let bytes = [UInt8](data)
         let header = try Header(bytes)
-        try options.check(width: header.width, height: header.height)
-        try options.checkMemory(1, width: header.width, height: header.height)
+        var pixels = try options.stillImageBuffer(width: header.width, height: header.height, fill: 0)
         let palette = try header.palette(bytes)
         let pixelCount = header.width * header.height
-        var pixels = [UInt8](repeating: 0, count: pixelCount * 4)
         var offset = header.pixelOffset
         var written = 0
         func read() throws(ImagoError) -> UInt32 {
@@ -72,8 +70,7 @@ public struct TGADecoder: ImageDecoding {
         } else {
             for _ in 0..<pixelCount { store(try read()) }
         }
-        let metadata = ImageMetadata(format: .tga, originalWidth: header.width, originalHeight: header.height, hasAlpha: header.hasAlpha)
-        return Image(width: header.width, height: header.height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+        return Image(still: pixels, width: header.width, height: header.height, format: .tga, hasAlpha: header.hasAlpha)
     }
 
     static func invalid(_ message: String) -> ImagoError {
