@@ -66,13 +66,14 @@ struct DeadlineTimerTests {
         #expect(timer.count == 0)
     }
 
-    @Test("a stalled transfer past its deadline is timedOut, its connection closed, and no deadline is left behind")
+    /// (Whether the connection closes depends on how far it got in 300 ms: one still being set up
+    /// when the deadline passes goes to the pool idle. FailureTests checks a body cut off mid-way.)
+    @Test("a stalled transfer past its deadline is timedOut, and no deadline is left behind")
     func stalledTransfer() async throws {
         try await withOrigin { origin, pipeline in
             origin.serve(payload(100), at: "/stalled.jpg")
             let stalled = await loadError(pipeline, ImageRequest(url: origin.url("/stalled.jpg?gate=never"), deadline: .milliseconds(300)))
             #expect(stalled?.code == .timedOut)
-            await origin.wait { $0.openConnections == 0 }
             let data = try await pipeline.data(for: ImageRequest(url: origin.url("/stalled.jpg")))
             #expect(data.count == 100)
             #expect(pipeline.deadlines.count == 0)
