@@ -54,6 +54,13 @@ struct Harness: Sendable {
             _ = TGADecoder().estimate(data, options: options)
             _ = try? TGADecoder().decode(data, options: options)
         },
+        Harness(name: "ico") { data in
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            if data.count % 3 == 0 { options.targetSize = PixelSize(width: 20, height: 20) }
+            _ = ICODecoder().estimate(data, options: options)
+            _ = try? ICODecoder().decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

@@ -23,6 +23,7 @@ public final class TestOrigin: Sendable {
         var nextWaiterID: UInt64 = 0
         var openGates: Set<String> = []
         var heldResponses: [String: [@Sendable () -> Void]] = [:]
+        var onWaitGivenUp: (@Sendable (Log) -> Void)?
     }
 
     /// Whether the origin speaks https (with a self-signed certificate no client trusts).
@@ -151,16 +152,32 @@ public final class TestOrigin: Sendable {
     }
 
     /// Suspends until `predicate` holds for the log (checked now and after every change).
-    public func wait(until predicate: @escaping @Sendable (Log) -> Bool) async {
+    ///
+    /// A watchdog, not a timing: a wait still unmet after `giveUpAfter` (default two minutes) ends,
+    /// and ``onWaitGivenUp`` is told with the log as it stands, so a test that would hang fails
+    /// and says what the origin saw instead.
+    public func wait(until predicate: @escaping @Sendable (Log) -> Bool, giveUpAfter: Duration = .seconds(120)) async {
         await withCheckedContinuation { continuation in
-            let satisfied = state.withLockedValue { state in
-                if predicate(state.log) { return true }
+            let id = state.withLockedValue { state -> UInt64? in
+                if predicate(state.log) { return nil }
                 state.nextWaiterID += 1
                 state.waiters[state.nextWaiterID] = Waiter(predicate: predicate, continuation: continuation)
-                return false
+                return state.nextWaiterID
             }
-            if satisfied { continuation.resume() }
+            guard let id else { return continuation.resume() }
+            let seconds = Double(giveUpAfter.components.seconds) + Double(giveUpAfter.components.attoseconds) * 1e-18
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+                let given = state.withLockedValue { state in state.waiters.removeValue(forKey: id).map { ($0, state.log, state.onWaitGivenUp) } }
+                guard let (waiter, log, handler) = given else { return }
+                handler?(log)
+                waiter.continuation.resume()
+            }
         }
+    }
+
+    /// Called with the log when a ``wait(until:giveUpAfter:)`` gives up; tests record an issue.
+    public func onWaitGivenUp(_ handler: @escaping @Sendable (Log) -> Void) {
+        state.withLockedValue { $0.onWaitGivenUp = handler }
     }
 
     /// Forgets the requests seen so far (connection counts stay).

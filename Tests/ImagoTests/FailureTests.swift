@@ -21,6 +21,11 @@ struct FailureTests {
     func deadline() async throws {
         try await withOrigin { origin, pipeline in
             origin.serve(payload(100_000), at: "/trickle.jpg")
+            // A connection made first, so the trickling request goes out at once: one still being
+            // set up when the deadline passes (seen under the sanitizers) goes to the pool idle and
+            // is never closed, which is right but not what this test is about.
+            let whole = try await pipeline.data(for: ImageRequest(url: origin.url("/trickle.jpg")))
+            #expect(whole.count == 100_000)
             let request = ImageRequest(url: origin.url("/trickle.jpg?rate=1000"), deadline: .milliseconds(500))
             #expect(await loadError(pipeline, request)?.code == .timedOut)
             await origin.wait { $0.openConnections == 0 && $0.abortedResponses == 1 }

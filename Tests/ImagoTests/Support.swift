@@ -15,6 +15,9 @@ func withOrigin(
     _ body: (TestOrigin, ImagePipeline) async throws -> Void
 ) async throws {
     let origin = try await TestOrigin.start(tls: tls)
+    origin.onWaitGivenUp { log in
+        Issue.record("a wait on the origin never came true: \(log.openConnections) connections open, \(log.abortedResponses) aborted, requests \(log.requests.map(\.path))")
+    }
     var configuration = ImagePipeline.Configuration()
     configure(&configuration)
     let pipeline = ImagePipeline(configuration: configuration)
@@ -130,4 +133,24 @@ func refusingPort() throws -> (port: Int, socket: Int32) {
         throw POSIXError(.EADDRINUSE)
     }
     return (Int(UInt16(bigEndian: address.sin_port)), socket)
+}
+
+/// What every decoder owes hostile input: each of about 40 prefixes of `data` shorter than
+/// `truncatedBelow` (default: all of it) is an ``ImagoError``, and 50 copies with four bytes
+/// changed decode or fail cleanly, never crash.
+func expectCleanFailures(
+    _ decoder: some ImageDecoding, _ data: Data, truncatedBelow end: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let end = end ?? data.count
+    for length in stride(from: 0, to: end, by: max(1, data.count / 40)) {
+        #expect(throws: ImagoError.self, "cut at \(length)", sourceLocation: sourceLocation) {
+            _ = try decoder.decode(data.prefix(length), options: DecodingOptions())
+        }
+    }
+    var generator = SplitMix(seed: UInt64(data.count))
+    for _ in 0..<50 {
+        var mutated = [UInt8](data)
+        for _ in 0..<4 { mutated[Int(generator.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: generator.next()) }
+        _ = try? decoder.decode(Data(mutated), options: DecodingOptions())
+    }
 }

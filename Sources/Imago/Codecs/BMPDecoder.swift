@@ -23,6 +23,12 @@ public struct BMPDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let bytes = [UInt8](data)
         let header = try Header(bytes)
+        let pixels = try Self.pixels(bytes, header: header, options: options)
+        return Image(still: pixels, width: header.width, height: header.height, format: .bmp, hasAlpha: header.hasAlpha || header.compression.isRLE)
+    }
+
+    /// The RGBA pixels of a BMP file whose header has been read; ICO entries come here too.
+    static func pixels(_ bytes: [UInt8], header: Header, options: DecodingOptions) throws(ImagoError) -> [UInt8] {
         var pixels = try options.stillImageBuffer(width: header.width, height: header.height, fill: 0)
         let palette = try header.palette(bytes)
         switch header.compression {
@@ -31,7 +37,13 @@ public struct BMPDecoder: ImageDecoding {
         case .none, .bitFields:
             try decodeRows(bytes, header: header, palette: palette, into: &pixels)
         }
-        return Image(still: pixels, width: header.width, height: header.height, format: .bmp, hasAlpha: header.hasAlpha || header.compression.isRLE)
+        return pixels
+    }
+
+    /// Bytes in one stored row of `header`'s uncompressed pixels, padded to four bytes.
+    static func rowStride(_ header: Header) -> Int {
+        // bitsPerPixel ≤ 32 and width ≤ maxSide, so this cannot overflow.
+        (header.bitsPerPixel * header.width + 31) / 32 * 4
     }
 
     static func invalid(_ message: String) -> ImagoError {
@@ -43,9 +55,8 @@ public struct BMPDecoder: ImageDecoding {
         header.topDown ? stored : header.height - 1 - stored
     }
 
-    private func decodeRows(_ bytes: [UInt8], header: Header, palette: [UInt32], into pixels: inout [UInt8]) throws(ImagoError) {
-        // bitsPerPixel ≤ 32 and width ≤ maxSide, so this cannot overflow.
-        let stride = (header.bitsPerPixel * header.width + 31) / 32 * 4
+    private static func decodeRows(_ bytes: [UInt8], header: Header, palette: [UInt32], into pixels: inout [UInt8]) throws(ImagoError) {
+        let stride = rowStride(header)
         let (size, overflow) = stride.multipliedReportingOverflow(by: header.height)
         guard !overflow, header.pixelOffset <= bytes.count, size <= bytes.count - header.pixelOffset else {
             throw Self.invalid("pixel data cut short")
@@ -89,7 +100,7 @@ public struct BMPDecoder: ImageDecoding {
 
     /// RLE8 and RLE4: runs and literal stretches of palette indices, with end-of-line,
     /// end-of-bitmap and delta escapes. Writes outside the image are ignored, never made.
-    private func decodeRLE(_ bytes: [UInt8], header: Header, palette: [UInt32], into pixels: inout [UInt8]) throws(ImagoError) {
+    private static func decodeRLE(_ bytes: [UInt8], header: Header, palette: [UInt32], into pixels: inout [UInt8]) throws(ImagoError) {
         var offset = header.pixelOffset
         var x = 0, y = 0
         let isRLE4 = header.compression == .rle4
@@ -246,6 +257,10 @@ public struct BMPDecoder: ImageDecoding {
 
         static func u16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {
             UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+        }
+
+        static func u32BigEndian(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+            UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
         }
 
         static func u32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {

@@ -13,7 +13,7 @@ public final class DecoderRegistry: Sendable {
     /// The built-in decoders.
     public static func standard() -> DecoderRegistry {
         // TGA has no magic number: it comes first so that it is asked last.
-        DecoderRegistry([TGADecoder(), BMPDecoder(), PNMDecoder(), GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
+        DecoderRegistry([TGADecoder(), ICODecoder(), BMPDecoder(), PNMDecoder(), GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 
     /// Adds a decoder; it is asked before every decoder registered earlier.
