@@ -15,7 +15,8 @@ let package = Package(
         .trait(name: "DiskCache", description: "DiskCache, Imago's disk cache of original bytes (GRDB, SQLite, xxHash)."),
         .trait(name: "HTTPClientLoader", description: "HTTPDataLoader, http(s) on AsyncHTTPClient (SwiftNIO, BoringSSL)."),
         .trait(name: "URLSessionLoader", description: "URLSessionDataLoader, http(s) on URLSession (FoundationNetworking, libcurl)."),
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader"]),
+        .trait(name: "TIFF", description: "TIFFDecoder, TIFF through libtiff (libtiff-dev)."),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -51,6 +52,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),
+                .target(name: "CTIFFSupport", condition: .when(traits: ["TIFF"])),
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -61,6 +63,9 @@ let package = Package(
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CLibTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        // libtiff from memory, its errors caught, its variadic tag getters wrapped: see Sources/CTIFFSupport.
+        .target(name: "CTIFFSupport", dependencies: ["CLibTIFF"]),
         // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests and is
         // no product; the benchmarks' package builds the same folder through a symlink.
         .target(

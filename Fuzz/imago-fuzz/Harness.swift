@@ -61,6 +61,14 @@ struct Harness: Sendable {
             _ = ICODecoder().estimate(data, options: options)
             _ = try? ICODecoder().decode(data, options: options)
         },
+        Harness(name: "tiff") { data in
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            _ = TIFFDecoder.pageCount(data)
+            _ = TIFFDecoder().estimate(data, options: options)
+            _ = try? TIFFDecoder().decode(data, options: options)
+            _ = try? TIFFDecoder(page: 1).decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

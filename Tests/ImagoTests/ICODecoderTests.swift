@@ -84,7 +84,8 @@ struct ICODecoderTests {
             dib += row
         }
         let size = dib.count
-        let directory: [UInt8] = [0, 0, 1, 0, 1, 0, UInt8(width), UInt8(height), 0, 0, 1, 0, UInt8(bits), 0]
+        let directory: [UInt8] =
+            [0, 0, 1, 0, 1, 0, UInt8(width), UInt8(height), 0, 0, 1, 0, UInt8(bits), 0]
             + [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16), 0, 22, 0, 0, 0]
         return (Data(directory + dib), hidden)
     }

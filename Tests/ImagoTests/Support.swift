@@ -16,7 +16,9 @@ func withOrigin(
 ) async throws {
     let origin = try await TestOrigin.start(tls: tls)
     origin.onWaitGivenUp { log in
-        Issue.record("a wait on the origin never came true: \(log.openConnections) connections open, \(log.abortedResponses) aborted, requests \(log.requests.map(\.path))")
+        Issue.record(
+            "a wait on the origin never came true: \(log.openConnections) connections open, \(log.abortedResponses) aborted, requests \(log.requests.map(\.path))"
+        )
     }
     var configuration = ImagePipeline.Configuration()
     configure(&configuration)

@@ -13,7 +13,11 @@ public final class DecoderRegistry: Sendable {
     /// The built-in decoders.
     public static func standard() -> DecoderRegistry {
         // TGA has no magic number: it comes first so that it is asked last.
-        DecoderRegistry([TGADecoder(), ICODecoder(), BMPDecoder(), PNMDecoder(), GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
+        var decoders: [any ImageDecoding] = [TGADecoder(), ICODecoder(), BMPDecoder(), PNMDecoder()]
+        #if TIFF
+            decoders.append(TIFFDecoder())
+        #endif
+        return DecoderRegistry(decoders + [GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 
     /// Adds a decoder; it is asked before every decoder registered earlier.

@@ -101,6 +101,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let bmp = ImageFormat(rawValue: "bmp")
     /// Truevision TGA.
     public static let tga = ImageFormat(rawValue: "tga")
+    /// Tagged Image File Format.
+    public static let tiff = ImageFormat(rawValue: "tiff")
     /// Windows icon or cursor (ICO, CUR).
     public static let ico = ImageFormat(rawValue: "ico")
 

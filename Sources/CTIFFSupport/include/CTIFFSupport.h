@@ -1,0 +1,42 @@
+#ifndef CTIFFSUPPORT_H
+#define CTIFFSUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tiffio.h>
+
+/// In-memory bytes libtiff reads through, and the first error it reported (libtiff's open,
+/// read and conversion routines report through a handler rather than a return value).
+typedef struct imago_tiff_source {
+    const unsigned char *bytes;
+    uint64_t count;
+    uint64_t position;
+    char message[256];
+} imago_tiff_source;
+
+/// What the current directory declares. `orientation` is the TIFF Orientation tag (1–8, as EXIF).
+typedef struct imago_tiff_info {
+    uint32_t width;
+    uint32_t height;
+    uint16_t orientation;
+    uint16_t bits_per_sample;
+    uint16_t samples_per_pixel;
+    uint16_t photometric;
+    int has_alpha;
+    int associated_alpha;
+} imago_tiff_info;
+
+/// Opens `source` for reading with no single allocation above `max_allocation` bytes; the first
+/// error, or warning of bytes missing, is kept in `source->message` (nothing is printed). NULL when
+/// the header is unreadable; a message left after opening or reading means the file is damaged.
+TIFF *imago_tiff_open(imago_tiff_source *source, int64_t max_allocation);
+
+/// Fills `info` from the current directory; 0 when a required tag is missing.
+int imago_tiff_read_info(TIFF *tiff, imago_tiff_info *info);
+
+/// Decodes the current directory into `raster` (width × height RGBA8, rows as stored, top first,
+/// orientation not applied, alpha premultiplied as libtiff's RGBA interface gives it). 0 on
+/// failure, with the reason in `message` (1,024 bytes).
+int imago_tiff_read_rgba(TIFF *tiff, uint32_t width, uint32_t height, uint32_t *raster, char *message);
+
+#endif

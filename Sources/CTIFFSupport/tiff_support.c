@@ -1,0 +1,116 @@
+#include "CTIFFSupport.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static tmsize_t source_read(thandle_t handle, void *buffer, tmsize_t size) {
+    imago_tiff_source *source = (imago_tiff_source *)handle;
+    if (size <= 0 || source->position >= source->count) return 0;
+    uint64_t available = source->count - source->position;
+    uint64_t wanted = (uint64_t)size < available ? (uint64_t)size : available;
+    memcpy(buffer, source->bytes + source->position, (size_t)wanted);
+    source->position += wanted;
+    return (tmsize_t)wanted;
+}
+
+static tmsize_t source_write(thandle_t handle, void *buffer, tmsize_t size) {
+    (void)handle; (void)buffer; (void)size;
+    return -1;
+}
+
+static toff_t source_seek(thandle_t handle, toff_t offset, int whence) {
+    imago_tiff_source *source = (imago_tiff_source *)handle;
+    uint64_t base = whence == SEEK_CUR ? source->position : whence == SEEK_END ? source->count : 0;
+    // Offsets come from the file: refuse a sum that wraps or lands past the end.
+    if (offset > UINT64_MAX - base || base + offset > source->count) return (toff_t)-1;
+    source->position = base + offset;
+    return source->position;
+}
+
+static int source_close(thandle_t handle) {
+    (void)handle;
+    return 0;
+}
+
+static toff_t source_size(thandle_t handle) {
+    return ((imago_tiff_source *)handle)->count;
+}
+
+/// The bytes are in memory already: "mapping" them lets libtiff read strips and tiles in place.
+static int source_map(thandle_t handle, void **base, toff_t *size) {
+    imago_tiff_source *source = (imago_tiff_source *)handle;
+    *base = (void *)source->bytes;
+    *size = source->count;
+    return 1;
+}
+
+static void source_unmap(thandle_t handle, void *base, toff_t size) {
+    (void)handle; (void)base; (void)size;
+}
+
+/// Keeps the first error; later ones are usually consequences of it.
+static int keep_error(TIFF *tiff, void *user_data, const char *module, const char *format, va_list arguments) {
+    (void)tiff; (void)module;
+    imago_tiff_source *source = (imago_tiff_source *)user_data;
+    if (source->message[0] == 0) vsnprintf(source->message, sizeof source->message, format, arguments);
+    return 1;
+}
+
+/// Warnings are dropped, but for one: libtiff reports a tag it could not read because the file
+/// ends first ("IO error during reading of …; tag ignored") as a warning and goes on without it, so
+/// a cut file loses its colour map and decodes wrong. That one is kept as an error.
+static int keep_io_warning(TIFF *tiff, void *user_data, const char *module, const char *format, va_list arguments) {
+    (void)tiff; (void)module;
+    imago_tiff_source *source = (imago_tiff_source *)user_data;
+    char text[sizeof source->message];
+    vsnprintf(text, sizeof text, format, arguments);
+    if (source->message[0] == 0 && strstr(text, "IO error") != NULL) memcpy(source->message, text, sizeof text);
+    return 1;
+}
+
+TIFF *imago_tiff_open(imago_tiff_source *source, int64_t max_allocation) {
+    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    if (options == NULL) return NULL;
+    TIFFOpenOptionsSetMaxSingleMemAlloc(options, (tmsize_t)max_allocation);
+    TIFFOpenOptionsSetErrorHandlerExtR(options, keep_error, source);
+    TIFFOpenOptionsSetWarningHandlerExtR(options, keep_io_warning, source);
+    // Read only; libtiff never writes through the "mapped" bytes in this mode.
+    TIFF *tiff = TIFFClientOpenExt("memory", "r", (thandle_t)source, source_read, source_write, source_seek,
+                                   source_close, source_size, source_map, source_unmap, options);
+    TIFFOpenOptionsFree(options);
+    return tiff;
+}
+
+int imago_tiff_read_info(TIFF *tiff, imago_tiff_info *info) {
+    memset(info, 0, sizeof *info);
+    if (!TIFFGetField(tiff, TIFFTAG_IMAGEWIDTH, &info->width)) return 0;
+    if (!TIFFGetField(tiff, TIFFTAG_IMAGELENGTH, &info->height)) return 0;
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_ORIENTATION, &info->orientation);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_BITSPERSAMPLE, &info->bits_per_sample);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &info->samples_per_pixel);
+    if (!TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &info->photometric)) info->photometric = 0xFFFF;
+    uint16_t extra_count = 0;
+    uint16_t *extra = NULL;
+    if (TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra_count, &extra) && extra_count > 0 && extra != NULL) {
+        info->has_alpha = extra[0] == EXTRASAMPLE_ASSOCALPHA || extra[0] == EXTRASAMPLE_UNASSALPHA;
+        info->associated_alpha = extra[0] == EXTRASAMPLE_ASSOCALPHA;
+    }
+    return 1;
+}
+
+int imago_tiff_read_rgba(TIFF *tiff, uint32_t width, uint32_t height, uint32_t *raster, char *message) {
+    TIFFRGBAImage image;
+    message[0] = 0;
+    if (!TIFFRGBAImageOK(tiff, message)) return 0;
+    // Stop at the first strip or tile that fails to read: a cut or damaged file is an error, not
+    // an image with holes.
+    if (!TIFFRGBAImageBegin(&image, tiff, 1, message)) return 0;
+    // Rows as stored, top first: the caller applies the orientation, all eight of them (libtiff's
+    // RGBA interface only flips, so it cannot turn 5–8).
+    image.req_orientation = image.orientation;
+    int ok = TIFFRGBAImageGet(&image, raster, width, height);
+    TIFFRGBAImageEnd(&image);
+    if (!ok && message[0] == 0) snprintf(message, 1024, "the image data could not be read");
+    return ok;
+}
