@@ -16,7 +16,8 @@ let package = Package(
         .trait(name: "HTTPClientLoader", description: "HTTPDataLoader, http(s) on AsyncHTTPClient (SwiftNIO, BoringSSL)."),
         .trait(name: "URLSessionLoader", description: "URLSessionDataLoader, http(s) on URLSession (FoundationNetworking, libcurl)."),
         .trait(name: "TIFF", description: "TIFFDecoder, TIFF through libtiff (libtiff-dev)."),
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF"]),
+        .trait(name: "AVIF", description: "AVIFDecoder, AVIF through libavif with dav1d or libaom (libavif-dev)."),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -53,6 +54,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CTIFFSupport", condition: .when(traits: ["TIFF"])),
+                .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -66,6 +68,9 @@ let package = Package(
         .systemLibrary(name: "CLibTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
         // libtiff from memory, its errors caught, its variadic tag getters wrapped: see Sources/CTIFFSupport.
         .target(name: "CTIFFSupport", dependencies: ["CLibTIFF"]),
+        // No pkgConfig: libavif's .pc passes -DAVIF_DLL, a flag SwiftPM refuses with a warning;
+        // the header and library are on the default paths.
+        .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
         // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests and is
         // no product; the benchmarks' package builds the same folder through a symlink.
         .target(

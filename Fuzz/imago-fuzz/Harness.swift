@@ -69,6 +69,13 @@ struct Harness: Sendable {
             _ = try? TIFFDecoder().decode(data, options: options)
             _ = try? TIFFDecoder(page: 1).decode(data, options: options)
         },
+        Harness(name: "avif") { data in
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            _ = AVIFDecoder().canDecode(data)
+            _ = AVIFDecoder().estimate(data, options: options)
+            _ = try? AVIFDecoder().decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

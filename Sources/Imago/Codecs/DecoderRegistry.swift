@@ -17,6 +17,9 @@ public final class DecoderRegistry: Sendable {
         #if TIFF
             decoders.append(TIFFDecoder())
         #endif
+        #if AVIF
+            decoders.append(AVIFDecoder())
+        #endif
         return DecoderRegistry(decoders + [GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 

@@ -101,6 +101,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let bmp = ImageFormat(rawValue: "bmp")
     /// Truevision TGA.
     public static let tga = ImageFormat(rawValue: "tga")
+    /// AV1 Image File Format.
+    public static let avif = ImageFormat(rawValue: "avif")
     /// Tagged Image File Format.
     public static let tiff = ImageFormat(rawValue: "tiff")
     /// Windows icon or cursor (ICO, CUR).
