@@ -17,7 +17,8 @@ let package = Package(
         .trait(name: "URLSessionLoader", description: "URLSessionDataLoader, http(s) on URLSession (FoundationNetworking, libcurl)."),
         .trait(name: "TIFF", description: "TIFFDecoder, TIFF through libtiff (libtiff-dev)."),
         .trait(name: "AVIF", description: "AVIFDecoder, AVIF through libavif with dav1d or libaom (libavif-dev)."),
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF"]),
+        .trait(name: "HEIF", description: "HEIFDecoder, HEIC through libheif with libde265 (libheif-dev)."),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF", "HEIF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -55,6 +56,7 @@ let package = Package(
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CTIFFSupport", condition: .when(traits: ["TIFF"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
+                .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -71,6 +73,7 @@ let package = Package(
         // No pkgConfig: libavif's .pc passes -DAVIF_DLL, a flag SwiftPM refuses with a warning;
         // the header and library are on the default paths.
         .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests and is
         // no product; the benchmarks' package builds the same folder through a symlink.
         .target(

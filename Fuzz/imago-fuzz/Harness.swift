@@ -76,6 +76,14 @@ struct Harness: Sendable {
             _ = AVIFDecoder().estimate(data, options: options)
             _ = try? AVIFDecoder().decode(data, options: options)
         },
+        Harness(name: "heif") { data in
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            if data.count % 3 == 0 { options.targetSize = PixelSize(width: 8, height: 8) }
+            _ = HEIFDecoder().canDecode(data)
+            _ = HEIFDecoder().estimate(data, options: options)
+            _ = try? HEIFDecoder().decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

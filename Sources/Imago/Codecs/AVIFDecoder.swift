@@ -14,16 +14,7 @@
 
         /// An ISO-BMFF `ftyp` box whose major or a compatible brand is `avif` or `avis`.
         public func canDecode(_ data: Data) -> Bool {
-            let head = [UInt8](data.prefix(64))
-            guard head.count >= 16, head[4..<8].elementsEqual("ftyp".utf8) else { return false }
-            let boxSize = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
-            let end = min(max(boxSize, 16), head.count)
-            // The major brand at 8, then the minor version, then compatible brands from 16.
-            let brands = [8] + Array(stride(from: 16, to: end - 3, by: 4))
-            return brands.contains { offset in
-                let brand = head[offset..<offset + 4]
-                return brand.elementsEqual("avif".utf8) || brand.elementsEqual("avis".utf8)
-            }
+            FileTypeBox.brands(data).contains { $0 == "avif" || $0 == "avis" }
         }
 
         /// Every frame's pixels, the working canvas and a turned copy when the orientation is applied.

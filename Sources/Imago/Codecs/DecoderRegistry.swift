@@ -20,6 +20,9 @@ public final class DecoderRegistry: Sendable {
         #if AVIF
             decoders.append(AVIFDecoder())
         #endif
+        #if HEIF
+            decoders.append(HEIFDecoder())
+        #endif
         return DecoderRegistry(decoders + [GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 

@@ -1,0 +1,123 @@
+#if HEIF
+    import CHEIF
+    import Foundation
+
+    /// Decodes HEIC and other HEIF stills with libheif (HEVC through libde265): the primary image with
+    /// its alpha and its rotation, mirror and crop applied, HDR samples reduced to 8 bits. When
+    /// ``DecodingOptions/targetSize`` is small enough, the file's own thumbnail is decoded instead of
+    /// the full image, as long as it still covers the target. AVIF files, which are HEIF too, are left
+    /// to ``AVIFDecoder``.
+    public struct HEIFDecoder: ImageDecoding {
+        public let format = ImageFormat.heif
+
+        /// Makes a HEIF decoder.
+        public init() {}
+
+        static let brands: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"]
+
+        /// An `ftyp` box with a HEVC brand, or the generic `mif1`/`msf1` without an AVIF one.
+        public func canDecode(_ data: Data) -> Bool {
+            let found = FileTypeBox.brands(data)
+            if found.contains(where: { $0 == "avif" || $0 == "avis" }) { return false }
+            return found.contains { Self.brands.contains($0) || $0 == "mif1" || $0 == "msf1" }
+        }
+
+        /// libheif's output and Imago's copy of it.
+        public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
+            try? Self.withImageHandle(data, options: options) { handle throws(ImagoError) in
+                DecodeEstimate.buffers(2, width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)), options: options)
+            }
+        }
+
+        public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+            try Self.withImageHandle(data, options: options) { handle throws(ImagoError) in
+                let width = Int(heif_image_handle_get_width(handle)), height = Int(heif_image_handle_get_height(handle))
+                let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+                try options.check(width: width, height: height)
+                try options.checkMemory(2, width: width, height: height)
+                guard let decoding = heif_decoding_options_alloc() else { throw Self.invalid("libheif could not make decoding options") }
+                defer { heif_decoding_options_free(decoding) }
+                decoding.pointee.convert_hdr_to_8bit = 1
+                var decoded: OpaquePointer?
+                try Self.check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding))
+                guard let decoded else { throw Self.invalid("no image decoded") }
+                defer { heif_image_release(decoded) }
+                // The decoded size is the handle's after its transformations; read it back rather than trust it.
+                let outWidth = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+                let outHeight = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+                guard outWidth == width, outHeight == height else { throw Self.invalid("decoded \(outWidth)×\(outHeight), declared \(width)×\(height)") }
+                var stride: Int32 = 0
+                guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride), Int(stride) >= width * 4 else {
+                    throw Self.invalid("no pixels")
+                }
+                var pixels = [UInt8](repeating: 0, count: width * height * 4)
+                pixels.withUnsafeMutableBytes { target in
+                    for row in 0..<height {
+                        let source = UnsafeRawBufferPointer(start: plane + row * Int(stride), count: width * 4)
+                        UnsafeMutableRawBufferPointer(rebasing: target[row * width * 4..<(row + 1) * width * 4]).copyMemory(from: source)
+                    }
+                }
+                let metadata = ImageMetadata(format: .heif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+                return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+            }
+        }
+
+        static func invalid(_ message: String) -> ImagoError {
+            ImagoError(.invalidImage("HEIF: " + message), url: nil, stage: .decoding)
+        }
+
+        private static func check(_ error: heif_error) throws(ImagoError) {
+            guard error.code != heif_error_Ok else { return }
+            throw invalid(error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)")
+        }
+
+        /// The image to decode: the primary image, or its smallest thumbnail that covers the target.
+        private static func withImageHandle<T>(
+            _ data: Data, options: DecodingOptions, _ body: (OpaquePointer) throws(ImagoError) -> T
+        ) throws(ImagoError) -> T {
+            let result = data.withUnsafeBytes { bytes -> Result<T, ImagoError> in
+                Result { () throws(ImagoError) -> T in
+                    guard let base = bytes.baseAddress, let context = heif_context_alloc() else { throw invalid("no data") }
+                    defer { heif_context_free(context) }
+                    heif_context_set_maximum_image_size_limit(context, Int32(clamping: options.maxSide))
+                    try check(heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
+                    var primary: OpaquePointer?
+                    try check(heif_context_get_primary_image_handle(context, &primary))
+                    guard let primary else { throw invalid("no primary image") }
+                    defer { heif_image_handle_release(primary) }
+                    guard let thumbnail = coveringThumbnail(of: primary, options: options) else { return try body(primary) }
+                    defer { heif_image_handle_release(thumbnail) }
+                    return try body(thumbnail)
+                }
+            }
+            return try result.get()
+        }
+
+        /// The smallest thumbnail whose size still covers ``DecodingOptions/targetSize``, if any.
+        private static func coveringThumbnail(of primary: OpaquePointer, options: DecodingOptions) -> OpaquePointer? {
+            guard let target = options.targetSize else { return nil }
+            let count = Int(heif_image_handle_get_number_of_thumbnails(primary))
+            guard count > 0, count <= 64 else { return nil }
+            var ids = [heif_item_id](repeating: 0, count: count)
+            let listed = Int(heif_image_handle_get_list_of_thumbnail_IDs(primary, &ids, Int32(count)))
+            var best: (handle: OpaquePointer, pixels: Int)?
+            for id in ids.prefix(listed) {
+                var handle: OpaquePointer?
+                guard heif_image_handle_get_thumbnail(primary, id, &handle).code == heif_error_Ok, let handle else { continue }
+                let width = Int(heif_image_handle_get_width(handle)), height = Int(heif_image_handle_get_height(handle))
+                let covers =
+                    switch options.targetMode {
+                    case .fill: width >= target.width && height >= target.height
+                    case .fit: width >= target.width || height >= target.height
+                    }
+                if covers, width > 0, height > 0, best.map({ width * height < $0.pixels }) ?? true {
+                    if let previous = best { heif_image_handle_release(previous.handle) }
+                    best = (handle, width * height)
+                } else {
+                    heif_image_handle_release(handle)
+                }
+            }
+            return best?.handle
+        }
+    }
+#endif

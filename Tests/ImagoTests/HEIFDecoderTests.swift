@@ -1,0 +1,99 @@
+#if HEIF
+    import Foundation
+    @testable import Imago
+    import ImagoTestSupport
+    import Testing
+
+    /// HEIC files made by libheif's `heif-enc` (x265) from corpus PNGs (lossy, lossless, alpha)
+    /// compared with `heif-convert`'s own decode; the thumbnail item chosen for a small target;
+    /// rotation and mirror applied (libheif reads them from an AVIF file just as from a HEIC one);
+    /// truncated and mutated copies; limits; AVIF left to its own decoder.
+    @Suite("HEIF decoder")
+    struct HEIFDecoderTests {
+        /// (source PNG, ImageMagick options making the input, heif-enc options).
+        static let variants: [(String, [String], [String])] = [
+            ("basn2c08.png", ["-resize", "64x48!"], ["-q", "50"]),
+            ("basn2c08.png", [], ["-L"]),
+            ("basn6a08.png", [], []),
+        ]
+
+        static func make(_ source: String, _ magick: [String], _ options: [String], in directory: URL) throws -> Data {
+            let input = directory.appendingPathComponent("in.png"), heic = directory.appendingPathComponent("out.heic")
+            try runTool(
+                "/usr/bin/convert",
+                [Corpus.root.appendingPathComponent("png/\(source)").path] + magick + ["\(source.contains("6a") ? "png32" : "png24"):\(input.path)"])
+            try runTool("/usr/bin/heif-enc", options + [input.path, "-o", heic.path])
+            return try Data(contentsOf: heic)
+        }
+
+        @Test("heif-enc's files decode to heif-convert's pixels", arguments: variants.indices)
+        func conformance(index: Int) throws {
+            let (source, magick, options) = Self.variants[index]
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let data = try Self.make(source, magick, options, in: directory)
+            let reference = directory.appendingPathComponent("reference.png")
+            try runTool("/usr/bin/heif-convert", [directory.appendingPathComponent("out.heic").path, reference.path])
+            let expected = try PNGDecoder().decode(try Data(contentsOf: reference), options: DecodingOptions())
+            #expect(DecoderRegistry.standard().decoder(for: data) is HEIFDecoder)
+            let image = try DecoderRegistry.standard().decode(data)
+            #expect(image.metadata.format == .heif)
+            #expect(image.metadata.hasAlpha == source.contains("6a"))
+            #expect((image.width, image.height) == (expected.width, expected.height))
+            #expect(Corpus.maxDifference(image, expected) == 0, "\(source) \(options)")
+            expectCleanFailures(HEIFDecoder(), data)
+        }
+
+        @Test("a small target decodes the file's thumbnail when it covers the target, else the image")
+        func thumbnail() throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let data = try Self.make("basn2c08.png", ["-resize", "256x256"], ["-t", "64"], in: directory)
+            func width(_ target: Int?) throws -> Int {
+                var options = DecodingOptions()
+                options.targetSize = target.map { PixelSize(width: $0, height: $0) }
+                #expect(HEIFDecoder().estimate(data, options: options)?.width == (try HEIFDecoder().decode(data, options: options).width))
+                return try HEIFDecoder().decode(data, options: options).width
+            }
+            #expect(try width(nil) == 256)
+            #expect(try width(48) == 64)
+            #expect(try width(64) == 64)
+            #expect(try width(100) == 256)
+        }
+
+        @Test(
+            "rotation and mirror are applied: an irot/imir file reads as AVIFDecoder reads it",
+            arguments: [["--irot", "1"], ["--imir", "1"], ["--irot", "3", "--imir", "0"]])
+        func transformations(options: [String]) throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let source = directory.appendingPathComponent("s.png"), avif = directory.appendingPathComponent("o.avif")
+            try runTool(
+                "/usr/bin/convert", [Corpus.root.appendingPathComponent("png/basn2c08.png").path, "-crop", "32x20+0+0", "+repage", "png24:\(source.path)"])
+            try runTool("/usr/bin/avifenc", ["-s", "10", "-l"] + options + [source.path, avif.path])
+            let data = try Data(contentsOf: avif)
+            #expect(!HEIFDecoder().canDecode(data))
+            let byLibheif = try HEIFDecoder().decode(data, options: DecodingOptions())
+            let byLibavif = try AVIFDecoder().decode(data, options: DecodingOptions())
+            #expect((byLibheif.width, byLibheif.height) == (byLibavif.width, byLibavif.height))
+            #expect(Corpus.maxDifference(byLibheif, byLibavif) == 0, "\(options)")
+        }
+
+        @Test("a size over the limits is refused before decoding; other files are not HEIF")
+        func limits() throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let data = try Self.make("basn2c08.png", ["-resize", "64x48!"], [], in: directory)
+            var small = DecodingOptions()
+            small.maxPixels = 1_000
+            do {
+                _ = try HEIFDecoder().decode(data, options: small)
+                Issue.record("a 64 × 48 image passed a 1,000-pixel limit")
+            } catch {
+                #expect(error.code.imageSize?.width == 64)
+            }
+            #expect(HEIFDecoder().estimate(data, options: small)?.bytes == 0)
+            #expect(!HEIFDecoder().canDecode(try Corpus.data("png/basn2c08.png")))
+        }
+    }
+#endif
