@@ -6,7 +6,7 @@ SWIFT ?= swift
 # cjpeg/djpeg, giflib's gif2rgb, ImageMagick and netpbm for the Netpbm files); bc for `make consumer`;
 # curl (benchmark peer);
 # ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := pkg-config bc imagemagick netpbm libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
+APT_PACKAGES := pkg-config bc imagemagick netpbm libturbojpeg0-dev libspng-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
@@ -97,12 +97,12 @@ bench: deps
 
 # Fuzzing: libFuzzer under AddressSanitizer, FUZZ_SECONDS per harness. `imago-fuzz` holds the
 # harnesses over Imago's Swift API (Fuzz/imago-fuzz/Harness.swift): decode (every decoder, limits
-# and reduced scales picked by the first byte), preview (every prefix), pnm (Netpbm), bmp, tga, ico, tiff, avif, heif, gif-animation and
+# and reduced scales picked by the first byte), preview (every prefix), pnm (Netpbm), bmp, tga, ico, tiff, avif, heif, jxl, gif-animation and
 # webp-animation (structure-aware generators), http-freshness, data-url. fuzz-jpeg-dc fuzzes the
 # DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
 # a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := decode preview pnm bmp tga ico tiff avif heif gif-animation webp-animation http-freshness data-url
+FUZZ_TARGETS := decode preview pnm bmp tga ico tiff avif heif jxl gif-animation webp-animation http-freshness data-url
 FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
 	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
 fuzz-build: deps

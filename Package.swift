@@ -18,7 +18,8 @@ let package = Package(
         .trait(name: "TIFF", description: "TIFFDecoder, TIFF through libtiff (libtiff-dev)."),
         .trait(name: "AVIF", description: "AVIFDecoder, AVIF through libavif with dav1d or libaom (libavif-dev)."),
         .trait(name: "HEIF", description: "HEIFDecoder, HEIC through libheif with libde265 (libheif-dev)."),
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF", "HEIF"]),
+        .trait(name: "JXL", description: "JXLDecoder, JPEG XL through libjxl (libjxl-dev)."),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF", "HEIF", "JXL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -57,6 +58,7 @@ let package = Package(
                 .target(name: "CTIFFSupport", condition: .when(traits: ["TIFF"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
+                .target(name: "CJXL", condition: .when(traits: ["JXL"])),
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -74,6 +76,8 @@ let package = Package(
         // the header and library are on the default paths.
         .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // No pkgConfig, as for CAVIF: libjxl's .pc passes -DHWY_SHARED_DEFINE.
+        .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests and is
         // no product; the benchmarks' package builds the same folder through a symlink.
         .target(

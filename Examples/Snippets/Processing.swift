@@ -71,7 +71,7 @@ func control(pipeline: ImagePipeline, signedURL: URL, image: Image) throws {
 
 func codecs(data: Data) throws {
     // snippet: codecs
-    let decoded = try DecoderRegistry.standard().decode(data)  // sniffs JPEG, PNG, WebP, GIF, TIFF, AVIF, HEIC, PNM, BMP, ICO, TGA
+    let decoded = try DecoderRegistry.standard().decode(data)  // sniffs JPEG, PNG, WebP, GIF, TIFF, AVIF, HEIC, JPEG XL, PNM, BMP, ICO, TGA
     let webp = try WebPEncoder(quality: 80).encode(decoded)  // also JPEGEncoder, PNGEncoder
     // Your own scheme or format: ImagePipeline().loaders.register(_:) takes a DataLoading
     // (the highest loaderPriority wins), .decoders.register(_:) an ImageDecoding (asked first).

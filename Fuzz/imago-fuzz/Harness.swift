@@ -84,6 +84,14 @@ struct Harness: Sendable {
             _ = HEIFDecoder().estimate(data, options: options)
             _ = try? HEIFDecoder().decode(data, options: options)
         },
+        Harness(name: "jxl") { data in
+            var options = DecodingOptions()
+            if data.count % 2 == 1 { options.maxPixels = 4096 }
+            if data.count % 3 == 0 { options.maxFrames = 2 }
+            _ = JXLDecoder().canDecode(data)
+            _ = JXLDecoder().estimate(data, options: options)
+            _ = try? JXLDecoder().decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in

@@ -23,6 +23,9 @@ public final class DecoderRegistry: Sendable {
         #if HEIF
             decoders.append(HEIFDecoder())
         #endif
+        #if JXL
+            decoders.append(JXLDecoder())
+        #endif
         return DecoderRegistry(decoders + [GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 

@@ -101,6 +101,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let bmp = ImageFormat(rawValue: "bmp")
     /// Truevision TGA.
     public static let tga = ImageFormat(rawValue: "tga")
+    /// JPEG XL.
+    public static let jxl = ImageFormat(rawValue: "jxl")
     /// High Efficiency Image File Format (HEIC).
     public static let heif = ImageFormat(rawValue: "heif")
     /// AV1 Image File Format.
