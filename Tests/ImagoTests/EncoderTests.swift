@@ -76,6 +76,27 @@ struct EncoderTests {
         #expect(lossy.loopCount == 2)
     }
 
+    @Test("a transparent animated GIF written as lossy or lossless WebP stays transparent where it was")
+    func animatedWebPTransparency() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let triangle = Corpus.root.appendingPathComponent("gif/triangle-001.gif").path, output = directory.appendingPathComponent("two.gif")
+        // The triangle, then the triangle turned over: each frame transparent in other places.
+        try runTool("/usr/bin/gifsicle", ["-d", "10", "--loopcount=0", triangle, "--rotate-180", triangle, "-o", output.path])
+        let gif = try GIFDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
+        let alpha = { (pixels: [UInt8]) in stride(from: 3, to: pixels.count, by: 4).map { pixels[$0] } }
+        #expect(gif.frames.count == 2)
+        #expect(alpha(gif.frames[0].pixels).contains(0) && alpha(gif.frames[0].pixels) != alpha(gif.frames[1].pixels))
+        for encoder in [WebPEncoder(quality: 80), WebPEncoder(lossless: true)] {
+            let back = try WebPDecoder().decode(try encoder.encode(gif), options: DecodingOptions())
+            #expect(back.metadata.hasAlpha)
+            #expect(back.frames.count == 2)
+            for (frame, original) in zip(back.frames, gif.frames) {
+                #expect(alpha(frame.pixels) == alpha(original.pixels), "lossless: \(encoder.lossless)")
+            }
+        }
+    }
+
     @Test("file extensions name formats")
     func extensions() {
         #expect(ImageFormat(fileExtension: "JPG") == .jpeg)
