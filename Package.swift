@@ -16,7 +16,7 @@ let package = Package(
         .trait(name: "HTTPClientLoader", description: "HTTPDataLoader, http(s) on AsyncHTTPClient (SwiftNIO, BoringSSL)."),
         .trait(name: "URLSessionLoader", description: "URLSessionDataLoader, http(s) on URLSession (FoundationNetworking, libcurl)."),
         .trait(name: "TIFF", description: "TIFFDecoder, TIFF through libtiff (libtiff-dev)."),
-        .trait(name: "AVIF", description: "AVIFDecoder, AVIF through libavif with dav1d or libaom (libavif-dev)."),
+        .trait(name: "AVIF", description: "AVIFDecoder and AVIFEncoder, AVIF through libavif with dav1d and libaom (libavif-dev)."),
         .trait(name: "HEIF", description: "HEIFDecoder, HEIC through libheif with libde265 (libheif-dev)."),
         .trait(name: "JXL", description: "JXLDecoder, JPEG XL through libjxl (libjxl-dev)."),
         .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF", "HEIF", "JXL"]),
@@ -44,6 +44,7 @@ let package = Package(
                 "CTurboJPEG",
                 "CJPEGDC",
                 "CSPNG",
+                "CDeflate",
                 "CWebP",
                 "CGIF",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPClientLoader"])),
@@ -65,6 +66,7 @@ let package = Package(
         // Imago's own decoder of JPEG at 1/8 scale from DC coefficients alone: see Sources/CJPEGDC.
         .target(name: "CJPEGDC"),
         .systemLibrary(name: "CSPNG", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),

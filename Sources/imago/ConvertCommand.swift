@@ -11,11 +11,17 @@ struct ConvertCommand: AsyncParsableCommand {
     @Argument(help: "A file path, or a URL loaded through the pipeline.")
     var input: String
 
-    @Argument(help: "Where to write: .jpg/.jpeg, .png or .webp. Written atomically.")
+    @Argument(help: "Where to write: .jpg/.jpeg, .png, .webp or .avif. Written atomically.")
     var output: String
 
-    @Option(help: "Quality 1…100 for JPEG and lossy WebP.")
+    @Option(help: "Quality 1…100 for JPEG, lossy WebP and AVIF.")
     var quality = 85
+
+    @Option(help: ArgumentHelp("PNG compression level 0…12 (libdeflate's; 6 is zlib's and Pillow's default).", valueName: "L"))
+    var compressionLevel = 6
+
+    @Option(help: ArgumentHelp("AVIF encoder speed 0 (slowest, smallest) … 10 (fastest).", valueName: "S"))
+    var speed = 6
 
     @Flag(help: "Write WebP losslessly.")
     var lossless = false
@@ -96,15 +102,21 @@ struct ConvertCommand: AsyncParsableCommand {
     mutating func run() async throws {
         let destination = URL(fileURLWithPath: output)
         guard let format = ImageFormat(fileExtension: destination.pathExtension) else {
-            throw ValidationError("cannot tell the output format from '\(destination.lastPathComponent)': use .jpg, .png or .webp")
+            throw ValidationError("cannot tell the output format from '\(destination.lastPathComponent)': use .jpg, .png, .webp or .avif")
         }
-        let encoder: any ImageEncoding =
-            switch format {
-            case .jpeg: JPEGEncoder(quality: quality, progressive: progressive)
-            case .png: PNGEncoder()
-            case .webp: WebPEncoder(quality: Float(quality), lossless: lossless)
-            default: throw ValidationError("Imago does not encode \(format)")
-            }
+        guard (0...12).contains(compressionLevel), (0...10).contains(speed) else {
+            throw ValidationError("--compression-level must be from 0 to 12 and --speed from 0 to 10")
+        }
+        let encoder: any ImageEncoding
+        switch format {
+        case .jpeg: encoder = JPEGEncoder(quality: quality, progressive: progressive)
+        case .png: encoder = PNGEncoder(compressionLevel: compressionLevel)
+        case .webp: encoder = WebPEncoder(quality: Float(quality), lossless: lossless)
+        #if AVIF
+            case .avif: encoder = AVIFEncoder(quality: quality, speed: speed)
+        #endif
+        default: throw ValidationError("Imago does not encode \(format)")
+        }
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
         let image = try await ImagePipeline().image(for: ImageRequest(url: source, processors: processors))

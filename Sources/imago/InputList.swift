@@ -5,7 +5,9 @@ import Imago
 /// Command-line inputs as URLs: a URL with a scheme as given, a folder as the images found in it
 /// (recursively, sorted), a file as its file URL; anything else is that input's error.
 enum InputList {
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
+    static let imageExtensions: Set<String> = [
+        "jpg", "jpeg", "png", "webp", "gif", "tif", "tiff", "avif", "heic", "heif", "jxl", "bmp", "ico", "cur", "tga", "pbm", "pgm", "ppm", "pnm", "pam",
+    ]
 
     static func expand(_ inputs: [String]) throws -> [Result<URL, InvalidInput>] {
         var items: [Result<URL, InvalidInput>] = []

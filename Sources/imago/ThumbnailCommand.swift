@@ -8,7 +8,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         abstract: "Make thumbnails of files, folders and URLs, decoding on every core at a reduced scale where the format allows."
     )
 
-    @Argument(help: "Image files, folders (searched recursively for .jpg, .jpeg, .png, .webp, .gif) or URLs.")
+    @Argument(help: "Image files, folders (searched recursively for the extensions of every format Imago reads) or URLs.")
     var inputs: [String]
 
     @Option(help: ArgumentHelp("The box to fit or fill, in pixels.", valueName: "WxH"))
@@ -17,10 +17,10 @@ struct ThumbnailCommand: AsyncParsableCommand {
     @Option(help: "How the image meets the box: contain (whole image inside), cover (cropped to fill), fill (stretched) or center (only shrunk).")
     var fit: ConvertCommand.Fit = .contain
 
-    @Option(help: "The format written: jpg, png or webp.")
+    @Option(help: "The format written: jpg, png, webp or avif.")
     var format = "jpg"
 
-    @Option(help: "Quality 1…100 for JPEG and WebP.")
+    @Option(help: "Quality 1…100 for JPEG, WebP and AVIF.")
     var quality = 85
 
     @Option(help: "The directory the thumbnails go to, named after their inputs.")
@@ -52,16 +52,10 @@ struct ThumbnailCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         let box = try PixelSize(parsing: size, option: "--size")
-        guard let outputFormat = ImageFormat(fileExtension: format), [.jpeg, .png, .webp].contains(outputFormat) else {
-            throw ValidationError("--format must be jpg, png or webp, not '\(format)'")
+        guard let outputFormat = ImageFormat(fileExtension: format), let encoder = outputFormat.encoder(quality: quality) else {
+            throw ValidationError("--format must be jpg, png, webp or avif, not '\(format)'")
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be from 1 to 100") }
-        let encoder: any ImageEncoding =
-            switch outputFormat {
-            case .png: PNGEncoder()
-            case .webp: WebPEncoder(quality: Float(quality))
-            default: JPEGEncoder(quality: quality)
-            }
         let fileExtension = outputFormat == .jpeg ? "jpg" : format.lowercased()
         let directory = URL(fileURLWithPath: out)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

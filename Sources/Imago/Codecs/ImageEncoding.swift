@@ -1,7 +1,7 @@
 import Foundation
 
-/// Encodes an ``Image`` into one format. `WebPEncoder` keeps every frame of an animated image; the
-/// JPEG and PNG encoders write its first frame.
+/// Encodes an ``Image`` into one format. `WebPEncoder` and `AVIFEncoder` keep every frame of an
+/// animated image; the JPEG and PNG encoders write its first frame.
 public protocol ImageEncoding: Sendable {
     /// The format this encoder writes.
     var format: ImageFormat { get }
@@ -10,14 +10,30 @@ public protocol ImageEncoding: Sendable {
 }
 
 extension ImageFormat {
-    /// The format a file name's extension names (`.jpg`, `.jpeg`, `.png`, `.webp`, `.gif`), or nil.
+    /// The format a file name's extension names (`.jpg`, `.jpeg`, `.png`, `.webp`, `.gif`,
+    /// `.avif`), or nil.
     public init?(fileExtension: String) {
         switch fileExtension.lowercased() {
         case "jpg", "jpeg": self = .jpeg
         case "png": self = .png
         case "webp": self = .webp
         case "gif": self = .gif
+        case "avif": self = .avif
         default: return nil
+        }
+    }
+
+    /// Imago's encoder for this format with its defaults, lossy ones at `quality` (1…100), or nil
+    /// when Imago does not write it. Imago writes JPEG, PNG, WebP and, with the `AVIF` trait, AVIF.
+    public func encoder(quality: Int = 85) -> (any ImageEncoding)? {
+        switch self {
+        case .jpeg: JPEGEncoder(quality: quality)
+        case .png: PNGEncoder()
+        case .webp: WebPEncoder(quality: Float(quality))
+        #if AVIF
+            case .avif: AVIFEncoder(quality: quality)
+        #endif
+        default: nil
         }
     }
 }

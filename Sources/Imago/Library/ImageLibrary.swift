@@ -43,12 +43,8 @@ public final class ImageLibrary: Sendable {
     /// Encodes `image` as `format` (JPEG and WebP at `quality`), writes it atomically and returns
     /// its new identifier.
     public func save(_ image: Image, format: ImageFormat = .png, quality: Int = 90) throws -> Identifier {
-        let encoder: any ImageEncoding
-        switch format {
-        case .jpeg: encoder = JPEGEncoder(quality: quality)
-        case .png: encoder = PNGEncoder()
-        case .webp: encoder = WebPEncoder(quality: Float(quality))
-        default: throw ImagoError(.invalidImage("the library cannot write \(format)"), url: nil, stage: .caching)
+        guard let encoder = format.encoder(quality: quality) else {
+            throw ImagoError(.invalidImage("the library cannot write \(format)"), url: nil, stage: .caching)
         }
         return try save(encoder.encode(image), format: format)
     }
