@@ -17,8 +17,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "Quality 1…100 for JPEG, lossy WebP and AVIF.")
     var quality = 85
 
-    @Option(help: ArgumentHelp("PNG compression level 0…12 (libdeflate's; 6 is zlib's and Pillow's default).", valueName: "L"))
-    var compressionLevel = 6
+    @Option(help: ArgumentHelp("PNG compression level 0…12 (libdeflate's: 0 stores, 12 is smallest and slowest).", valueName: "L"))
+    var compressionLevel = 7
 
     @Option(help: ArgumentHelp("AVIF encoder speed 0 (slowest, smallest) … 10 (fastest).", valueName: "S"))
     var speed = 6

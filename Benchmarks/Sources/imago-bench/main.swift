@@ -15,10 +15,10 @@ case "decode-rss":
 case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [cache] [processing] [batch] [hostile]` runs those groups
+    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [hostile]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` the first of `network`); no
     // argument runs all.
-    let groups = arguments.isEmpty ? ["network", "codecs", "cache", "processing", "batch", "hostile"] : arguments
+    let groups = arguments.isEmpty ? ["network", "codecs", "formats", "cache", "processing", "batch", "hostile"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
     if groups.contains("network") || groups.contains("throughput") {
@@ -29,6 +29,7 @@ default:
         try QueuedHandlesBenchmark.run()
     }
     if groups.contains("codecs") { try CodecBenchmark.run() }
+    if groups.contains("formats") { try FormatBenchmark.run() }
     if groups.contains("cache") || groups.contains("memory-cache") { MemoryCacheBenchmark.run() }
     if groups.contains("cache") || groups.contains("disk-cache") { try DiskCacheBenchmark.run() }
     if groups.contains("processing") { try await ThumbnailBenchmark.run() }

@@ -22,7 +22,7 @@
         }
 
         /// AV1's quantizer for `quality`: 0 is lossless, 63 the coarsest.
-        var quantizer: Int32 { Int32((100 - quality) * 63 + 50) / 100 }
+        public var quantizer: Int32 { Int32((100 - quality) * 63 + 50) / 100 }
 
         public func encode(_ image: Image) throws(ImagoError) -> Data {
             guard image.width > 0, image.height > 0, image.width <= 65_536, image.height <= 65_536 else {
