@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Imago", targets: ["Imago"]),
+        .library(name: "ImagoServer", targets: ["ImagoServer"]),
         .executable(name: "imago", targets: ["imago"]),
     ],
     // What a consumer may leave out: each trait brings a part and its dependencies. The default is
@@ -33,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .target(
@@ -97,6 +99,7 @@ let package = Package(
             name: "imago",
             dependencies: [
                 "Imago",
+                "ImagoServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -116,10 +119,24 @@ let package = Package(
             dependencies: ["Imago", "ImagoTestSupport"],
             path: "Tests/imago-cache-writer"
         ),
+        // The image service as a library: imgproxy URLs and signatures, options to processors,
+        // format negotiation, the Hummingbird router. `imago serve` runs it.
+        .target(
+            name: "ImagoServer",
+            dependencies: [
+                "Imago",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "ImagoTests",
             dependencies: [
                 "Imago",
+                "ImagoServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "ImagoTestSupport",
                 "CJPEGDC",
                 "CTurboJPEG",

@@ -1,0 +1,27 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The service on Hummingbird: `/health`, and every other `GET` or `HEAD` path as an imgproxy URL.
+/// Embed ``router(service:)`` in an application of your own; `imago serve` runs it.
+public enum ImageServer {
+    /// A router answering `/health` and imgproxy URLs through `service`.
+    public static func router(service: ImageService) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/health") { _, _ in "ok\n" }
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            let answer = await service.respond(
+                to: ServiceRequest(
+                    method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch]))
+            var headers = HTTPFields()
+            for (name, value) in answer.headers {
+                if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+            }
+            return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        }
+        router.get("**", use: handler)
+        router.head("**", use: handler)
+        return router
+    }
+}

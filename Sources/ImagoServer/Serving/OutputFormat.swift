@@ -1,0 +1,64 @@
+import Foundation
+import Imago
+
+/// A format the server writes, chosen by the path's extension or `format` option, else by the
+/// client's `Accept` and the image.
+public enum OutputFormat: String, Sendable, Hashable {
+    case jpeg, png, webp, avif
+
+    /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, and `avif` when Imago was
+    /// built with AVIF), or nil.
+    public init?(extension text: String) {
+        switch text.lowercased() {
+        case "jpg", "jpeg": self = .jpeg
+        case "png": self = .png
+        case "webp": self = .webp
+        #if AVIF
+            case "avif": self = .avif
+        #endif
+        default: return nil
+        }
+    }
+
+    public var mimeType: String { "image/\(rawValue)" }
+
+    /// The media types an `Accept` header names explicitly, without those it gives `q=0`.
+    public static func acceptedTypes(_ accept: String?) -> Set<String> {
+        Set(
+            (accept ?? "").prefix(4096).split(separator: ",").compactMap { range -> String? in
+                let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                guard let type = parts.first, !type.isEmpty else { return nil }
+                let refused = parts.dropFirst().contains {
+                    $0.replacingOccurrences(of: " ", with: "").range(of: #"^q=0(\.0*)?$"#, options: .regularExpression) != nil
+                }
+                return refused ? nil : type
+            })
+    }
+
+    /// Without an explicit format: AVIF when enabled and accepted (as imgproxy does), else WebP
+    /// when accepted, else PNG for transparent images and JPEG for opaque ones. Only types the
+    /// `Accept` header names explicitly count (`accepted`, from ``acceptedTypes(_:)``), as in
+    /// imgproxy.
+    public static func negotiate(accepted: Set<String>, hasAlpha: Bool, avifEnabled: Bool) -> OutputFormat {
+        #if AVIF
+            if avifEnabled, accepted.contains("image/avif") { return .avif }
+        #endif
+        if accepted.contains("image/webp") { return .webp }
+        return hasAlpha ? .png : .jpeg
+    }
+
+    /// The encoder at `quality` (1…100).
+    func encoder(quality: Int) -> any ImageEncoding {
+        switch self {
+        case .jpeg: JPEGEncoder(quality: quality)
+        case .png: PNGEncoder()
+        case .webp: WebPEncoder(quality: Float(quality))
+        case .avif:
+            #if AVIF
+                AVIFEncoder(quality: quality, speed: 8)
+            #else
+                WebPEncoder(quality: Float(quality))
+            #endif
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Imago
+
+/// What `imago serve` is told by its flags and `IMAGO_*` variables; every limit has a safe
+/// default.
+public struct ServerConfiguration: Sendable {
+    /// Signature checking; off (every signature passes) when it has no pairs.
+    public var signer = URLSigner(pairs: [])
+    /// Named option lists for `pr:`/`preset:`; `default` applies to every request first.
+    public var presets: [String: [String]] = [:]
+    /// Hosts http(s) sources may come from (exactly, or a subdomain of an entry written
+    /// `.example.com`); nil allows any public host.
+    public var allowedHosts: [String]?
+    /// Whether sources may resolve to loopback, private and link-local addresses (internal
+    /// deployments only).
+    public var allowsPrivateAddresses = false
+    /// The folder `local:///name` sources are read from; nil refuses them.
+    public var localRoot: URL?
+    /// The `Cache-Control` of every image: a year, for immutable signed URLs.
+    public var cacheControl = "public, max-age=31536000, immutable"
+    /// Quality when the URL sets none.
+    public var defaultQuality = 80
+    /// Whether AVIF is chosen for clients that accept it (slow to encode; off by default).
+    public var negotiatesAVIF = false
+    /// Largest source accepted, in bytes. Default 50 MB.
+    public var maxSourceBytes: Int64 = 50_000_000
+    /// Most pixels a source may declare. Default 50 megapixels.
+    public var maxSourcePixels = 50_000_000
+    /// Most frames an animated source may have. Default 200.
+    public var maxFrames = 200
+    /// Longest a request may take to fetch its source. Default 20 s.
+    public var sourceTimeout: Duration = .seconds(20)
+    /// Requests making an image at once (fetch, decode, process, encode); more get 503.
+    /// Default four per core.
+    public var maxConcurrentWork = ProcessInfo.processInfo.activeProcessorCount * 4
+    /// Encoded variants kept in memory, in bytes. Default 256 MB.
+    public var variantCacheBytes = 256 << 20
+    /// The disk cache's folder for sources and processed variants; nil for none.
+    public var cacheDirectory: URL?
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,46 @@
+import Imago
+
+/// An answer other than an image: a status and a short text that names no path, host or internal.
+public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The HTTP status.
+    public var status: Int
+    /// The body: one line for the client.
+    public var message: String
+    /// Seconds for a `Retry-After` header (503 only).
+    public var retryAfter: Int?
+
+    /// An error with `status` and `message`.
+    public init(status: Int, _ message: String, retryAfter: Int? = nil) {
+        self.status = status
+        self.message = message
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "\(status) \(message)" }
+
+    static func badRequest(_ message: String) -> ServerError { ServerError(status: 400, message) }
+    static func forbidden(_ message: String) -> ServerError { ServerError(status: 403, message) }
+    static let overloaded = ServerError(status: 503, "too busy, try again", retryAfter: 1)
+
+    /// What a failed load or decode of the source tells the client. Sources' own statuses are not
+    /// passed on (a 401 from the origin is the server's problem, not the client's), except that a
+    /// missing source is a 404.
+    init(loading error: ImagoError) {
+        switch error.code.name {
+        case "httpStatus" where error.code.httpStatus == 404 || error.code.httpStatus == 410, "fileNotFound":
+            self.init(status: 404, "source not found")
+        case "addressRefused", "redirectToUnsupportedScheme", "insecureRedirect":
+            self.init(status: 403, "source not allowed")
+        case "tooLarge", "imageTooLarge":
+            self.init(status: 413, "source too large")
+        case "unsupportedFormat", "invalidImage", "emptyImage", "emptyResponse":
+            self.init(status: 422, "source is not an image Imago reads")
+        case "timedOut", "tooSlow":
+            self.init(status: 504, "source took too long")
+        case "processingFailed":
+            self.init(status: 400, "the options cannot be applied to this image")
+        default:
+            self.init(status: 502, "source failed")
+        }
+    }
+}

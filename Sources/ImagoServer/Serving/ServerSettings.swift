@@ -1,0 +1,81 @@
+import Foundation
+
+/// `imago serve`'s settings by name, from `IMAGO_*` environment variables and then flags (a flag
+/// wins): one table, so the README, the variables and the flags cannot drift apart.
+public enum ServerSettings {
+    /// (flag, variable, what it sets), in the README's order.
+    public static let table: [(flag: String, variable: String, help: String)] = [
+        ("--listen", "IMAGO_LISTEN", "address and port to listen on (default 127.0.0.1:8080)"),
+        ("--key", "IMAGO_KEY", "hex HMAC keys, comma-separated for rotation; none turns signature checks off"),
+        ("--salt", "IMAGO_SALT", "hex salts, one per key"),
+        ("--presets", "IMAGO_PRESETS", "named option lists: name=rs:fill:300:300/q:80,other=…; `default` applies to all"),
+        ("--allowed-hosts", "IMAGO_ALLOWED_HOSTS", "hosts sources may come from, comma-separated (.example.com takes subdomains); default any public host"),
+        ("--allow-private-addresses", "IMAGO_ALLOW_PRIVATE_ADDRESSES", "let sources resolve to loopback and private addresses (true/false; default false)"),
+        ("--local-root", "IMAGO_LOCAL_ROOT", "folder served as local:///name sources; default none"),
+        ("--cache-dir", "IMAGO_CACHE_DIR", "disk cache of sources and variants; default none"),
+        ("--cache-control", "IMAGO_CACHE_CONTROL", "Cache-Control of images (default public, max-age=31536000, immutable)"),
+        ("--quality", "IMAGO_QUALITY", "quality when the URL sets none (default 80)"),
+        ("--avif", "IMAGO_AVIF", "offer AVIF to clients that accept it (true/false; default false)"),
+        ("--max-source-bytes", "IMAGO_MAX_SOURCE_BYTES", "largest source in bytes (default 50000000)"),
+        ("--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", "most pixels a source may declare (default 50000000)"),
+        ("--max-frames", "IMAGO_MAX_FRAMES", "most frames of an animated source (default 200)"),
+        ("--source-timeout", "IMAGO_SOURCE_TIMEOUT", "seconds a source may take (default 20)"),
+        ("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", "images made at once before 503 (default 4 per core)"),
+    ]
+
+    /// The listen address and the configuration `values` (variable name → text) give.
+    public static func configuration(_ values: [String: String]) throws(ServerError) -> (host: String, port: Int, configuration: ServerConfiguration) {
+        func invalid(_ variable: String) -> ServerError { ServerError(status: 500, "\(flag(variable)) (\(variable)) has a value Imago cannot use") }
+        func list(_ variable: String) -> [String]? {
+            values[variable].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        }
+        func integer(_ variable: String, _ range: ClosedRange<Int>) throws(ServerError) -> Int? {
+            guard let text = values[variable] else { return nil }
+            guard let value = Int(text), range.contains(value) else { throw invalid(variable) }
+            return value
+        }
+        func boolean(_ variable: String) throws(ServerError) -> Bool? {
+            guard let text = values[variable]?.lowercased() else { return nil }
+            switch text {
+            case "1", "true", "yes": return true
+            case "0", "false", "no": return false
+            default: throw invalid(variable)
+            }
+        }
+
+        var configuration = ServerConfiguration()
+        configuration.signer = try URLSigner(hexKeys: list("IMAGO_KEY") ?? [], hexSalts: list("IMAGO_SALT") ?? [])
+        for preset in list("IMAGO_PRESETS") ?? [] {
+            let parts = preset.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, !parts[0].isEmpty else { throw invalid("IMAGO_PRESETS") }
+            configuration.presets[String(parts[0])] = parts[1].split(separator: "/").map(String.init)
+        }
+        for (name, options) in configuration.presets {
+            do { _ = try ProcessingOptions(parsing: options) } catch { throw ServerError(status: 500, "preset \(name): \(error.message)") }
+        }
+        configuration.allowedHosts = list("IMAGO_ALLOWED_HOSTS")
+        configuration.allowsPrivateAddresses = try boolean("IMAGO_ALLOW_PRIVATE_ADDRESSES") ?? false
+        configuration.localRoot = values["IMAGO_LOCAL_ROOT"].map { URL(fileURLWithPath: $0) }
+        configuration.cacheDirectory = values["IMAGO_CACHE_DIR"].map { URL(fileURLWithPath: $0) }
+        configuration.cacheControl = values["IMAGO_CACHE_CONTROL"] ?? configuration.cacheControl
+        configuration.defaultQuality = try integer("IMAGO_QUALITY", 1...100) ?? configuration.defaultQuality
+        configuration.negotiatesAVIF = try boolean("IMAGO_AVIF") ?? false
+        configuration.maxSourceBytes = Int64(try integer("IMAGO_MAX_SOURCE_BYTES", 1...(1 << 40)) ?? Int(configuration.maxSourceBytes))
+        configuration.maxSourcePixels = try integer("IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000) ?? configuration.maxSourcePixels
+        configuration.maxFrames = try integer("IMAGO_MAX_FRAMES", 1...100_000) ?? configuration.maxFrames
+        configuration.sourceTimeout = .seconds(try integer("IMAGO_SOURCE_TIMEOUT", 1...3600) ?? 20)
+        configuration.maxConcurrentWork = try integer("IMAGO_MAX_CONCURRENT_WORK", 1...100_000) ?? configuration.maxConcurrentWork
+
+        let listen = values["IMAGO_LISTEN"] ?? "127.0.0.1:8080"
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
+            throw invalid("IMAGO_LISTEN")
+        }
+        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return (host.isEmpty ? "0.0.0.0" : host, port, configuration)
+    }
+
+    /// The flag that sets `variable`.
+    public static func flag(_ variable: String) -> String {
+        table.first { $0.variable == variable }?.flag ?? variable
+    }
+}

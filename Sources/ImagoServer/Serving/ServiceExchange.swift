@@ -1,0 +1,53 @@
+import Foundation
+
+/// What the service needs of an HTTP request.
+public struct ServiceRequest: Sendable {
+    /// `GET` or `HEAD`.
+    public var method: String
+    /// The path, percent-encoding kept, without the query.
+    public var path: String
+    public var accept: String?
+    public var ifNoneMatch: String?
+
+    public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil) {
+        self.method = method
+        self.path = path
+        self.accept = accept
+        self.ifNoneMatch = ifNoneMatch
+    }
+
+    var isHead: Bool { method.uppercased() == "HEAD" }
+}
+
+/// The service's answer: status, headers and body (empty for `HEAD` and `304`, whose
+/// `Content-Length` still names the image's).
+public struct ServiceResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: Data
+
+    static func error(_ error: ServerError, head: Bool) -> ServiceResponse {
+        let text = Data((error.message + "\n").utf8)
+        var headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.count)), ("Cache-Control", "no-store")]
+        if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+        return ServiceResponse(status: error.status, headers: headers, body: head ? Data() : text)
+    }
+
+    static func image(_ variant: EncodedVariant, request: ServiceRequest, cacheControl: String, varies: Bool) -> ServiceResponse {
+        var headers = [("ETag", variant.etag), ("Cache-Control", cacheControl)]
+        if varies { headers.append(("Vary", "Accept")) }
+        if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, variant.etag) {
+            return ServiceResponse(status: 304, headers: headers, body: Data())
+        }
+        headers += [("Content-Type", variant.format.mimeType), ("Content-Length", String(variant.data.count))]
+        return ServiceResponse(status: 200, headers: headers, body: request.isHead ? Data() : variant.data)
+    }
+
+    /// `If-None-Match`: `*`, or any listed tag equal to ours (weak comparison, as RFC 9110 asks).
+    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
+        ifNoneMatch.split(separator: ",").contains { tag in
+            let tag = tag.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == etag
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import ImagoServer
+import Logging
+import ServiceLifecycle
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve imgproxy URLs: fetch, resize, convert and cache images over HTTP.",
+        discussion:
+            "Each flag may instead come from its IMAGO_* variable (the README's table); a flag wins. SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0."
+    )
+
+    @Option(help: "Address and port (IMAGO_LISTEN; default 127.0.0.1:8080).") var listen: String?
+    @Option(help: "Hex HMAC keys, comma-separated (IMAGO_KEY).") var key: String?
+    @Option(help: "Hex salts, one per key (IMAGO_SALT).") var salt: String?
+    @Option(help: "Presets: name=rs:fill:300:300/q:80,… (IMAGO_PRESETS).") var presets: String?
+    @Option(help: "Hosts sources may come from, comma-separated (IMAGO_ALLOWED_HOSTS).") var allowedHosts: String?
+    @Flag(help: "Let sources resolve to loopback and private addresses (IMAGO_ALLOW_PRIVATE_ADDRESSES).") var allowPrivateAddresses = false
+    @Option(help: "Folder served as local:///name (IMAGO_LOCAL_ROOT).") var localRoot: String?
+    @Option(help: "Disk cache folder (IMAGO_CACHE_DIR).") var cacheDir: String?
+    @Option(help: "Cache-Control of images (IMAGO_CACHE_CONTROL).") var cacheControl: String?
+    @Option(help: "Quality when the URL sets none (IMAGO_QUALITY).") var quality: Int?
+    @Flag(help: "Offer AVIF to clients that accept it (IMAGO_AVIF).") var avif = false
+    @Option(help: "Largest source in bytes (IMAGO_MAX_SOURCE_BYTES).") var maxSourceBytes: Int?
+    @Option(help: "Most pixels a source may declare (IMAGO_MAX_SOURCE_PIXELS).") var maxSourcePixels: Int?
+    @Option(help: "Most frames of an animated source (IMAGO_MAX_FRAMES).") var maxFrames: Int?
+    @Option(help: "Seconds a source may take (IMAGO_SOURCE_TIMEOUT).") var sourceTimeout: Int?
+    @Option(help: "Images made at once before 503 (IMAGO_MAX_CONCURRENT_WORK).") var maxConcurrentWork: Int?
+
+    /// The environment's IMAGO_* values with the flags given on top.
+    func settings(environment: [String: String]) -> [String: String] {
+        var values = environment.filter { $0.key.hasPrefix("IMAGO_") }
+        let flags: [(String, String?)] = [
+            ("IMAGO_LISTEN", listen), ("IMAGO_KEY", key), ("IMAGO_SALT", salt), ("IMAGO_PRESETS", presets),
+            ("IMAGO_ALLOWED_HOSTS", allowedHosts), ("IMAGO_ALLOW_PRIVATE_ADDRESSES", allowPrivateAddresses ? "true" : nil),
+            ("IMAGO_LOCAL_ROOT", localRoot), ("IMAGO_CACHE_DIR", cacheDir), ("IMAGO_CACHE_CONTROL", cacheControl),
+            ("IMAGO_QUALITY", quality.map(String.init)), ("IMAGO_AVIF", avif ? "true" : nil),
+            ("IMAGO_MAX_SOURCE_BYTES", maxSourceBytes.map(String.init)), ("IMAGO_MAX_SOURCE_PIXELS", maxSourcePixels.map(String.init)),
+            ("IMAGO_MAX_FRAMES", maxFrames.map(String.init)), ("IMAGO_SOURCE_TIMEOUT", sourceTimeout.map(String.init)),
+            ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),
+        ]
+        for case (let variable, let value?) in flags { values[variable] = value }
+        return values
+    }
+
+    func run() async throws {
+        let (host, port, configuration): (String, Int, ServerConfiguration)
+        do {
+            (host, port, configuration) = try ServerSettings.configuration(settings(environment: ProcessInfo.processInfo.environment))
+        } catch {
+            throw ValidationError(error.message)
+        }
+        var logger = Logger(label: "imago-serve")
+        logger.logLevel = .info
+        if !configuration.signer.isEnabled {
+            logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
+        }
+        let service = try ImageService(configuration: configuration)
+        let application = Application(
+            router: ImageServer.router(service: service),
+            configuration: .init(address: .hostname(host, port: port), serverName: "imago"),
+            onServerRunning: { channel in
+                // Tests and scripts read the port from this line when they asked for port 0.
+                say("imago serve: listening on \(host):\(channel.localAddress?.port ?? port)")
+            },
+            logger: logger
+        )
+        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}

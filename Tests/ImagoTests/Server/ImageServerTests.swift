@@ -1,0 +1,148 @@
+import Foundation
+import Imago
+import ImagoServer
+import ImagoTestSupport
+import Testing
+
+/// `imago serve`'s router over HTTP, sources from a TestOrigin.
+@Suite("imago serve", .timeLimit(.minutes(2)))
+struct ImageServerTests {
+    static func decode(_ data: Data) throws -> Image { try DecoderRegistry.standard().decode(data) }
+
+    @Test("a signed URL gives the resized image; WebP when accepted, else JPEG or PNG by alpha; ETag, Vary, Cache-Control; 304; HEAD")
+    func negotiation() async throws {
+        let signer = try URLSigner(hexKeys: ["736563726574"], hexSalts: ["68656C6C6F"])
+        let cache = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        try await withServer({
+            $0.signer = signer
+            $0.cacheDirectory = cache
+        }) { server in
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let alpha = server.origin.serve(try Corpus.data("png/basn6a08.png"), at: "/alpha.png")
+            func signed(_ unsigned: String) -> String {
+                let part = String(unsigned.dropFirst(2))
+                return "/" + URLSigner.signature(for: part, pair: signer.pairs[0]) + part
+            }
+            let fit = signed(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"]))
+            let webp = try await server.get(fit, headers: [("Accept", "image/avif,image/webp,*/*")])
+            #expect(webp.status == 200)
+            #expect(webp.header("Content-Type") == "image/webp")
+            #expect(webp.header("Vary") == "Accept")
+            #expect(webp.header("Cache-Control") == "public, max-age=31536000, immutable")
+            let image = try Self.decode(webp.body)
+            #expect((image.metadata.format, image.width, image.height) == (.webp, 64, 44))
+            let etag = try #require(webp.header("ETag"))
+            #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
+
+            let jpeg = try await server.get(fit)
+            #expect(jpeg.header("Content-Type") == "image/jpeg")
+            #expect(try Self.decode(jpeg.body).width == 64)
+            #expect(jpeg.header("ETag") != etag)
+            let png = try await server.get(signed(ServerHarness.path(alpha.absoluteString, ["w:16"])))
+            #expect(png.header("Content-Type") == "image/png")
+            #expect(try Self.decode(png.body).metadata.hasAlpha)
+
+            let unchanged = try await server.get(fit, headers: [("Accept", "image/webp"), ("If-None-Match", etag)])
+            #expect(unchanged.status == 304 && unchanged.body.isEmpty && unchanged.header("ETag") == etag)
+            let head = try await server.get(fit, method: .HEAD, headers: [("Accept", "image/webp")])
+            #expect(head.status == 200 && head.body.isEmpty && head.header("Content-Type") == "image/webp")
+
+            let explicit = try await server.get(
+                signed(ServerHarness.path(photo.absoluteString, ["rs:fill:40:40"], extension: "png")), headers: [("Accept", "image/webp")])
+            #expect(explicit.header("Content-Type") == "image/png" && explicit.header("Vary") == nil)
+            #expect(try Self.decode(explicit.body).width == 40)
+            // The source was fetched once: the other variants came from the disk cache's copy.
+            #expect(server.origin.log.requests(to: "/photo.jpg").count == 1)
+
+            let tampered = try await server.get(
+                signed(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"])).replacingOccurrences(of: "64:64", with: "65:64"))
+            #expect(tampered.status == 403)
+            #expect(String(decoding: tampered.body, as: UTF8.self) == "invalid signature\n")
+        }
+    }
+
+    @Test("each error has its status and a short body that names no internals")
+    func errors() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Corpus.data("png/basn2c08.png").write(to: root.appendingPathComponent("local.png"))
+        try await withServer({
+            $0.localRoot = root
+            $0.maxSourceBytes = 20_000
+        }) { server in
+            let text = server.origin.serve(Data("not an image at all".utf8), at: "/text")
+            let big = server.origin.serve(payload(50_000), at: "/big")
+            let cases: [(String, Int, String)] = [
+                (ServerHarness.path(server.origin.url("/photo.jpg").absoluteString, ["zz:1"]), 400, "unknown option 'zz'"),
+                (ServerHarness.path(server.origin.url("/missing.jpg").absoluteString), 404, "source not found"),
+                (ServerHarness.path(text.absoluteString), 422, "source is not an image Imago reads"),
+                (ServerHarness.path(big.absoluteString), 413, "source too large"),
+                (ServerHarness.path("ftp://example.com/a.jpg"), 403, "source not allowed"),
+                (ServerHarness.path("local:///../etc/passwd"), 403, "source not allowed"),
+                (ServerHarness.path("local:///local.png", [], extension: "gif"), 400, "Imago does not write 'gif'"),
+            ]
+            for (path, status, message) in cases {
+                let answer = try await server.get(path)
+                #expect(answer.status == status, "\(path)")
+                #expect(String(decoding: answer.body, as: UTF8.self) == message + "\n", "\(path)")
+                #expect(answer.header("Cache-Control") == "no-store")
+            }
+            let local = try await server.get(ServerHarness.path("local:///local.png", ["w:8"], extension: "png"))
+            #expect(local.status == 200)
+            #expect(try Self.decode(local.body).width == 8)
+            #expect(try await server.get("/health").status == 200)
+        }
+    }
+
+    @Test("sources on loopback are refused under the default policy; an allow-list refuses other hosts")
+    func addressPolicy() async throws {
+        try await withServer({ $0.allowsPrivateAddresses = false }) { server in
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let answer = try await server.get(ServerHarness.path(photo.absoluteString))
+            #expect(answer.status == 403)
+            #expect(server.origin.log.requests.isEmpty)
+        }
+        try await withServer({ $0.allowedHosts = ["images.example.com"] }) { server in
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            #expect(try await server.get(ServerHarness.path(photo.absoluteString)).status == 403)
+            #expect(server.origin.log.requests.isEmpty)
+        }
+    }
+
+    @Test("identical requests in flight share one fetch and one encode; past the work limit a request gets 503 with Retry-After")
+    func coalescingAndOverload() async throws {
+        try await withServer({ $0.maxConcurrentWork = 1 }) { server in
+            var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
+            route.gate = "photo"
+            server.origin.setRoute("/photo.jpg", route)
+            let other = server.origin.serve(try Corpus.data("png/basn2c08.png"), at: "/other.png")
+            let path = ServerHarness.path(server.origin.url("/photo.jpg").absoluteString, ["w:50"])
+            async let first = server.get(path)
+            async let second = server.get(path)
+            await server.origin.wait { $0.requests(to: "/photo.jpg").count == 1 }
+            // The one place of work is taken by the held request: a different image is refused.
+            let refused = try await server.get(ServerHarness.path(other.absoluteString))
+            #expect(refused.status == 503)
+            #expect(refused.header("Retry-After") == "1")
+            server.origin.release("photo")
+            let (a, b) = try await (first, second)
+            #expect(a.status == 200 && b.status == 200 && a.body == b.body)
+            #expect(server.origin.log.requests(to: "/photo.jpg").count == 1)
+            #expect(server.service.workInFlight == 0)
+            #expect(try await server.get(ServerHarness.path(other.absoluteString)).status == 200)
+        }
+    }
+
+    @Test("a source that hangs is a 504 once the source timeout passes")
+    func hangingSource() async throws {
+        try await withServer({ $0.sourceTimeout = .seconds(1) }) { server in
+            var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
+            route.gate = "never"
+            server.origin.setRoute("/hang.jpg", route)
+            let answer = try await server.get(ServerHarness.path(server.origin.url("/hang.jpg").absoluteString))
+            #expect(answer.status == 504)
+            server.origin.release("never")
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import ImagoServer
+import Testing
+
+@Suite("imgproxy processing options")
+struct ProcessingOptionsTests {
+    @Test("full and short names set the same options; later ones override; empty arguments keep values")
+    func names() throws {
+        let full = try ProcessingOptions(parsing: [
+            "resize:fill:300:200:1", "gravity:noea:5:6", "quality:70", "format:webp", "blur:2", "dpr:2",
+        ])
+        let short = try ProcessingOptions(parsing: ["rs:fill:300:200:t", "g:noea:5:6", "q:70", "f:webp", "bl:2", "dpr:2"])
+        #expect(full == short)
+        #expect((full.resizingType, full.width, full.height, full.enlarge) == (.fill, 300, 200, true))
+        #expect((full.gravity, full.gravityOffset.x, full.gravityOffset.y, full.quality) == (.northEast, 5, 6, 70))
+        #expect((full.format, full.blur, full.dpr) == ("webp", 2, 2))
+        let pieces = try ProcessingOptions(parsing: ["s:300:200", "rt:force", "w:50", "height:60", "el:1", "rs::80"])
+        #expect((pieces.resizingType, pieces.width, pieces.height, pieces.enlarge) == (.force, 80, 60, true))
+        #expect(try ProcessingOptions(parsing: ["g:sm"]).gravity == .center)
+        #expect(try ProcessingOptions(parsing: ["rs:fill-down:10:10", "rt:auto"]).resizingType == .auto)
+    }
+
+    @Test(
+        "an unknown or malformed option is a 400 naming it",
+        arguments: [
+            ("zz:1", "'zz'"), ("w:abc", "'w'"), ("w:70000", "'w'"), ("rs:stretch:1:1", "'rs'"), ("g:up", "'g'"), ("q:101", "'q'"),
+            ("f:gif", "'f'"), ("dpr:0", "'dpr'"), ("el:maybe", "'el'"), ("bl:-1", "'bl'"), ("rs:fit:1:2:0:0:9", "'rs'"), ("pr:missing", "'pr'"),
+        ])
+    func errors(segment: String, named: String) {
+        #expect {
+            try ProcessingOptions(parsing: [segment])
+        } throws: { error in
+            guard let error = error as? ServerError else { return false }
+            return error.status == 400 && error.message.contains(named)
+        }
+    }
+
+    @Test("presets expand in place; the default preset applies first; a preset naming a preset is refused")
+    func presets() throws {
+        let presets = ["default": ["q:60"], "thumb": ["rs:fill:100:100", "f:png"], "loop": ["pr:thumb"]]
+        let options = try ProcessingOptions(parsing: ["w:10", "pr:thumb"], presets: presets)
+        #expect((options.width, options.height, options.resizingType, options.format ?? "", options.quality) == (100, 100, .fill, "png", 60))
+        #expect(try ProcessingOptions(parsing: ["pr:thumb", "q:90"], presets: presets).quality == 90)
+        #expect(throws: ServerError.self) { try ProcessingOptions(parsing: ["pr:loop"], presets: presets) }
+    }
+
+    @Test("IMAGO_* settings: keys, presets, limits and the listen address; bad values are refused by name")
+    func settings() throws {
+        let (host, port, configuration) = try ServerSettings.configuration([
+            "IMAGO_LISTEN": "0.0.0.0:9090", "IMAGO_KEY": "736563726574,00", "IMAGO_SALT": "68656C6C6F,00", "IMAGO_PRESETS": "small=rs:fit:64:64/q:50",
+            "IMAGO_ALLOWED_HOSTS": "example.com, .cdn.example", "IMAGO_MAX_FRAMES": "10", "IMAGO_AVIF": "true",
+        ])
+        #expect((host, port, configuration.signer.pairs.count, configuration.maxFrames, configuration.negotiatesAVIF) == ("0.0.0.0", 9090, 2, 10, true))
+        #expect(configuration.presets["small"] == ["rs:fit:64:64", "q:50"])
+        #expect(configuration.allowedHosts == ["example.com", ".cdn.example"])
+        for bad in [["IMAGO_LISTEN": "nowhere"], ["IMAGO_QUALITY": "0"], ["IMAGO_PRESETS": "x=zz:1"], ["IMAGO_KEY": "00"], ["IMAGO_AVIF": "perhaps"]] {
+            #expect(throws: ServerError.self) { try ServerSettings.configuration(bad) }
+        }
+        #expect(ServerSettings.table.count == 16)
+    }
+}

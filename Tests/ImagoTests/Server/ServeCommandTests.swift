@@ -1,0 +1,79 @@
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import ImagoTestSupport
+import Testing
+
+/// `imago serve` as a process: it says where it listens, answers, takes settings from `IMAGO_*`
+/// variables, refuses bad ones, and exits 0 on SIGTERM.
+@Suite("imago serve process", .timeLimit(.minutes(1)))
+struct ServeCommandTests {
+    static var executable: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago") }
+
+    /// Starts `imago serve` and returns it with the port from its first line.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, Int) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IMAGO_") }.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let port = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                continuation.resume(returning: Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0)
+            }
+        }
+        return (process, port)
+    }
+
+    static func waitForExit(_ process: Process) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume(returning: process.terminationStatus)
+            }
+        }
+    }
+
+    @Test("serves /health and an image from --local-root, and exits 0 on SIGTERM")
+    func servesAndStops() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
+        let (process, port) = try await Self.start(["--local-root", root.path], environment: ["IMAGO_QUALITY": "70"])
+        #expect(port > 0)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let health = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/health"), timeout: .seconds(30))
+        #expect(health.status.code == 200)
+        let image = try await client.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/_/w:50/plain/local:%2F%2F%2Fphoto.jpg@png"), timeout: .seconds(30))
+        #expect(image.status.code == 200)
+        #expect(image.headers.first(name: "Content-Type") == "image/png")
+        try await client.shutdown()
+        process.terminate()
+        #expect(await Self.waitForExit(process) == 0)
+    }
+
+    @Test("a bad setting stops it before it listens, naming the flag")
+    func badSetting() async throws {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"]
+        process.environment = ["IMAGO_MAX_FRAMES": "lots"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let status = await Self.waitForExit(process)
+        #expect(status != 0)
+        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("--max-frames"))
+    }
+}

@@ -1,0 +1,84 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Imago
+import ImagoServer
+import ImagoTestSupport
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import Testing
+
+/// A live `imago serve` router on 127.0.0.1 (port 0) beside a TestOrigin for its sources, and an
+/// HTTP client; everything is shut down after `body`, whatever it throws.
+func withServer(
+    _ configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (ServerHarness) async throws -> Void
+) async throws {
+    let origin = try await TestOrigin.start()
+    var configuration = ServerConfiguration()
+    // The sources are on loopback, which the default policy refuses.
+    configuration.allowsPrivateAddresses = true
+    configure(&configuration)
+    let service = try ImageService(configuration: configuration)
+    var logger = Logger(label: "imago-serve-test")
+    logger.logLevel = .critical
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let application = Application(
+        router: ImageServer.router(service: service), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+            portContinuation.finish()
+        }, logger: logger)
+    let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
+    let running = Task { try await group.run() }
+    var iterator = ports.makeAsyncIterator()
+    let port = await iterator.next() ?? 0
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    let harness = ServerHarness(base: "http://127.0.0.1:\(port)", origin: origin, service: service, client: client)
+    do {
+        try #require(port > 0)
+        try await body(harness)
+    } catch {
+        try? await client.shutdown()
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        try? await origin.shutdown()
+        throw error
+    }
+    try await client.shutdown()
+    await group.triggerGracefulShutdown()
+    try await running.value
+    try await origin.shutdown()
+}
+
+struct ServerHarness: Sendable {
+    let base: String
+    let origin: TestOrigin
+    let service: ImageService
+    let client: HTTPClient
+
+    struct Answer: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+        func header(_ name: String) -> String? { headers.first(name: name) }
+    }
+
+    /// `path` (already signed or with any first segment when signing is off).
+    func get(_ path: String, method: HTTPMethod = .GET, headers: [(String, String)] = []) async throws -> Answer {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 64 << 20)
+        return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
+    }
+
+    /// An unsigned path for `source` with `options`: `/_/options/plain/source[@ext]`.
+    static func path(_ source: String, _ options: [String] = [], extension ext: String? = nil) -> String {
+        let encoded = source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? source
+        return "/_/" + (options.isEmpty ? "" : options.joined(separator: "/") + "/") + "plain/" + encoded + (ext.map { "@" + $0 } ?? "")
+    }
+}
