@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Dispatch
 import Foundation
+import ImagoServer
 import ImagoTestSupport
 import Testing
 
@@ -75,5 +76,16 @@ struct ServeCommandTests {
         let status = await Self.waitForExit(process)
         #expect(status != 0)
         #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("--max-frames"))
+    }
+
+    @Test("the README's settings table has a row for every flag and variable, and the command takes every flag")
+    func settingsDocumented() throws {
+        let readme = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../README.md").standardizedFileURL, encoding: .utf8)
+        let help = String(decoding: try runProcess(Self.executable, ["serve", "--help"]).output, as: UTF8.self)
+        for setting in ServerSettings.table {
+            #expect(readme.contains("| `\(setting.flag)` | `\(setting.variable)` |"), "\(setting.variable)")
+            #expect(help.contains(setting.flag), "\(setting.flag)")
+        }
     }
 }
