@@ -4,11 +4,13 @@ import Imago
 /// the one that scales, so the pipeline folds it into the decode (JPEG DCT scaling, WebP scaled
 /// decode); crops at a gravity and `auto`'s choice follow it.
 enum VariantPlan {
-    static func processors(for options: ProcessingOptions) throws(ServerError) -> [any ImageProcessing] {
+    /// `maxPixels` bounds the box asked for (an enlarged output allocates 4 bytes a pixel).
+    static func processors(for options: ProcessingOptions, maxPixels: Int) throws(ServerError) -> [any ImageProcessing] {
         var processors: [any ImageProcessing] = []
         let maxSide = Double(ImageProcessors.Resize.maxSide)
         let width = Int(min((Double(options.width) * options.dpr).rounded(), maxSide))
         let height = Int(min((Double(options.height) * options.dpr).rounded(), maxSide))
+        guard width * height <= maxPixels else { throw .badRequest("the size asked for is over \(maxPixels) pixels") }
         do {
             if width > 0, height > 0 {
                 let box = PixelSize(width: width, height: height)
@@ -32,7 +34,7 @@ enum VariantPlan {
                 // One side given: the other follows the aspect; the free side's bound keeps the
                 // box within Resize's pixel limit.
                 let given = max(width, height)
-                let free = min(ImageProcessors.Resize.maxSide, ImageProcessors.Resize.maxPixels / given)
+                let free = max(1, min(ImageProcessors.Resize.maxSide, min(maxPixels, ImageProcessors.Resize.maxPixels) / given))
                 let box = width > 0 ? PixelSize(width: width, height: free) : PixelSize(width: free, height: height)
                 processors.append(try ImageProcessors.Resize(size: box, contentMode: .aspectFit, upscale: options.enlarge))
             }

@@ -103,7 +103,7 @@ public final class ImageService: Sendable {
     }
 
     private func make(url: URL, options: ProcessingOptions, explicit: OutputFormat?, accepted: Set<String>) async throws -> EncodedVariant {
-        let processors = try VariantPlan.processors(for: options)
+        let processors = try VariantPlan.processors(for: options, maxPixels: configuration.maxSourcePixels)
         let response = try await pipeline.response(for: ImageRequest(url: url, options: [.storesVariantOnDisk], processors: processors))
         guard let image = response.image else { throw ServerError(status: 500, "internal error") }
         let format = explicit ?? OutputFormat.negotiate(accepted: accepted, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF)

@@ -24,7 +24,7 @@ public struct ServerConfiguration: Sendable {
     public var negotiatesAVIF = false
     /// Largest source accepted, in bytes. Default 50 MB.
     public var maxSourceBytes: Int64 = 50_000_000
-    /// Most pixels a source may declare. Default 50 megapixels.
+    /// Most pixels a source may declare, and an output may be asked to have. Default 50 megapixels.
     public var maxSourcePixels = 50_000_000
     /// Most frames an animated source may have. Default 200.
     public var maxFrames = 200

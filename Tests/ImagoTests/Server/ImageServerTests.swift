@@ -81,6 +81,7 @@ struct ImageServerTests {
                 (ServerHarness.path("ftp://example.com/a.jpg"), 403, "source not allowed"),
                 (ServerHarness.path("local:///../etc/passwd"), 403, "source not allowed"),
                 (ServerHarness.path("local:///local.png", [], extension: "gif"), 400, "Imago does not write 'gif'"),
+                (ServerHarness.path("local:///local.png", ["rs:fit:20000:20000:1"]), 400, "the size asked for is over 50000000 pixels"),
             ]
             for (path, status, message) in cases {
                 let answer = try await server.get(path)
