@@ -58,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }
-        let service = try ImageService(configuration: configuration)
+        let service = try ImageService(configuration: configuration, logger: logger)
         let application = Application(
             router: ImageServer.router(service: service),
             configuration: .init(address: .hostname(host, port: port), serverName: "imago"),

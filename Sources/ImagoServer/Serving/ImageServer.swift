@@ -3,17 +3,25 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The service on Hummingbird: `/health`, and every other `GET` or `HEAD` path as an imgproxy URL.
+/// The service on Hummingbird: `/health`, `/metrics` (Prometheus), and every other `GET` or `HEAD`
+/// path as an imgproxy URL.
 /// Embed ``router(service:)`` in an application of your own; `imago serve` runs it.
 public enum ImageServer {
     /// A router answering `/health` and imgproxy URLs through `service`.
     public static func router(service: ImageService) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/health") { _, _ in "ok\n" }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))
+        }
+        let requestID = HTTPField.Name("X-Request-Id")!
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let answer = await service.respond(
                 to: ServiceRequest(
-                    method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch]))
+                    method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
+                    requestID: request.headers[requestID]))
             var headers = HTTPFields()
             for (name, value) in answer.headers {
                 if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }

@@ -2,27 +2,38 @@ import Crypto
 import Dispatch
 import Foundation
 import Imago
+import Logging
+import Prometheus
 import Synchronization
+import Tracing
 
 /// The image service without its HTTP server: takes a request's method, path and headers and
 /// answers with an image or a short error. Parses the imgproxy path, checks the signature,
 /// resolves the source, and makes the variant once however many ask for it at the same time:
 /// the pipeline fetches, decodes (scaled at decode where it can) and processes, this encodes off
 /// Swift's cooperative pool, and the encoded variant is kept in memory by its options and the
-/// negotiated format.
+/// negotiated format. Each answer is counted in ``metrics`` and logged with its request id (never
+/// its path, whose source URL may carry a token).
 public final class ImageService: Sendable {
     public let configuration: ServerConfiguration
+    public let metrics: ServerMetrics
     let pipeline: ImagePipeline
+    private let logger: Logger
     private let sources: SourceResolver
     private let work: WorkLimiter
     private let variants: MemoryCache<String, EncodedVariant>
     private let making = Mutex<[String: Task<EncodedVariant, any Error>]>([:])
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
-    /// address policy.
-    public init(configuration: ServerConfiguration, pipeline: ImagePipeline? = nil) throws {
+    /// address policy that reports to `metrics`.
+    public init(
+        configuration: ServerConfiguration, pipeline: ImagePipeline? = nil, metrics: ServerMetrics = ServerMetrics(),
+        logger: Logger = Logger(label: "imago-serve")
+    ) throws {
         self.configuration = configuration
-        self.pipeline = try pipeline ?? Self.makePipeline(configuration)
+        self.metrics = metrics
+        self.logger = logger
+        self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
         sources = SourceResolver(allowedHosts: configuration.allowedHosts, localRoot: configuration.localRoot)
         work = WorkLimiter(limit: configuration.maxConcurrentWork)
         variants = MemoryCache(limits: .init(cost: configuration.variantCacheBytes))
@@ -30,8 +41,9 @@ public final class ImageService: Sendable {
 
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are
     /// allowed, the public-only address policy.
-    public static func makePipeline(_ configuration: ServerConfiguration) throws -> ImagePipeline {
+    public static func makePipeline(_ configuration: ServerConfiguration, metrics: ServerMetrics? = nil) throws -> ImagePipeline {
         var pipeline = ImagePipeline.Configuration()
+        if let metrics { pipeline.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry) }
         pipeline.addressPolicy = configuration.allowsPrivateAddresses ? .allowAll : .publicOnly
         pipeline.maxResponseSize = configuration.maxSourceBytes
         pipeline.deadline = configuration.sourceTimeout
@@ -48,17 +60,43 @@ public final class ImageService: Sendable {
     /// Requests making an image now.
     public var workInFlight: Int { work.inFlight }
 
-    /// The answer to `request`.
+    /// The answer to `request`, with its `X-Request-Id`.
     public func respond(to request: ServiceRequest) async -> ServiceResponse {
+        let start = ContinuousClock.now
+        metrics.inFlight.increment()
+        defer { metrics.inFlight.decrement() }
+        var response: ServiceResponse
         do {
-            return try await answer(request)
+            response = try await answer(request)
         } catch let error as ServerError {
-            return .error(error, head: request.isHead)
+            response = .error(error, head: request.isHead)
         } catch let error as ImagoError {
-            return .error(ServerError(loading: error), head: request.isHead)
+            response = .error(ServerError(loading: error), head: request.isHead)
         } catch {
-            return .error(ServerError(status: 500, "internal error"), head: request.isHead)
+            response = .error(ServerError(status: 500, "internal error"), head: request.isHead)
         }
+        let id = request.requestID.flatMap(Self.acceptedRequestID) ?? Self.newRequestID()
+        response.headers.append(("X-Request-Id", id))
+        let elapsed = ContinuousClock.now - start
+        metrics.total.record(elapsed)
+        metrics.answered(status: response.status)
+        logger.info(
+            "answered",
+            metadata: [
+                "request_id": "\(id)", "method": "\(request.isHead ? "HEAD" : "GET")", "status": "\(response.status)",
+                "ms": "\(Int(elapsed / .milliseconds(1)))", "bytes": "\(response.body.count)",
+            ])
+        return response
+    }
+
+    /// A client's id when it is 1–64 letters, digits, `.`, `_` or `-`, so a log line cannot be forged.
+    static func acceptedRequestID(_ id: String) -> String? {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        return (1...64).contains(id.count) && id.allSatisfy(allowed.contains) ? id : nil
+    }
+
+    static func newRequestID() -> String {
+        String(UInt64.random(in: 0...UInt64.max), radix: 16)
     }
 
     private func answer(_ request: ServiceRequest) async throws -> ServiceResponse {
@@ -82,13 +120,21 @@ public final class ImageService: Sendable {
     /// The cached variant, the one being made for an identical request, or a new one (which
     /// takes a place of the work limit, or fails with 503).
     private func variant(key: String, make: @escaping @Sendable () async throws -> EncodedVariant) async throws -> EncodedVariant {
-        if let cached = variants.value(forKey: key) { return cached }
+        if let cached = variants.value(forKey: key) {
+            metrics.served(from: "variant-memory")
+            return cached
+        }
         let task = try making.withLock { making -> Task<EncodedVariant, any Error> in
-            if let running = making[key] { return running }
+            if let running = making[key] {
+                metrics.coalesced.increment()
+                return running
+            }
             guard work.tryAcquire() else { throw ServerError.overloaded }
+            metrics.workInFlight.increment()
             // Not the caller's child: a client that hangs up does not cancel what others wait for.
             let task = Task {
                 defer {
+                    self.metrics.workInFlight.decrement()
                     self.work.release()
                     _ = self.making.withLock { $0.removeValue(forKey: key) }
                 }
@@ -104,11 +150,21 @@ public final class ImageService: Sendable {
 
     private func make(url: URL, options: ProcessingOptions, explicit: OutputFormat?, accepted: Set<String>) async throws -> EncodedVariant {
         let processors = try VariantPlan.processors(for: options, maxPixels: configuration.maxSourcePixels)
-        let response = try await pipeline.response(for: ImageRequest(url: url, options: [.storesVariantOnDisk], processors: processors))
+        let start = ContinuousClock.now
+        let response = try await withSpan("imago.fetch-decode-process") { _ in
+            try await pipeline.response(for: ImageRequest(url: url, options: [.storesVariantOnDisk], processors: processors))
+        }
+        metrics.pipeline.record(ContinuousClock.now - start)
+        metrics.served(from: response.source.rawValue)
         guard let image = response.image else { throw ServerError(status: 500, "internal error") }
         let format = explicit ?? OutputFormat.negotiate(accepted: accepted, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF)
         let quality = options.quality > 0 ? options.quality : configuration.defaultQuality
-        let data = try await Self.encode(image, as: format, quality: quality)
+        let encodeStart = ContinuousClock.now
+        let data = try await withSpan("imago.encode") { span in
+            span.attributes["imago.format"] = format.rawValue
+            return try await Self.encode(image, as: format, quality: quality)
+        }
+        metrics.encode.record(ContinuousClock.now - encodeStart)
         return EncodedVariant(data: data, format: format, etag: Self.etag(source: response, options: options, format: format))
     }
 

@@ -8,12 +8,15 @@ public struct ServiceRequest: Sendable {
     public var path: String
     public var accept: String?
     public var ifNoneMatch: String?
+    /// The client's `X-Request-Id`, kept when it is short and plain; otherwise one is made.
+    public var requestID: String?
 
-    public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil) {
+    public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil, requestID: String? = nil) {
         self.method = method
         self.path = path
         self.accept = accept
         self.ifNoneMatch = ifNoneMatch
+        self.requestID = requestID
     }
 
     var isHead: Bool { method.uppercased() == "HEAD" }

@@ -132,6 +132,24 @@ struct ImageServerTests {
             #expect(server.origin.log.requests(to: "/photo.jpg").count == 1)
             #expect(server.service.workInFlight == 0)
             #expect(try await server.get(ServerHarness.path(other.absoluteString)).status == 200)
+
+            let metrics = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("imago_serve_coalesced_total 1"))
+            #expect(metrics.contains(#"imago_serve_requests_total{status="503"} 1"#))
+            #expect(metrics.contains(#"imago_serve_requests_total{status="200"} 3"#))
+            #expect(metrics.contains("imago_serve_request_duration_seconds_count"))
+            #expect(metrics.contains("imago_transfers"), "the pipeline's own metrics share the registry")
+        }
+    }
+
+    @Test("a plain X-Request-Id is echoed, a forged one replaced")
+    func requestIDs() async throws {
+        try await withServer { server in
+            let plain = try await server.get("/_/plain/local:%2F%2F%2Fnone", headers: [("X-Request-Id", "abc-123")])
+            #expect(plain.header("X-Request-Id") == "abc-123")
+            let forged = try await server.get("/_/plain/local:%2F%2F%2Fnone", headers: [("X-Request-Id", "a b status=200")])
+            let id = try #require(forged.header("X-Request-Id"))
+            #expect(!id.contains(" ") && !id.isEmpty)
         }
     }
 

@@ -1,0 +1,50 @@
+import Prometheus
+
+/// What `/metrics` reports, in Prometheus' text format: requests by status, latency histograms
+/// (the whole request; the pipeline's fetch, decode and process; the encode), where images came
+/// from, requests in flight, work in flight and joined. The pipeline's own metrics (transfers,
+/// bytes, transfer durations, errors by kind) go to the same registry.
+public final class ServerMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    let inFlight: Gauge
+    let workInFlight: Gauge
+    let coalesced: Counter
+    let total: DurationHistogram
+    let pipeline: DurationHistogram
+    let encode: DurationHistogram
+
+    static let buckets: [Duration] = [
+        .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
+    ]
+
+    /// Metrics in `registry` (a new one by default).
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        inFlight = registry.makeGauge(descriptor: Self.name("requests_in_flight", "", "Requests being answered."))
+        workInFlight = registry.makeGauge(descriptor: Self.name("work_in_flight", "", "Images being made (fetch, decode, process, encode)."))
+        coalesced = registry.makeCounter(descriptor: Self.name("coalesced", "total", "Requests that joined an identical one being made."))
+        total = registry.makeDurationHistogram(descriptor: Self.name("request_duration", "seconds", "Whole requests."), buckets: Self.buckets)
+        pipeline = registry.makeDurationHistogram(
+            descriptor: Self.name("pipeline_duration", "seconds", "Fetch (or cache), decode and process of a new variant."), buckets: Self.buckets)
+        encode = registry.makeDurationHistogram(descriptor: Self.name("encode_duration", "seconds", "Encodes of new variants."), buckets: Self.buckets)
+    }
+
+    /// `imago_serve_NAME_UNIT`.
+    private static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "imago", subsystem: "serve", metricName: name, unitName: unit, helpText: help)
+    }
+
+    func answered(status: Int) {
+        registry.makeCounter(descriptor: Self.name("requests", "total", "Requests by status."), labels: [("status", String(status))]).increment()
+    }
+
+    /// Where a variant came from: `variant-memory` (encoded, kept), or the pipeline's source
+    /// (`memory`, `disk`, `revalidated`, `network`).
+    func served(from layer: String) {
+        registry.makeCounter(descriptor: Self.name("images", "total", "Images served by where they came from."), labels: [("from", layer)]).increment()
+    }
+
+    /// The text `/metrics` answers with.
+    public func exposition() -> String { registry.emitToString() }
+}
