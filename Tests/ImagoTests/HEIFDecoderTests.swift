@@ -95,5 +95,33 @@
             #expect(HEIFDecoder().estimate(data, options: small)?.bytes == 0)
             #expect(!HEIFDecoder().canDecode(try Corpus.data("png/basn2c08.png")))
         }
+
+        @Test("an item past its idat is refused before libheif reads it; a grid's declared canvas is held to the limits")
+        func itemChecks() throws {
+            let hostile = try HostileFiles.data("fuzz-heif-grid-past-idat.heic")
+            do {
+                _ = try HEIFDecoder().decode(hostile, options: DecodingOptions())
+                Issue.record("a grid read past its idat decoded")
+            } catch {
+                #expect(error.code == .invalidImage("HEIF: an item lies outside the file"))
+            }
+            #expect(HEIFDecoder().estimate(hostile, options: DecodingOptions()) == nil)
+            // The grid item's base offset into the idat, 7, made 0: the grid now lies inside it.
+            var bytes = [UInt8](hostile)
+            let entry: [UInt8] = [0, 3, 0, 1, 0, 0, 0, 0, 0, 7]
+            let at = try #require((0...(bytes.count - entry.count)).first { Array(bytes[$0..<($0 + entry.count)]) == entry })
+            bytes[at + 9] = 0
+            // Decoded or refused by libheif, never a trap.
+            _ = try? HEIFDecoder().decode(Data(bytes), options: DecodingOptions())
+            // The grid's 16-bit output size (after version, flags, rows and columns) made 65535 × 65535.
+            let idat = try #require((0...(bytes.count - 4)).first { Array(bytes[$0..<($0 + 4)]) == Array("idat".utf8) }) + 4
+            for index in (idat + 4)..<(idat + 8) { bytes[index] = 0xFF }
+            do {
+                _ = try HEIFDecoder().decode(Data(bytes), options: DecodingOptions())
+                Issue.record("a 65535 × 65535 grid decoded")
+            } catch {
+                #expect(error.code.imageSize == PixelSize(width: 65_535, height: 65_535))
+            }
+        }
     }
 #endif

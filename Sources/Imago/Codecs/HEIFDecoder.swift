@@ -24,7 +24,7 @@
 
         /// libheif's output and Imago's copy of it.
         public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
-            try? Self.withImageHandle(data, options: options) { handle throws(ImagoError) in
+            try? Self.withImageHandle(data, options: options, estimating: true) { handle throws(ImagoError) in
                 DecodeEstimate.buffers(2, width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)), options: options)
             }
         }
@@ -72,9 +72,12 @@
         }
 
         /// The image to decode: the primary image, or its smallest thumbnail that covers the target.
+        /// An estimate reports a size over the limits (with no bytes) rather than failing, so its
+        /// item check holds only the layout, not the grid's canvas, to account.
         private static func withImageHandle<T>(
-            _ data: Data, options: DecodingOptions, _ body: (OpaquePointer) throws(ImagoError) -> T
+            _ data: Data, options: DecodingOptions, estimating: Bool = false, _ body: (OpaquePointer) throws(ImagoError) -> T
         ) throws(ImagoError) -> T {
+            try HEIFItemCheck.check(data, options: options, checksCanvas: !estimating)
             let result = data.withUnsafeBytes { bytes -> Result<T, ImagoError> in
                 Result { () throws(ImagoError) -> T in
                     guard let base = bytes.baseAddress, let context = heif_context_alloc() else { throw invalid("no data") }

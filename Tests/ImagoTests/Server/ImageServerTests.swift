@@ -142,6 +142,27 @@ struct ImageServerTests {
         }
     }
 
+    @Test("a graceful stop lets a request in flight finish whole, then refuses new connections")
+    func gracefulStop() async throws {
+        try await withServer { server in
+            var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
+            route.gate = "photo"
+            server.origin.setRoute("/photo.jpg", route)
+            let path = ServerHarness.path(server.origin.url("/photo.jpg").absoluteString, [], extension: "png")
+            async let inFlight = server.get(path)
+            await server.origin.wait { $0.requests(to: "/photo.jpg").count == 1 }
+            #expect(!server.refusesConnections())
+            await server.stop()
+            server.origin.release("photo")
+            let answer = try await inFlight
+            #expect(answer.status == 200)
+            let image = try Self.decode(answer.body)
+            #expect((image.width, image.height) == (150, 103))
+            // A plain connect: AsyncHTTPClient would retry a refused connection until its timeout.
+            #expect(server.refusesConnections())
+        }
+    }
+
     @Test("a plain X-Request-Id is echoed, a forged one replaced")
     func requestIDs() async throws {
         try await withServer { server in

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Glibc
 import Hummingbird
 import Imago
 import ImagoServer
@@ -36,7 +37,8 @@ func withServer(
     var iterator = ports.makeAsyncIterator()
     let port = await iterator.next() ?? 0
     let client = HTTPClient(eventLoopGroupProvider: .singleton)
-    let harness = ServerHarness(base: "http://127.0.0.1:\(port)", origin: origin, service: service, client: client)
+    let harness = ServerHarness(
+        base: "http://127.0.0.1:\(port)", origin: origin, service: service, client: client, stop: { await group.triggerGracefulShutdown() })
     do {
         try #require(port > 0)
         try await body(harness)
@@ -58,6 +60,8 @@ struct ServerHarness: Sendable {
     let origin: TestOrigin
     let service: ImageService
     let client: HTTPClient
+    /// Starts the graceful shutdown (as SIGTERM does) and returns at once.
+    let stop: @Sendable () async -> Void
 
     struct Answer: Sendable {
         var status: Int
@@ -74,6 +78,21 @@ struct ServerHarness: Sendable {
         let response = try await client.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 64 << 20)
         return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
+    }
+
+    /// Whether a TCP connection to the server's port is refused now.
+    func refusesConnections() -> Bool {
+        guard let port = UInt16(base.split(separator: ":").last ?? "") else { return false }
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return result != 0 && errno == ECONNREFUSED
     }
 
     /// An unsigned path for `source` with `options`: `/_/options/plain/source[@ext]`.
