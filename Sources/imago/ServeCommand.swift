@@ -29,6 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most frames of an animated source (IMAGO_MAX_FRAMES).") var maxFrames: Int?
     @Option(help: "Seconds a source may take (IMAGO_SOURCE_TIMEOUT).") var sourceTimeout: Int?
     @Option(help: "Images made at once before 503 (IMAGO_MAX_CONCURRENT_WORK).") var maxConcurrentWork: Int?
+    @Option(help: "Seconds a client may take to send a request's head (IMAGO_REQUEST_HEAD_TIMEOUT).") var requestHeadTimeout: Int?
 
     /// The environment's IMAGO_* values with the flags given on top.
     func settings(environment: [String: String]) -> [String: String] {
@@ -41,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_MAX_SOURCE_BYTES", maxSourceBytes.map(String.init)), ("IMAGO_MAX_SOURCE_PIXELS", maxSourcePixels.map(String.init)),
             ("IMAGO_MAX_FRAMES", maxFrames.map(String.init)), ("IMAGO_SOURCE_TIMEOUT", sourceTimeout.map(String.init)),
             ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),
+            ("IMAGO_REQUEST_HEAD_TIMEOUT", requestHeadTimeout.map(String.init)),
         ]
         for case (let variable, let value?) in flags { values[variable] = value }
         return values
@@ -61,6 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
         let service = try ImageService(configuration: configuration, logger: logger)
         let application = Application(
             router: ImageServer.router(service: service),
+            server: ImageServer.server(configuration),
             configuration: .init(address: .hostname(host, port: port), serverName: "imago"),
             onServerRunning: { channel in
                 // Tests and scripts read the port from this line when they asked for port 0.

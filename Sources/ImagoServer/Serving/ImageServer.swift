@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 
 /// The service on Hummingbird: `/health`, `/metrics` (Prometheus), and every other `GET` or `HEAD`
@@ -31,5 +32,12 @@ public enum ImageServer {
         router.get("**", use: handler)
         router.head("**", use: handler)
         return router
+    }
+
+    /// HTTP/1.1 with the request-head deadline of `configuration` (slowloris protection).
+    public static func server(_ configuration: ServerConfiguration) -> HTTPServerBuilder {
+        let (seconds, attoseconds) = configuration.requestHeadTimeout.components
+        let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return .http1(configuration: .init(additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: timeout)]))
     }
 }

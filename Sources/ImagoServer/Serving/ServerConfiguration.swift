@@ -30,6 +30,9 @@ public struct ServerConfiguration: Sendable {
     public var maxFrames = 200
     /// Longest a request may take to fetch its source. Default 20 s.
     public var sourceTimeout: Duration = .seconds(20)
+    /// Longest a client may take to send a request's head, from connecting or from its previous
+    /// response; then its connection is closed. Default 10 s.
+    public var requestHeadTimeout: Duration = .seconds(10)
     /// Requests making an image at once (fetch, decode, process, encode); more get 503.
     /// Default four per core.
     public var maxConcurrentWork = ProcessInfo.processInfo.activeProcessorCount * 4

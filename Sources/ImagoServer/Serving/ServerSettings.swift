@@ -21,6 +21,10 @@ public enum ServerSettings {
         ("--max-frames", "IMAGO_MAX_FRAMES", "most frames of an animated source (default 200)"),
         ("--source-timeout", "IMAGO_SOURCE_TIMEOUT", "seconds a source may take (default 20)"),
         ("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", "images made at once before 503 (default 4 per core)"),
+        (
+            "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
+            "seconds a client may take to send a request's head before its connection is closed (default 10)"
+        ),
     ]
 
     /// The listen address and the configuration `values` (variable name → text) give.
@@ -65,6 +69,7 @@ public enum ServerSettings {
         configuration.maxFrames = try integer("IMAGO_MAX_FRAMES", 1...100_000) ?? configuration.maxFrames
         configuration.sourceTimeout = .seconds(try integer("IMAGO_SOURCE_TIMEOUT", 1...3600) ?? 20)
         configuration.maxConcurrentWork = try integer("IMAGO_MAX_CONCURRENT_WORK", 1...100_000) ?? configuration.maxConcurrentWork
+        configuration.requestHeadTimeout = .seconds(try integer("IMAGO_REQUEST_HEAD_TIMEOUT", 1...3600) ?? 10)
 
         let listen = values["IMAGO_LISTEN"] ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {

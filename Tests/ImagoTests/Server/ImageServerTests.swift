@@ -163,6 +163,22 @@ struct ImageServerTests {
         }
     }
 
+    @Test("a client that trickles its request head is cut off at the head deadline while others are answered")
+    func tricklingClient() async throws {
+        try await withServer({ $0.requestHeadTimeout = .seconds(1) }) { server in
+            // 100 bytes at 10 a second would take 10 s; the deadline is 1 s.
+            let head = "GET /health HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Slow: a\r\n", count: 6) + "\r\n"
+            async let sent = server.trickle(head)
+            let during = try await server.get("/health")
+            #expect(during.status == 200)
+            let bytes = await sent
+            #expect(bytes != nil, "the connection was never closed")
+            #expect((bytes ?? head.utf8.count) < head.utf8.count)
+            let after = try await server.get("/health")
+            #expect(after.status == 200)
+        }
+    }
+
     @Test("a plain X-Request-Id is echoed, a forged one replaced")
     func requestIDs() async throws {
         try await withServer { server in

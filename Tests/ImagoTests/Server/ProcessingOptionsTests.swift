@@ -56,6 +56,6 @@ struct ProcessingOptionsTests {
         for bad in [["IMAGO_LISTEN": "nowhere"], ["IMAGO_QUALITY": "0"], ["IMAGO_PRESETS": "x=zz:1"], ["IMAGO_KEY": "00"], ["IMAGO_AVIF": "perhaps"]] {
             #expect(throws: ServerError.self) { try ServerSettings.configuration(bad) }
         }
-        #expect(ServerSettings.table.count == 16)
+        #expect(ServerSettings.table.count == 17)
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import Glibc
 import Hummingbird
@@ -27,7 +28,8 @@ func withServer(
     logger.logLevel = .critical
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let application = Application(
-        router: ImageServer.router(service: service), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        router: ImageServer.router(service: service), server: ImageServer.server(configuration),
+        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
         onServerRunning: { channel in
             portContinuation.yield(channel.localAddress?.port ?? 0)
             portContinuation.finish()
@@ -78,6 +80,36 @@ struct ServerHarness: Sendable {
         let response = try await client.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 64 << 20)
         return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
+    }
+
+    /// Opens a connection and sends a request head a byte every 100 ms, on a GCD thread; returns
+    /// how many bytes went before the server closed the connection, or nil if it never did.
+    func trickle(_ head: String) async -> Int? {
+        guard let port = UInt16(base.split(separator: ":").last ?? "") else { return nil }
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(socket) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = port.bigEndian
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                guard connected == 0 else { return continuation.resume(returning: nil) }
+                for (index, byte) in head.utf8.enumerated() {
+                    var byte = byte
+                    var probe: UInt8 = 0
+                    // The server closed: a read gives end of file, or the write fails.
+                    if recv(socket, &probe, 1, Int32(MSG_DONTWAIT)) == 0 || send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) < 0 {
+                        return continuation.resume(returning: index)
+                    }
+                    usleep(100_000)
+                }
+                continuation.resume(returning: nil)
+            }
+        }
     }
 
     /// Whether a TCP connection to the server's port is refused now.
