@@ -179,6 +179,24 @@ struct ImageServerTests {
         }
     }
 
+    @Test("an animated source stays animated as WebP, resized frame by frame; as JPEG it is its first frame")
+    func animatedSource() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gif = try Data(contentsOf: try GIFDecoderTests.animationFile(disposal: "none", in: directory))
+        try await withServer { server in
+            let url = server.origin.serve(gif, at: "/anim.gif")
+            let webp = try await server.get(ServerHarness.path(url.absoluteString, ["w:75"]), headers: [("Accept", "image/webp")])
+            #expect(webp.header("Content-Type") == "image/webp")
+            let animation = try Self.decode(webp.body)
+            #expect((animation.frames.count, animation.width) == (3, 75))
+            #expect(animation.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
+            let jpeg = try await server.get(ServerHarness.path(url.absoluteString, ["w:75"]))
+            #expect(jpeg.header("Content-Type") == "image/jpeg")
+            #expect(try Self.decode(jpeg.body).frames.count == 1)
+        }
+    }
+
     @Test("a plain X-Request-Id is echoed, a forged one replaced")
     func requestIDs() async throws {
         try await withServer { server in
