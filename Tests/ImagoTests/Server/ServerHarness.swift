@@ -85,19 +85,11 @@ struct ServerHarness: Sendable {
     /// Opens a connection and sends a request head a byte every 100 ms, on a GCD thread; returns
     /// how many bytes went before the server closed the connection, or nil if it never did.
     func trickle(_ head: String) async -> Int? {
-        guard let port = UInt16(base.split(separator: ":").last ?? "") else { return nil }
-        return await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                let (socket, connected) = connect()
                 defer { close(socket) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = port.bigEndian
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                guard connected == 0 else { return continuation.resume(returning: nil) }
+                guard connected else { return continuation.resume(returning: nil) }
                 for (index, byte) in head.utf8.enumerated() {
                     var byte = byte
                     var probe: UInt8 = 0
@@ -114,9 +106,16 @@ struct ServerHarness: Sendable {
 
     /// Whether a TCP connection to the server's port is refused now.
     func refusesConnections() -> Bool {
-        guard let port = UInt16(base.split(separator: ":").last ?? "") else { return false }
+        let (socket, connected) = connect()
+        let refused = !connected && errno == ECONNREFUSED
+        close(socket)
+        return refused
+    }
+
+    /// A blocking TCP socket and whether it connected to the server's port (`errno` says why not).
+    private func connect() -> (socket: Int32, connected: Bool) {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
+        guard let port = UInt16(base.split(separator: ":").last ?? "") else { return (socket, false) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -124,7 +123,7 @@ struct ServerHarness: Sendable {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        return result != 0 && errno == ECONNREFUSED
+        return (socket, result == 0)
     }
 
     /// An unsigned path for `source` with `options`: `/_/options/plain/source[@ext]`.
