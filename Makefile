@@ -4,12 +4,12 @@ SWIFT ?= swift
 # the xxHash headers for the disk cache; tools the
 # tests use to make or check images (exiftool, webp's dwebp/img2webp, gifsicle, libjpeg-turbo's
 # cjpeg/djpeg, giflib's gif2rgb, ImageMagick and netpbm for the Netpbm files); bc for `make consumer`;
-# curl (benchmark peer);
+# curl (benchmark peer); nginx (deploy/nginx.conf in front of imago serve nodes: make cluster-demo and its test);
 # ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := pkg-config bc imagemagick netpbm libturbojpeg0-dev libspng-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl ukui-wallpapers
+APT_PACKAGES := pkg-config bc imagemagick netpbm libturbojpeg0-dev libspng-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps build demo test cluster-demo lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -33,6 +33,12 @@ test: deps
 	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
 	@# The README's install lines are a manifest that must parse.
 	$(SWIFT) package --package-path Examples/Install dump-package >/dev/null
+
+# Two `imago serve` nodes behind nginx (deploy/nginx.conf) on loopback: 1,000 requests over 100
+# variants, what was fetched and made where, nginx's hit ratio, then one node killed.
+cluster-demo: deps
+	$(SWIFT) build --product imago
+	IMAGO=$$($(SWIFT) build --show-bin-path)/imago deploy/cluster-demo
 
 # Documentation: the DocC catalog (Sources/Imago/Imago.docc) over Imago's symbol graph, warnings as
 # errors, and every public symbol documented (scripts/doc-coverage.py). The archive lands in
@@ -83,14 +89,16 @@ format:
 	$(SWIFT) format format --in-place --recursive $(LINT_PATHS)
 
 # Peers: curl, tjbench (libjpeg-turbo-progs), dwebp (webp), the sqlite3 shell, vipsthumbnail
-# (libvips-tools), Pillow in a venv under Benchmarks/; GNU time measures the hostile-file children.
-BENCH_PACKAGES := python3-venv sqlite3 libvips-tools time
+# (libvips-tools), Pillow and thumbor 7.8 in a venv under Benchmarks/, nginx (installed by deps) as
+# origin and static-file peer with wrk as its client; GNU time measures the hostile-file children.
+BENCH_PACKAGES := python3-venv sqlite3 libvips-tools time wrk
 # `make bench BENCH_GROUPS="batch processing"` runs only those groups.
 BENCH_GROUPS ?=
 bench: deps
 	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(BENCH_PACKAGES); }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
+	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
 	cd Benchmarks && $(SWIFT) build -c release --disable-build-manifest-caching && $(SWIFT) build -c release --product imago
 	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python IMAGO_CLI=$$($(SWIFT) build -c release --show-bin-path)/imago \
 		$$($(SWIFT) build -c release --show-bin-path)/imago-bench $(BENCH_GROUPS)

@@ -28,6 +28,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most pixels a source may declare (IMAGO_MAX_SOURCE_PIXELS).") var maxSourcePixels: Int?
     @Option(help: "Most frames of an animated source (IMAGO_MAX_FRAMES).") var maxFrames: Int?
     @Option(help: "Seconds a source may take (IMAGO_SOURCE_TIMEOUT).") var sourceTimeout: Int?
+    @Option(help: "Seconds a new image may take in all before a 504 (IMAGO_TIMEOUT).") var timeout: Int?
     @Option(help: "Images made at once before 503 (IMAGO_MAX_CONCURRENT_WORK).") var maxConcurrentWork: Int?
     @Option(help: "Seconds a client may take to send a request's head (IMAGO_REQUEST_HEAD_TIMEOUT).") var requestHeadTimeout: Int?
 
@@ -41,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_QUALITY", quality.map(String.init)), ("IMAGO_AVIF", avif ? "true" : nil),
             ("IMAGO_MAX_SOURCE_BYTES", maxSourceBytes.map(String.init)), ("IMAGO_MAX_SOURCE_PIXELS", maxSourcePixels.map(String.init)),
             ("IMAGO_MAX_FRAMES", maxFrames.map(String.init)), ("IMAGO_SOURCE_TIMEOUT", sourceTimeout.map(String.init)),
-            ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),
+            ("IMAGO_TIMEOUT", timeout.map(String.init)), ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),
             ("IMAGO_REQUEST_HEAD_TIMEOUT", requestHeadTimeout.map(String.init)),
         ]
         for case (let variable, let value?) in flags { values[variable] = value }

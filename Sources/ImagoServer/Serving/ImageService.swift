@@ -132,15 +132,19 @@ public final class ImageService: Sendable {
             guard work.tryAcquire() else { throw ServerError.overloaded }
             metrics.workInFlight.increment()
             // Not the caller's child: a client that hangs up does not cancel what others wait for.
-            let task = Task {
+            // The work holds its place until it has really ended, even past its deadline.
+            let work = Task {
                 defer {
                     self.metrics.workInFlight.decrement()
                     self.work.release()
-                    _ = self.making.withLock { $0.removeValue(forKey: key) }
                 }
                 let variant = try await make()
                 self.variants.setValue(variant, forKey: key, cost: variant.data.count)
                 return variant
+            }
+            let task = Task {
+                defer { _ = self.making.withLock { $0.removeValue(forKey: key) } }
+                return try await WorkDeadline.value(of: work, within: self.configuration.workTimeout)
             }
             making[key] = task
             return task

@@ -30,6 +30,9 @@ public struct ServerConfiguration: Sendable {
     public var maxFrames = 200
     /// Longest a request may take to fetch its source. Default 20 s.
     public var sourceTimeout: Duration = .seconds(20)
+    /// Longest a new image may take from request to encoded bytes (source, decode, process,
+    /// encode); then the request is a 504 and the work is cancelled. Default 30 s.
+    public var workTimeout: Duration = .seconds(30)
     /// Longest a client may take to send a request's head, from connecting or from its previous
     /// response; then its connection is closed. Default 10 s.
     public var requestHeadTimeout: Duration = .seconds(10)

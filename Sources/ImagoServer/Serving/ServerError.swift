@@ -20,6 +20,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
 
     static func badRequest(_ message: String) -> ServerError { ServerError(status: 400, message) }
     static func forbidden(_ message: String) -> ServerError { ServerError(status: 403, message) }
+    /// The work for a new image passed ``ServerConfiguration/workTimeout``.
+    static let workTimedOut = ServerError(status: 504, "the image took too long")
     static let overloaded = ServerError(status: 503, "too busy, try again", retryAfter: 1)
 
     /// What a failed load or decode of the source tells the client. Sources' own statuses are not

@@ -20,6 +20,7 @@ public enum ServerSettings {
         ("--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", "most pixels a source may declare (default 50000000)"),
         ("--max-frames", "IMAGO_MAX_FRAMES", "most frames of an animated source (default 200)"),
         ("--source-timeout", "IMAGO_SOURCE_TIMEOUT", "seconds a source may take (default 20)"),
+        ("--timeout", "IMAGO_TIMEOUT", "seconds a new image may take in all, source included, before a 504 (default 30)"),
         ("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", "images made at once before 503 (default 4 per core)"),
         (
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
@@ -68,6 +69,7 @@ public enum ServerSettings {
         configuration.maxSourcePixels = try integer("IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000) ?? configuration.maxSourcePixels
         configuration.maxFrames = try integer("IMAGO_MAX_FRAMES", 1...100_000) ?? configuration.maxFrames
         configuration.sourceTimeout = .seconds(try integer("IMAGO_SOURCE_TIMEOUT", 1...3600) ?? 20)
+        configuration.workTimeout = .seconds(try integer("IMAGO_TIMEOUT", 1...3600) ?? 30)
         configuration.maxConcurrentWork = try integer("IMAGO_MAX_CONCURRENT_WORK", 1...100_000) ?? configuration.maxConcurrentWork
         configuration.requestHeadTimeout = .seconds(try integer("IMAGO_REQUEST_HEAD_TIMEOUT", 1...3600) ?? 10)
 

@@ -219,4 +219,34 @@ struct ImageServerTests {
             server.origin.release("never")
         }
     }
+
+    @Test("a new image that outlasts the work timeout is a 504; its work is cancelled and its place freed")
+    func workTimeout() async throws {
+        try await withServer({
+            $0.sourceTimeout = .seconds(600)
+            $0.workTimeout = .milliseconds(300)
+            $0.maxConcurrentWork = 1
+        }) { server in
+            var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
+            route.gate = "slow"
+            server.origin.setRoute("/slow.jpg", route)
+            let path = ServerHarness.path(server.origin.url("/slow.jpg").absoluteString, ["w:40"])
+            let answer = try await server.get(path)
+            #expect(answer.status == 504)
+            #expect(String(decoding: answer.body, as: UTF8.self) == "the image took too long\n")
+            // The cancelled work closed its transfer and gave its place back.
+            await server.origin.wait { $0.requests(to: "/slow.jpg").count == 1 && $0.openConnections == 0 }
+            var polls = 0
+            while server.service.workInFlight > 0 && polls < 1_000 {
+                try await Task.sleep(for: .milliseconds(10))
+                polls += 1
+            }
+            #expect(server.service.workInFlight == 0)
+            server.origin.release("slow")
+            let again = try await server.get(path)
+            #expect(again.status == 200)
+            let metrics = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"imago_serve_requests_total{status="504"} 1"#))
+        }
+    }
 }

@@ -1,0 +1,319 @@
+"""`imago serve` against thumbor 7.8 and nginx, as `imago-bench server` runs it (issue 14).
+
+Cold: 100 distinct JPEG sources of about 2 MP on a local nginx origin, fit in 512×512, as WebP and
+as JPEG (quality 80), two clients on keep-alive connections; each server is started fresh for
+each format, so nothing is cached. Hot: one variant already made, repeated by wrk (2 threads, 2
+connections) against Imago (its encoded-variant memory), thumbor (its file result storage) and
+nginx serving the same bytes as a static file. Peak RSS is the servers' VmHWM (thumbor: the sum
+over its processes).
+
+Usage: python serve_bench.py IMAGO_BINARY   (the bench venv's python: Pillow and thumbor)
+"""
+
+import http.client
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from PIL import Image
+
+SOURCES = 100
+BOX = 512
+QUALITY = 80
+CLIENTS = 2
+HOT_SECONDS = 8
+PHOTOS = ["/usr/share/backgrounds/" + name for name in ("2004default.jpg", "firstgeneration.jpg", "rhythm.jpg", "string.jpg", "the-mouse.jpg")]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(port, path="/", seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", path)
+            connection.getresponse().read()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing answered on port {port}")
+
+
+def make_sources(folder):
+    """100 distinct ~2 MP JPEGs (1800×1100, quality 90): crops of the ukui photos at different places."""
+    os.makedirs(folder)
+    index = 0
+    per_photo = SOURCES // len(PHOTOS)
+    for photo in PHOTOS:
+        with Image.open(photo) as image:
+            image = image.convert("RGB")
+            width, height = image.size
+            for k in range(per_photo):
+                # Windows of 1.2–1.8× the target, scaled down to 1800×1100, at spread-out places.
+                scale = 1.2 + 0.6 * (k % 4) / 3
+                w, h = min(width, int(1800 * scale)), min(height, int(1100 * scale))
+                x = (k * 7919) % max(1, width - w)
+                y = (k * 104729) % max(1, height - h)
+                crop = image.crop((x, y, x + w, y + h)).resize((1800, 1100), Image.LANCZOS)
+                crop.save(f"{folder}/src-{index:03d}.jpg", quality=90)
+                index += 1
+
+
+def peak_rss_mb(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                match = re.search(r"VmHWM:\s+(\d+) kB", status.read())
+                total += int(match.group(1)) if match else 0
+        except OSError:
+            pass
+    return total / 1024
+
+
+def process_tree(pid):
+    """pid and its children (thumbor --processes forks)."""
+    found = [pid]
+    try:
+        children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    except OSError:
+        children = []
+    for child in children:
+        found += process_tree(int(child))
+    return found
+
+
+class Server:
+    def __init__(self, name, command, port, env=None, health="/"):
+        self.name, self.port = name, port
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        wait_for(port, health)
+
+    def peak_rss(self):
+        return peak_rss_mb(process_tree(self.process.pid))
+
+    def stop(self):
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def start_imago(binary, folder):
+    port = free_port()
+    return Server("imago", [binary, "serve", "--listen", f"127.0.0.1:{port}", "--allow-private-addresses", "--quality", str(QUALITY)], port, health="/health")
+
+
+def start_thumbor(folder, result_storage):
+    port = free_port()
+    conf = f"{folder}/thumbor-{port}.conf"
+    with open(conf, "w") as out:
+        out.write(
+            "\n".join(
+                [
+                    "LOADER = 'thumbor.loaders.http_loader'",
+                    "STORAGE = 'thumbor.storages.no_storage'",
+                    f"RESULT_STORAGE = {'thumbor.result_storages.file_storage' if result_storage else None!r}",
+                    f"RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{folder}/thumbor-results-{port}'",
+                    f"QUALITY = {QUALITY}",
+                    "ALLOW_UNSAFE_URL = True",
+                    "AUTO_WEBP = False",
+                    "MAX_AGE = 31536000",
+                ]
+            )
+            + "\n"
+        )
+    python = os.path.dirname(sys.executable)
+    return Server("thumbor", [f"{python}/thumbor", "-p", str(port), "-i", "127.0.0.1", "-c", conf, "--processes", str(os.cpu_count())], port, health="/healthcheck")
+
+
+def start_nginx(folder, root):
+    port = free_port()
+    os.makedirs(f"{folder}/nginx", exist_ok=True)
+    conf = f"{folder}/nginx/nginx.conf"
+    user = "user root;" if os.getuid() == 0 else ""
+    with open(conf, "w") as out:
+        out.write(
+            f"""{user}
+worker_processes auto;
+pid {folder}/nginx/nginx.pid;
+error_log {folder}/nginx/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    types {{ image/jpeg jpg; image/webp webp; }}
+    client_body_temp_path {folder}/nginx/body;
+    proxy_temp_path {folder}/nginx/proxy;
+    fastcgi_temp_path {folder}/nginx/fastcgi;
+    uwsgi_temp_path {folder}/nginx/uwsgi;
+    scgi_temp_path {folder}/nginx/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        expires 1h;
+    }}
+}}
+"""
+        )
+    subprocess.run(["nginx", "-p", f"{folder}/nginx", "-c", conf, "-e", f"{folder}/nginx/error.log"], check=True)
+    wait_for(port, "/src-000.jpg")
+    return port
+
+
+def cold(server, paths):
+    """Every path once, CLIENTS at a time on keep-alive connections: (requests/s, p50 ms, p99 ms)."""
+    work = queue.Queue()
+    for path in paths:
+        work.put(path)
+    latencies, failures = [], []
+
+    def client():
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        while True:
+            try:
+                path = work.get_nowait()
+            except queue.Empty:
+                return
+            start = time.perf_counter()
+            connection.request("GET", path)
+            response = connection.getresponse()
+            body = response.read()
+            latencies.append(time.perf_counter() - start)
+            if response.status != 200 or len(body) == 0:
+                failures.append((path, response.status))
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    if failures:
+        raise RuntimeError(f"{server.name}: {len(failures)} failed, first {failures[0]}")
+    latencies.sort()
+    return len(paths) / elapsed, latencies[len(latencies) // 2] * 1000, latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
+
+
+def wrk(port, path):
+    """Requests per second wrk measures on one URL, HOT_SECONDS long."""
+    output = subprocess.run(
+        ["wrk", "-t2", "-c2", f"-d{HOT_SECONDS}s", f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True, check=True
+    ).stdout
+    match = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if not match or non2xx:
+        raise RuntimeError(f"wrk: {output}")
+    return float(match.group(1))
+
+
+def imago_path(origin, index, extension):
+    return f"/insecure/rs:fit:{BOX}:{BOX}/plain/http%3A%2F%2F127.0.0.1%3A{origin}%2Fsrc-{index:03d}.jpg@{extension}"
+
+
+def thumbor_path(origin, index, extension):
+    return f"/unsafe/fit-in/{BOX}x{BOX}/filters:format({'jpeg' if extension == 'jpg' else extension})/127.0.0.1:{origin}/src-{index:03d}.jpg"
+
+
+def report(name, imago, peer, ratio, target):
+    print(name)
+    print(f"  imago: {imago}")
+    print(f"  peer:  {peer}")
+    print(f"  ratio: {ratio:.2f}×  target ≥ {target}×  {'MET' if ratio >= target else 'NOT MET'}")
+    print("", flush=True)
+
+
+def main():
+    binary = sys.argv[1]
+    folder = tempfile.mkdtemp(prefix="imago-serve-bench-")
+    os.chmod(folder, 0o755)
+    try:
+        make_sources(f"{folder}/origin")
+        origin = start_nginx(folder, f"{folder}/origin")
+        version = subprocess.run([os.path.dirname(sys.executable) + "/thumbor", "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"server: {SOURCES} sources of 1800×1100 (2 MP) on a local nginx origin, fit {BOX}×{BOX}, q{QUALITY}, {CLIENTS} clients; thumbor {version} with {os.cpu_count()} processes, PIL engine")
+        print("", flush=True)
+
+        for extension in ("webp", "jpg"):
+            results = {}
+            for name, start, path in (
+                ("imago", lambda: start_imago(binary, folder), imago_path),
+                ("thumbor", lambda: start_thumbor(folder, result_storage=False), thumbor_path),
+            ):
+                server = start()
+                try:
+                    rate, p50, p99 = cold(server, [path(origin, i, extension) for i in range(SOURCES)])
+                    results[name] = (rate, p50, p99, server.peak_rss())
+                finally:
+                    server.stop()
+            (ir, i50, i99, irss), (tr, t50, t99, trss) = results["imago"], results["thumbor"]
+            report(
+                f"serve cold, {SOURCES} distinct sources → {extension.upper()} fit {BOX}",
+                f"{ir:.1f} req/s, p50 {i50:.0f} ms, p99 {i99:.0f} ms, peak RSS {irss:.0f} MB",
+                f"thumbor {tr:.1f} req/s, p50 {t50:.0f} ms, p99 {t99:.0f} ms, peak RSS {trss:.0f} MB",
+                ir / tr,
+                2,
+            )
+
+        # Hot: one variant made once, then repeated.
+        imago = start_imago(binary, folder)
+        thumbor = start_thumbor(folder, result_storage=True)
+        try:
+            ipath, tpath = imago_path(origin, 0, "webp"), thumbor_path(origin, 0, "webp")
+            connection = http.client.HTTPConnection("127.0.0.1", imago.port, timeout=60)
+            connection.request("GET", ipath)
+            made = connection.getresponse().read()
+            with open(f"{folder}/origin/hot.webp", "wb") as out:
+                out.write(made)
+            connection = http.client.HTTPConnection("127.0.0.1", thumbor.port, timeout=60)
+            connection.request("GET", tpath)
+            connection.getresponse().read()
+            irate = wrk(imago.port, ipath)
+            trate = wrk(thumbor.port, tpath)
+            nrate = wrk(origin, "/hot.webp")
+            irss, trss = imago.peak_rss(), thumbor.peak_rss()
+        finally:
+            imago.stop()
+            thumbor.stop()
+        report(
+            f"serve hot, one variant repeated ({len(made)} B WebP), wrk 2 threads 2 connections",
+            f"{irate:.0f} req/s, peak RSS {irss:.0f} MB",
+            f"thumbor (file result storage) {trate:.0f} req/s, peak RSS {trss:.0f} MB",
+            irate / trate,
+            50,
+        )
+        report(
+            "serve hot against nginx serving the same bytes as a static file (the limit)",
+            f"{irate:.0f} req/s",
+            f"nginx {nrate:.0f} req/s",
+            irate / nrate,
+            0.5,
+        )
+    finally:
+        pid_file = f"{folder}/nginx/nginx.pid"
+        if os.path.exists(pid_file):
+            with open(pid_file) as pid:
+                os.kill(int(pid.read().strip()), signal.SIGTERM)
+            time.sleep(0.5)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
