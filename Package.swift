@@ -48,7 +48,7 @@ let package = Package(
                 "CTurboJPEG",
                 "CJPEGDC",
                 "CSPNG",
-                "CDeflate",
+                "CZlib",
                 "CWebP",
                 "CGIF",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPClientLoader"])),
@@ -70,7 +70,7 @@ let package = Package(
         // Imago's own decoder of JPEG at 1/8 scale from DC coefficients alone: see Sources/CJPEGDC.
         .target(name: "CJPEGDC"),
         .systemLibrary(name: "CSPNG", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
-        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),

@@ -17,7 +17,7 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "Quality 1…100 for JPEG, lossy WebP and AVIF.")
     var quality = 85
 
-    @Option(help: ArgumentHelp("PNG compression level 0…12 (libdeflate's: 0 stores, 12 is smallest and slowest).", valueName: "L"))
+    @Option(help: ArgumentHelp("PNG compression level 0…9 (zlib's: 0 stores, 9 is smallest and slowest; default 7).", valueName: "L"))
     var compressionLevel = 7
 
     @Option(help: ArgumentHelp("AVIF encoder speed 0 (slowest, smallest) … 10 (fastest).", valueName: "S"))
