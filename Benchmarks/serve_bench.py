@@ -224,6 +224,34 @@ def wrk(port, path):
     return float(match.group(1))
 
 
+def overload(binary, folder, origin, clients=64):
+    """CLIENTS requests at once, each for a different source: how many were made, how many got 503,
+    and the server's peak RSS (the work limit, not the load, should bound it)."""
+    server = start_imago(binary, folder)
+    statuses = []
+    try:
+        barrier = threading.Barrier(clients)
+
+        def client(index):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+            connection.connect()
+            barrier.wait()
+            connection.request("GET", imago_path(origin, index % SOURCES, "webp").replace(f"{BOX}:{BOX}", f"{BOX + index // SOURCES}:{BOX}"))
+            response = connection.getresponse()
+            response.read()
+            statuses.append(response.status)
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        rss = server.peak_rss()
+    finally:
+        server.stop()
+    return statuses.count(200), statuses.count(503), rss
+
+
 def imago_path(origin, index, extension):
     return f"/insecure/rs:fit:{BOX}:{BOX}/plain/http%3A%2F%2F127.0.0.1%3A{origin}%2Fsrc-{index:03d}.jpg@{extension}"
 
@@ -271,6 +299,11 @@ def main():
                 ir / tr,
                 2,
             )
+
+        made, refused, rss = overload(binary, folder, origin)
+        print(f"serve overload, 64 requests at once for distinct images (work limit {4 * os.cpu_count()})")
+        print(f"  imago: {made} made, {refused} answered 503 with Retry-After, peak RSS {rss:.0f} MB")
+        print("", flush=True)
 
         # Hot: one variant made once, then repeated.
         imago = start_imago(binary, folder)

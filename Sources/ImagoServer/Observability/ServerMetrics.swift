@@ -1,4 +1,5 @@
 import Prometheus
+import Synchronization
 
 /// What `/metrics` reports, in Prometheus' text format: requests by status, latency histograms
 /// (the whole request; the pipeline's fetch, decode and process; the encode), where images came
@@ -36,13 +37,28 @@ public final class ServerMetrics: Sendable {
     }
 
     func answered(status: Int) {
-        registry.makeCounter(descriptor: Self.name("requests", "total", "Requests by status."), labels: [("status", String(status))]).increment()
+        counter(statuses, String(status)) {
+            self.registry.makeCounter(descriptor: Self.name("requests", "total", "Requests by status."), labels: [("status", $0)])
+        }.increment()
     }
 
     /// Where a variant came from: `variant-memory` (encoded, kept), or the pipeline's source
     /// (`memory`, `disk`, `revalidated`, `network`).
     func served(from layer: String) {
-        registry.makeCounter(descriptor: Self.name("images", "total", "Images served by where they came from."), labels: [("from", layer)]).increment()
+        counter(layers, layer) {
+            self.registry.makeCounter(descriptor: Self.name("images", "total", "Images served by where they came from."), labels: [("from", $0)])
+        }.increment()
+    }
+
+    /// Counters by label, kept: the registry builds a key and takes its lock for every lookup.
+    private let statuses = Mutex<[String: Counter]>([:])
+    private let layers = Mutex<[String: Counter]>([:])
+
+    private func counter(_ counters: borrowing Mutex<[String: Counter]>, _ label: String, make: (String) -> Counter) -> Counter {
+        if let counter = counters.withLock({ $0[label] }) { return counter }
+        let counter = make(label)
+        counters.withLock { $0[label] = counter }
+        return counter
     }
 
     /// The text `/metrics` answers with.

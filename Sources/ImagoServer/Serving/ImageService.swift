@@ -22,6 +22,10 @@ public final class ImageService: Sendable {
     private let sources: SourceResolver
     private let work: WorkLimiter
     private let variants: MemoryCache<String, EncodedVariant>
+    /// A request already answered (its raw path and the Accept classes that matter) → its variant
+    /// key: a repeat skips parsing, signature check and source resolution, which depend on nothing
+    /// else and come out the same every time.
+    private let answeredPaths: MemoryCache<String, AnsweredPath>
     private let making = Mutex<[String: Task<EncodedVariant, any Error>]>([:])
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
@@ -37,6 +41,7 @@ public final class ImageService: Sendable {
         sources = SourceResolver(allowedHosts: configuration.allowedHosts, localRoot: configuration.localRoot)
         work = WorkLimiter(limit: configuration.maxConcurrentWork)
         variants = MemoryCache(limits: .init(cost: configuration.variantCacheBytes))
+        answeredPaths = MemoryCache(limits: .init(cost: 16 << 20))
     }
 
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are
@@ -100,6 +105,15 @@ public final class ImageService: Sendable {
     }
 
     private func answer(_ request: ServiceRequest) async throws -> ServiceResponse {
+        // A negotiated format depends on the Accept header only through these two answers.
+        let accepted = OutputFormat.acceptedTypes(request.accept)
+        let avif = configuration.negotiatesAVIF && accepted.contains("image/avif"), webp = accepted.contains("image/webp")
+        let negotiation = "avif:\(avif),webp:\(webp)"
+        let pathKey = request.path + "\n" + negotiation
+        if let answered = answeredPaths.value(forKey: pathKey), let cached = variants.value(forKey: answered.variantKey) {
+            metrics.served(from: "variant-memory")
+            return .image(cached, request: request, cacheControl: configuration.cacheControl, varies: answered.varies)
+        }
         let path = try ProcessingPath(parsing: request.path)
         guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
         let options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
@@ -107,13 +121,11 @@ public final class ImageService: Sendable {
         let name = options.format ?? path.outputExtension
         let explicit = name.flatMap(OutputFormat.init(extension:))
         if let name, explicit == nil { throw ServerError.badRequest("Imago does not write '\(name)'") }
-        // A negotiated format depends on the Accept header only through these two answers.
-        let accepted = OutputFormat.acceptedTypes(request.accept)
-        let avif = configuration.negotiatesAVIF && accepted.contains("image/avif"), webp = accepted.contains("image/webp")
-        let key = url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? "avif:\(avif),webp:\(webp)")
+        let key = url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? negotiation)
         let variant = try await variant(key: key) { () async throws -> EncodedVariant in
             try await self.make(url: url, options: options, explicit: explicit, accepted: accepted)
         }
+        answeredPaths.setValue(AnsweredPath(variantKey: key, varies: explicit == nil), forKey: pathKey, cost: pathKey.utf8.count + key.utf8.count)
         return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: explicit == nil)
     }
 
@@ -196,4 +208,11 @@ public final class ImageService: Sendable {
         let digest = hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
         return "\"\(digest)\""
     }
+}
+
+/// What a request path was found to ask for: its variant's key and whether the answer varies with
+/// Accept.
+struct AnsweredPath: Sendable {
+    var variantKey: String
+    var varies: Bool
 }

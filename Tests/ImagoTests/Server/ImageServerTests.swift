@@ -59,6 +59,18 @@ struct ImageServerTests {
                 signed(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"])).replacingOccurrences(of: "64:64", with: "65:64"))
             #expect(tampered.status == 403)
             #expect(String(decoding: tampered.body, as: UTF8.self) == "invalid signature\n")
+
+            // Repeats come from the kept variants by their path, each Accept class its own.
+            let before = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
+            let again = try await server.get(fit, headers: [("Accept", "image/webp")])
+            #expect(again.body == webp.body && again.header("Content-Type") == "image/webp" && again.header("Vary") == "Accept")
+            #expect(try await server.get(fit).body == jpeg.body)
+            let after = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
+            func kept(_ text: String) -> Int {
+                text.split(separator: "\n").first { $0.hasPrefix(#"imago_serve_images_total{from="variant-memory"}"#) }
+                    .flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+            }
+            #expect(kept(after) == kept(before) + 2)
         }
     }
 

@@ -48,14 +48,15 @@ struct ProcessingOptionsTests {
     func settings() throws {
         let (host, port, configuration) = try ServerSettings.configuration([
             "IMAGO_LISTEN": "0.0.0.0:9090", "IMAGO_KEY": "736563726574,00", "IMAGO_SALT": "68656C6C6F,00", "IMAGO_PRESETS": "small=rs:fit:64:64/q:50",
-            "IMAGO_ALLOWED_HOSTS": "example.com, .cdn.example", "IMAGO_MAX_FRAMES": "10", "IMAGO_AVIF": "true",
+            "IMAGO_ALLOWED_HOSTS": "example.com, .cdn.example", "IMAGO_MAX_FRAMES": "10", "IMAGO_AVIF": "true", "IMAGO_TIMEOUT": "45",
         ])
         #expect((host, port, configuration.signer.pairs.count, configuration.maxFrames, configuration.negotiatesAVIF) == ("0.0.0.0", 9090, 2, 10, true))
+        #expect(configuration.workTimeout == .seconds(45))
         #expect(configuration.presets["small"] == ["rs:fit:64:64", "q:50"])
         #expect(configuration.allowedHosts == ["example.com", ".cdn.example"])
-        for bad in [["IMAGO_LISTEN": "nowhere"], ["IMAGO_QUALITY": "0"], ["IMAGO_PRESETS": "x=zz:1"], ["IMAGO_KEY": "00"], ["IMAGO_AVIF": "perhaps"]] {
+        for bad in [["IMAGO_LISTEN": "nowhere"], ["IMAGO_QUALITY": "0"], ["IMAGO_PRESETS": "x=zz:1"], ["IMAGO_KEY": "00"], ["IMAGO_AVIF": "perhaps"], ["IMAGO_TIMEOUT": "0"]] {
             #expect(throws: ServerError.self) { try ServerSettings.configuration(bad) }
         }
-        #expect(ServerSettings.table.count == 17)
+        #expect(ServerSettings.table.count == 18)
     }
 }
