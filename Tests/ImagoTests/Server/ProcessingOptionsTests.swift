@@ -54,7 +54,10 @@ struct ProcessingOptionsTests {
         #expect(configuration.workTimeout == .seconds(45))
         #expect(configuration.presets["small"] == ["rs:fit:64:64", "q:50"])
         #expect(configuration.allowedHosts == ["example.com", ".cdn.example"])
-        for bad in [["IMAGO_LISTEN": "nowhere"], ["IMAGO_QUALITY": "0"], ["IMAGO_PRESETS": "x=zz:1"], ["IMAGO_KEY": "00"], ["IMAGO_AVIF": "perhaps"], ["IMAGO_TIMEOUT": "0"]] {
+        for bad in [
+            ["IMAGO_LISTEN": "nowhere"], ["IMAGO_QUALITY": "0"], ["IMAGO_PRESETS": "x=zz:1"], ["IMAGO_KEY": "00"], ["IMAGO_AVIF": "perhaps"],
+            ["IMAGO_TIMEOUT": "0"],
+        ] {
             #expect(throws: ServerError.self) { try ServerSettings.configuration(bad) }
         }
         #expect(ServerSettings.table.count == 18)
