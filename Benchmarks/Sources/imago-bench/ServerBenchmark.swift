@@ -10,6 +10,7 @@ enum ServerBenchmark {
         }
         let python = ProcessInfo.processInfo.environment["IMAGO_BENCH_PYTHON"] ?? "/usr/bin/python3"
         let script = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../serve_bench.py").standardizedFileURL.path
+        fflush(stdout)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, cli]
