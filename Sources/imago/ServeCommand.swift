@@ -64,8 +64,8 @@ struct ServeCommand: AsyncParsableCommand {
         let service = try ImageService(configuration: configuration, logger: logger)
         let application = Application(
             router: ImageServer.router(service: service),
-            server: ImageServer.server(configuration),
-            configuration: .init(address: .hostname(host, port: port), serverName: "imago"),
+            server: ImageServer.server(service),
+            configuration: .init(address: .hostname(host, port: port), serverName: ImageServer.serverName),
             onServerRunning: { channel in
                 // Tests and scripts read the port from this line when they asked for port 0.
                 say("imago serve: listening on \(host):\(channel.localAddress?.port ?? port)")

@@ -17,7 +17,7 @@ public enum ImageServer {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))
         }
-        let requestID = HTTPField.Name("X-Request-Id")!
+        let requestID = requestIDField
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let answer = await service.respond(
                 to: ServiceRequest(
@@ -34,10 +34,17 @@ public enum ImageServer {
         return router
     }
 
-    /// HTTP/1.1 with the request-head deadline of `configuration` (slowloris protection).
-    public static func server(_ configuration: ServerConfiguration) -> HTTPServerBuilder {
-        let (seconds, attoseconds) = configuration.requestHeadTimeout.components
+    /// HTTP/1.1 with the request-head deadline of the service's configuration (slowloris
+    /// protection), and variants kept in memory answered on the event loop.
+    public static func server(_ service: ImageService) -> HTTPServerBuilder {
+        let (seconds, attoseconds) = service.configuration.requestHeadTimeout.components
         let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        return .http1(configuration: .init(additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: timeout)]))
+        return .http1(
+            configuration: .init(additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: timeout), KeptVariantHandler(service: service)]))
     }
+
+    static let requestIDField = HTTPField.Name("X-Request-Id")!
+
+    /// The `Server` header of every answer.
+    public static let serverName = "imago"
 }

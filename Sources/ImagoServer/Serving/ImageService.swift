@@ -80,6 +80,31 @@ public final class ImageService: Sendable {
         } catch {
             response = .error(ServerError(status: 500, "internal error"), head: request.isHead)
         }
+        return finished(response, to: request, since: start)
+    }
+
+    /// The answer to a request whose variant is kept in memory, made without suspending, so the
+    /// server can give it on its event loop before the request reaches the router; nil when the
+    /// variant is not kept (then ``respond(to:)`` answers).
+    public func keptResponse(to request: ServiceRequest) -> ServiceResponse? {
+        let start = ContinuousClock.now
+        let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
+        guard let response = kept(request, negotiation) else { return nil }
+        return finished(response, to: request, since: start)
+    }
+
+    /// The kept variant for a path answered before, if both are still kept.
+    private func kept(_ request: ServiceRequest, _ negotiation: Negotiation) -> ServiceResponse? {
+        guard let answered = answeredPaths.value(forKey: negotiation.pathKey(request.path)),
+            let variant = variants.value(forKey: answered.variantKey)
+        else { return nil }
+        metrics.served(from: "variant-memory")
+        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: answered.varies)
+    }
+
+    /// `response` with its request id, counted and logged.
+    private func finished(_ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant) -> ServiceResponse {
+        var response = response
         let id = request.requestID.flatMap(Self.acceptedRequestID) ?? Self.newRequestID()
         response.headers.append(("X-Request-Id", id))
         let elapsed = ContinuousClock.now - start
@@ -96,8 +121,13 @@ public final class ImageService: Sendable {
 
     /// A client's id when it is 1–64 letters, digits, `.`, `_` or `-`, so a log line cannot be forged.
     static func acceptedRequestID(_ id: String) -> String? {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-        return (1...64).contains(id.count) && id.allSatisfy(allowed.contains) ? id : nil
+        let bytes = id.utf8
+        guard (1...64).contains(bytes.count) else { return nil }
+        let plain = bytes.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E || byte == 0x5F
+                || byte == 0x2D
+        }
+        return plain ? id : nil
     }
 
     static func newRequestID() -> String {
@@ -105,15 +135,8 @@ public final class ImageService: Sendable {
     }
 
     private func answer(_ request: ServiceRequest) async throws -> ServiceResponse {
-        // A negotiated format depends on the Accept header only through these two answers.
-        let accepted = OutputFormat.acceptedTypes(request.accept)
-        let avif = configuration.negotiatesAVIF && accepted.contains("image/avif"), webp = accepted.contains("image/webp")
-        let negotiation = "avif:\(avif),webp:\(webp)"
-        let pathKey = request.path + "\n" + negotiation
-        if let answered = answeredPaths.value(forKey: pathKey), let cached = variants.value(forKey: answered.variantKey) {
-            metrics.served(from: "variant-memory")
-            return .image(cached, request: request, cacheControl: configuration.cacheControl, varies: answered.varies)
-        }
+        let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
+        if let response = kept(request, negotiation) { return response }
         let path = try ProcessingPath(parsing: request.path)
         guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
         let options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
@@ -121,10 +144,11 @@ public final class ImageService: Sendable {
         let name = options.format ?? path.outputExtension
         let explicit = name.flatMap(OutputFormat.init(extension:))
         if let name, explicit == nil { throw ServerError.badRequest("Imago does not write '\(name)'") }
-        let key = url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? negotiation)
+        let key = url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? negotiation.classes)
         let variant = try await variant(key: key) { () async throws -> EncodedVariant in
-            try await self.make(url: url, options: options, explicit: explicit, accepted: accepted)
+            try await self.make(url: url, options: options, explicit: explicit, accepted: negotiation.accepted)
         }
+        let pathKey = negotiation.pathKey(request.path)
         answeredPaths.setValue(AnsweredPath(variantKey: key, varies: explicit == nil), forKey: pathKey, cost: pathKey.utf8.count + key.utf8.count)
         return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: explicit == nil)
     }
@@ -215,4 +239,21 @@ public final class ImageService: Sendable {
 struct AnsweredPath: Sendable {
     var variantKey: String
     var varies: Bool
+}
+
+/// What of a request's Accept header can change its answer: whether it takes AVIF (when the
+/// server offers it) and WebP.
+struct Negotiation {
+    var accepted: Set<String>
+    /// `avif:…,webp:…`, part of the keys of negotiated variants.
+    var classes: String
+
+    init(_ request: ServiceRequest, avifEnabled: Bool) {
+        accepted = OutputFormat.acceptedTypes(request.accept)
+        let avif = avifEnabled && accepted.contains("image/avif"), webp = accepted.contains("image/webp")
+        classes = "avif:\(avif),webp:\(webp)"
+    }
+
+    /// The key of a raw path answered under these classes.
+    func pathKey(_ path: String) -> String { path + "\n" + classes }
 }

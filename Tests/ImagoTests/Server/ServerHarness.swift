@@ -28,8 +28,8 @@ func withServer(
     logger.logLevel = .critical
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let application = Application(
-        router: ImageServer.router(service: service), server: ImageServer.server(configuration),
-        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        router: ImageServer.router(service: service), server: ImageServer.server(service),
+        configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: ImageServer.serverName),
         onServerRunning: { channel in
             portContinuation.yield(channel.localAddress?.port ?? 0)
             portContinuation.finish()
