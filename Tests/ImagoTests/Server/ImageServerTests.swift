@@ -209,6 +209,41 @@ struct ImageServerTests {
         }
     }
 
+    @Test("sources over the pixel or frame limit are 413; a redirect to a private address is 403 without reaching it")
+    func limitsAndRedirects() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gif = try Data(contentsOf: try GIFDecoderTests.animationFile(disposal: "none", in: directory))
+        try await withServer({
+            $0.maxSourcePixels = 10_000
+            $0.maxFrames = 2
+        }) { server in
+            // 150 × 103 = 15,450 pixels.
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let pixels = try await server.get(ServerHarness.path(photo.absoluteString, ["w:20"]))
+            #expect(pixels.status == 413 && String(decoding: pixels.body, as: UTF8.self) == "source too large\n")
+            let animation = server.origin.serve(gif, at: "/anim.gif")
+            let frames = try await server.get(ServerHarness.path(animation.absoluteString, ["w:20"]), headers: [("Accept", "image/webp")])
+            #expect(frames.status == 413)
+        }
+        // Only the test origin's own address is allowed, as a public one would be; every other is
+        // refused as private ones are under the public-only policy.
+        let onlyOrigin: @Sendable (ServerConfiguration) throws -> ImagePipeline = { configuration in
+            var pipeline = ImagePipeline.Configuration()
+            pipeline.addressPolicy = HostileNetworkTests.onlyTestOrigin
+            pipeline.maxResponseSize = configuration.maxSourceBytes
+            return ImagePipeline(configuration: pipeline)
+        }
+        try await withServer(pipeline: onlyOrigin) { server in
+            var route = TestOrigin.Route(body: Data())
+            route.redirect = "http://169.254.169.254/latest/meta-data/"
+            server.origin.setRoute("/go.jpg", route)
+            let answer = try await server.get(ServerHarness.path(server.origin.url("/go.jpg").absoluteString))
+            #expect(answer.status == 403 && String(decoding: answer.body, as: UTF8.self) == "source not allowed\n")
+            #expect(server.origin.log.requests.count == 1)
+        }
+    }
+
     @Test("a plain X-Request-Id is echoed, a forged one replaced")
     func requestIDs() async throws {
         try await withServer { server in

@@ -16,6 +16,7 @@ import Testing
 /// HTTP client; everything is shut down after `body`, whatever it throws.
 func withServer(
     _ configure: (inout ServerConfiguration) -> Void = { _ in },
+    pipeline: (@Sendable (ServerConfiguration) throws -> ImagePipeline)? = nil,
     _ body: (ServerHarness) async throws -> Void
 ) async throws {
     let origin = try await TestOrigin.start()
@@ -23,7 +24,7 @@ func withServer(
     // The sources are on loopback, which the default policy refuses.
     configuration.allowsPrivateAddresses = true
     configure(&configuration)
-    let service = try ImageService(configuration: configuration)
+    let service = try ImageService(configuration: configuration, pipeline: pipeline?(configuration))
     var logger = Logger(label: "imago-serve-test")
     logger.logLevel = .critical
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
