@@ -41,7 +41,8 @@ func withServer(
     let port = await iterator.next() ?? 0
     let client = HTTPClient(eventLoopGroupProvider: .singleton)
     let harness = ServerHarness(
-        base: "http://127.0.0.1:\(port)", origin: origin, service: service, client: client, stop: { await group.triggerGracefulShutdown() })
+        base: "http://127.0.0.1:\(port)", origin: origin, service: service, client: client, stop: { await group.triggerGracefulShutdown() },
+        stopped: { _ = try? await running.value })
     do {
         try #require(port > 0)
         try await body(harness)
@@ -65,6 +66,8 @@ struct ServerHarness: Sendable {
     let client: HTTPClient
     /// Starts the graceful shutdown (as SIGTERM does) and returns at once.
     let stop: @Sendable () async -> Void
+    /// Returns once the server has stopped: after ``stop``, when its last connection has closed.
+    let stopped: @Sendable () async -> Void
 
     struct Answer: Sendable {
         var status: Int
