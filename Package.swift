@@ -47,6 +47,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 "CTurboJPEG",
                 "CJPEGDC",
+                "CResample",
                 "CSPNG",
                 "CZlib",
                 "CWebP",
@@ -69,6 +70,8 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Imago's own decoder of JPEG at 1/8 scale from DC coefficients alone: see Sources/CJPEGDC.
         .target(name: "CJPEGDC"),
+        // The resampler's inner loops for 8-bit pixels (pmaddwd on x86): see Sources/CResample.
+        .target(name: "CResample"),
         .systemLibrary(name: "CSPNG", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),

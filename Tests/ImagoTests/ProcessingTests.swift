@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ImagoTestSupport
 @testable import Imago
 
 @Suite("Processors")
@@ -205,5 +206,26 @@ struct ProcessingTests {
         let result = try composition.process(Self.solid(400, 200))
         #expect(result.width == 100 && result.height == 100)
         #expect(Self.allPixels(result) == [[124, 124, 124, 255]])
+    }
+
+    @Test(
+        "the C passes (pmaddwd on x86) give exactly the Swift passes' pixels: reductions, enlargements, odd tap counts, blurs, edges",
+        arguments: [(97, 61, 40, 23), (640, 400, 512, 313), (31, 17, 93, 51), (5, 3, 2, 1), (1, 9, 3, 4), (300, 2, 7, 2)])
+    func cPassesMatchSwift(width: Int, height: Int, newWidth: Int, newHeight: Int) {
+        var generator = SplitMix(seed: UInt64(width * 1_000 + height))
+        // Noise with hard edges reaches the clamps at 0 and 255 through Lanczos' negative lobes.
+        let pixels = (0..<width * height * 4).map { index in
+            index % 4 == 3 ? 255 : (generator.next() % 3 == 0 ? UInt8(255) : UInt8(truncatingIfNeeded: generator.next()))
+        }
+        let horizontal = Resampler.Weights.lanczos3(input: width, output: newWidth)
+        let vertical = Resampler.Weights.lanczos3(input: height, output: newHeight)
+        for (h, v) in [(horizontal, vertical), (horizontal, nil), (nil, vertical)] as [(Resampler.Weights?, Resampler.Weights?)] {
+            let c = Resampler.convolve(pixels, width: width, height: height, horizontal: h, vertical: v)
+            let swift: [UInt8] = Resampler.convolveInSwift(pixels, width: width, height: height, horizontal: h, vertical: v)
+            #expect(c == swift, "\(width)×\(height) → \(newWidth)×\(newHeight)")
+        }
+        let blurH = Resampler.Weights.gaussian(size: width, sigma: 2.5), blurV = Resampler.Weights.gaussian(size: height, sigma: 2.5)
+        let blurred: [UInt8] = Resampler.convolveInSwift(pixels, width: width, height: height, horizontal: blurH, vertical: blurV)
+        #expect(Resampler.convolve(pixels, width: width, height: height, horizontal: blurH, vertical: blurV) == blurred)
     }
 }

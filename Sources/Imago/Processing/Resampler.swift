@@ -1,3 +1,4 @@
+import CResample
 import Foundation
 
 /// Separable convolution of RGBA8 pixels: a horizontal pass, then a vertical one, each with
@@ -165,11 +166,56 @@ enum Resampler {
     /// Sums fit Int32: 65,025 × 2^14 × the largest total of absolute Lanczos weights (< 1.3).
     private static func convolve(_ pixels: [UInt8], width: Int, height: Int, horizontal: Weights?, vertical: Weights?, hasAlpha: Bool) -> [UInt8] {
         guard hasAlpha else { return convolve(pixels, width: width, height: height, horizontal: horizontal, vertical: vertical) }
-        let result: [UInt16] = convolve(premultiplied(pixels), width: width, height: height, horizontal: horizontal, vertical: vertical)
+        let result: [UInt16] = convolveInSwift(premultiplied(pixels), width: width, height: height, horizontal: horizontal, vertical: vertical)
         return unpremultiplied(result)
     }
 
-    private static func convolve<Sample: FixedWidthInteger & UnsignedInteger>(
+    /// Opaque images: the passes' inner loops in C (CResample), which multiplies with x86's
+    /// `pmaddwd`; the same sums as the generic passes below, so the same pixels.
+    static func convolve(_ pixels: [UInt8], width: Int, height: Int, horizontal: Weights?, vertical: Weights?) -> [UInt8] {
+        var current = pixels
+        var currentWidth = width
+        if let horizontal {
+            let outWidth = horizontal.starts.count
+            current = [UInt8](unsafeUninitializedCapacity: outWidth * height * 4) { output, initialized in
+                current.withUnsafeBufferPointer { input in
+                    horizontal.starts.withUnsafeBufferPointer { starts in
+                        horizontal.counts.withUnsafeBufferPointer { counts in
+                            horizontal.values.withUnsafeBufferPointer { values in
+                                imago_resample_rows(
+                                    input.baseAddress, currentWidth, height, output.baseAddress, outWidth, starts.baseAddress, counts.baseAddress,
+                                    values.baseAddress, horizontal.taps)
+                            }
+                        }
+                    }
+                }
+                initialized = outWidth * height * 4
+            }
+            currentWidth = outWidth
+        }
+        if let vertical {
+            let outHeight = vertical.starts.count, rowBytes = currentWidth * 4
+            current = [UInt8](unsafeUninitializedCapacity: rowBytes * outHeight) { output, initialized in
+                current.withUnsafeBufferPointer { input in
+                    vertical.starts.withUnsafeBufferPointer { starts in
+                        vertical.counts.withUnsafeBufferPointer { counts in
+                            vertical.values.withUnsafeBufferPointer { values in
+                                imago_resample_columns(
+                                    input.baseAddress, rowBytes, output.baseAddress, outHeight, starts.baseAddress, counts.baseAddress, values.baseAddress,
+                                    vertical.taps)
+                            }
+                        }
+                    }
+                }
+                initialized = rowBytes * outHeight
+            }
+        }
+        return current
+    }
+
+    /// The passes in Swift, for any sample width: 16-bit premultiplied images take this path, and
+    /// tests check the C path against it.
+    static func convolveInSwift<Sample: FixedWidthInteger & UnsignedInteger>(
         _ pixels: [Sample], width: Int, height: Int, horizontal: Weights?, vertical: Weights?
     ) -> [Sample] {
         var current = pixels
