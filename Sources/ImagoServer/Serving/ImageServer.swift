@@ -17,17 +17,10 @@ public enum ImageServer {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))
         }
-        let requestID = requestIDField
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            let answer = await service.respond(
-                to: ServiceRequest(
-                    method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
-                    requestID: request.headers[requestID]))
-            var headers = HTTPFields()
-            for (name, value) in answer.headers {
-                if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
-            }
-            return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+            let answer = await service.respond(to: ServiceRequest(request.head))
+            return Response(
+                status: HTTPResponse.Status(code: answer.status), headers: answer.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
         router.get("**", use: handler)
         router.head("**", use: handler)

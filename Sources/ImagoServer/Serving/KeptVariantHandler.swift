@@ -51,21 +51,14 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The service's answer when `head` is a plain `GET` of an image path (not `/health` or
     /// `/metrics`, not asking to close the connection) whose variant is kept.
     private func keptResponse(_ head: HTTPRequest) -> ServiceResponse? {
-        guard head.method == .get, let target = head.path, target != "/health", target != "/metrics",
-            head.headerFields[.connection].map({ $0.lowercased().contains("close") }) != true
-        else { return nil }
-        let path = target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target
-        return service.keptResponse(
-            to: ServiceRequest(
-                method: "GET", path: path, accept: head.headerFields[.accept], ifNoneMatch: head.headerFields[.ifNoneMatch],
-                requestID: head.headerFields[ImageServer.requestIDField]))
+        guard head.method == .get, head.headerFields[.connection].map({ $0.lowercased().contains("close") }) != true else { return nil }
+        let request = ServiceRequest(head)
+        guard request.path != "/health", request.path != "/metrics" else { return nil }
+        return service.keptResponse(to: request)
     }
 
     private func write(_ response: ServiceResponse, context: ChannelHandlerContext) {
-        var fields = HTTPFields()
-        for (name, value) in response.headers {
-            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
-        }
+        var fields = response.headerFields
         fields[.date] = currentDate()
         fields[.server] = ImageServer.serverName
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: response.status), headerFields: fields))), promise: nil)

@@ -1,0 +1,25 @@
+import HTTPTypes
+
+extension ServiceRequest {
+    /// What the service needs of an HTTP request head: the method, the path without its query
+    /// (percent-encoding kept), Accept, If-None-Match and X-Request-Id. The router and the
+    /// event-loop answer for kept variants both make their requests here, so both give the service
+    /// the same path for the same URL.
+    init(_ head: HTTPRequest) {
+        let target = head.path ?? "/"
+        self.init(
+            method: head.method.rawValue, path: target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target,
+            accept: head.headerFields[.accept], ifNoneMatch: head.headerFields[.ifNoneMatch], requestID: head.headerFields[ImageServer.requestIDField])
+    }
+}
+
+extension ServiceResponse {
+    /// The headers as HTTP fields (a name HTTP does not allow is left out).
+    var headerFields: HTTPFields {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+        }
+        return fields
+    }
+}
