@@ -9,6 +9,15 @@ enum Measure {
         return (ContinuousClock.now - start) / .seconds(1)
     }
 
+    /// CPU seconds (user + system) used so far by this process (`RUSAGE_SELF`) or by its children
+    /// that have ended and been waited for (`RUSAGE_CHILDREN`).
+    static func cpuSeconds(children: Bool = false) -> Double {
+        var usage = rusage()
+        getrusage(children ? RUSAGE_CHILDREN.rawValue : RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted[sorted.count / 2]

@@ -10,7 +10,7 @@ enum ServerBenchmark {
         }
         let python = ProcessInfo.processInfo.environment["IMAGO_BENCH_PYTHON"] ?? "/usr/bin/python3"
         let script = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../serve_bench.py").standardizedFileURL.path
-        fflush(stdout)
+        fflush(nil)  // every stream: `stdout` itself is shared mutable state to Swift 6
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, cli]
