@@ -92,6 +92,39 @@ struct PipelineStagesTests {
         }
     }
 
+    @Test("a response says when its stages ran: load, decode and process in order; a data task has no decode; a memory hit has none")
+    func responseTimings() async throws {
+        let origin = try await TestOrigin.start()
+        origin.setRoute("/photo.jpg", TestOrigin.Route(body: Self.photo))
+        let url = origin.url("/photo.jpg")
+        let pipeline = ImagePipeline()
+        let before = ContinuousClock.now
+        let request = try ImageRequest(url: url, processors: [ImageProcessors.Resize(size: PixelSize(width: 64, height: 64)), ImageProcessors.Grayscale()])
+        let made = try await pipeline.response(for: request)
+        let after = ContinuousClock.now
+        let load = try #require(made.timings.load)
+        let decode = try #require(made.timings.decode)
+        let process = try #require(made.timings.process)
+        #expect(before <= load.lowerBound)
+        #expect(load.upperBound <= decode.lowerBound)
+        #expect(decode.upperBound <= process.lowerBound)
+        #expect(process.upperBound <= after)
+
+        let data = try await pipeline.dataTask(with: ImageRequest(url: origin.url("/photo.jpg?data"))).response
+        #expect(data.timings.load != nil)
+        #expect(data.timings.decode == nil)
+        #expect(data.timings.process == nil)
+
+        let plain = try await pipeline.response(for: ImageRequest(url: origin.url("/photo.jpg?plain")))
+        #expect(plain.timings.decode != nil)
+        #expect(plain.timings.process == nil)
+
+        let hit = try await pipeline.response(for: request)
+        #expect(hit.source == .memory)
+        #expect(hit.timings == ImageResponse.Timings())
+        try await origin.shutdown()
+    }
+
     static func errorCode(of task: ImageTask) async -> ImagoError.Code? {
         do {
             _ = try await task.response

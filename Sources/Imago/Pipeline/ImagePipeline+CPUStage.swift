@@ -9,19 +9,22 @@ extension ImagePipeline {
     struct Decoded {
         var decodes: [ImageRequest.DecodePlan: Result<Image, ImagoError>] = [:]
         var variants: [ImageRequest.CacheKey: Result<Image, ImagoError>] = [:]
+        /// When each decode ran, and each variant's decode and processing, for the responses.
+        var decodeTimes: [ImageRequest.DecodePlan: Range<ContinuousClock.Instant>] = [:]
+        var variantTimings: [ImageRequest.CacheKey: ImageResponse.Timings] = [:]
     }
 
     /// Carries out `next` for transfer `transferID` whose bytes arrived as `result`: decodes on the
     /// CPU stage when handles want an image, settles the disk entry, and completes the handles.
     func deliver(
         _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
-        next: Transfers.NextStep, contacted: Bool, elapsed: Duration
+        next: Transfers.NextStep, contacted: Bool, loading: Range<ContinuousClock.Instant>
     ) async {
         guard case .decode(let requests, let priority) = next, case .success(let loaded) = result else {
             // Bytes no handle decodes are kept only if they sniff as an image.
             if case .success(let loaded) = result { loaded.pendingWrite?.settle(loaded.data, valid: sniffsAsImage(loaded.data)) }
             if case .gone = next { return }
-            finish(transferID, request: request, result: result, decoded: Decoded(), contacted: contacted, elapsed: elapsed)
+            finish(transferID, request: request, result: result, decoded: Decoded(), contacted: contacted, loading: loading)
             return
         }
         // The decodes wait for room in the memory budget first; an image over the whole budget
@@ -38,7 +41,7 @@ extension ImagePipeline {
             // Only bytes that decoded reach the disk cache.
             let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
             loaded.pendingWrite?.settle(loaded.data, valid: valid)
-            self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, elapsed: elapsed)
+            self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, loading: loading)
         }
         configuration.decodeMemoryBudget.release(reservation)
     }
@@ -83,12 +86,22 @@ extension ImagePipeline {
             plan = .full
             processors = request.processors
         }
-        let decodedImage = decoded.decodes[plan] ?? decode(loaded.data, url: loaded.response.url, plan: plan)
-        decoded.decodes[plan] = decodedImage
+        let decodedImage: Result<Image, ImagoError>
+        if let done = decoded.decodes[plan] {
+            decodedImage = done
+        } else {
+            let start = ContinuousClock.now
+            decodedImage = decode(loaded.data, url: loaded.response.url, plan: plan)
+            decoded.decodes[plan] = decodedImage
+            decoded.decodeTimes[plan] = start..<ContinuousClock.now
+        }
+        var timings = ImageResponse.Timings(decode: decoded.decodeTimes[plan])
         var made = decodedImage
         if !request.processors.isEmpty, case .success(let image) = made {
             state.withLock { $0.statistics.processed += 1 }
+            let start = ContinuousClock.now
             made = process(image, with: processors, url: loaded.response.url)
+            timings.process = start..<ContinuousClock.now
         }
         made = made.map { image in
             var image = image
@@ -96,6 +109,7 @@ extension ImagePipeline {
             return image
         }
         decoded.variants[key] = made
+        decoded.variantTimings[key] = timings
         remember(made, loaded: loaded, request: request)
         if case .success(let image) = made { storeVariant(image, for: request, loaded: loaded) }
         return made
@@ -174,7 +188,7 @@ extension ImagePipeline {
     /// after the decode was decided (decode then), or after its variants were made (make its own).
     private func finish(
         _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
-        decoded: Decoded, contacted: Bool, elapsed: Duration
+        decoded: Decoded, contacted: Bool, loading: Range<ContinuousClock.Instant>
     ) {
         let members = updateState { state in
             let members = state.transfers.finish(transferID)
@@ -195,7 +209,8 @@ extension ImagePipeline {
         // A transfer no handle wanted any more was already reported as stopped.
         guard let members else { return }
         if contacted {
-            observers.finished(request.url, result: result.map { $0.source == .network ? $0.data.count : 0 }, elapsed: elapsed)
+            observers.finished(
+                request.url, result: result.map { $0.source == .network ? $0.data.count : 0 }, elapsed: loading.upperBound - loading.lowerBound)
         }
         var decoded = decoded
         for member in members {
@@ -203,11 +218,14 @@ extension ImagePipeline {
             let outcome = result.flatMap { loaded -> Result<ImageResponse, ImagoError> in
                 let image: Result<Image?, ImagoError> = task.decodes ? variant(for: task.request, of: &decoded, loaded: loaded).map { $0 } : .success(nil)
                 return image.map { image in
-                    ImageResponse(
+                    var response = ImageResponse(
                         request: task.request, data: loaded.data, image: image, url: loaded.response.url,
                         statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source,
                         joinedTransfer: member.joined
                     )
+                    if image != nil { response.timings = decoded.variantTimings[task.request.cacheKey] ?? response.timings }
+                    response.timings.load = loading
+                    return response
                 }
             }
             task.complete(with: outcome)

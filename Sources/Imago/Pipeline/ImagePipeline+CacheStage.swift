@@ -28,11 +28,14 @@ extension ImagePipeline {
         let request = task.request
         cacheStage.submit(priority: request.priority) { [self] in
             let key = request.variantDiskKey
+            let readStart = ContinuousClock.now
             guard case .fresh(let entry) = cache.lookup(key, policy: request.cachePolicy, now: Date()), !task.isFinished else {
                 endVariantLookup(of: task, served: false)
                 return
             }
+            let read = readStart..<ContinuousClock.now
             cpuStage.submit(priority: request.priority) { [self] in
+                let decodeStart = ContinuousClock.now
                 guard let image = try? decoders.decode(entry.data, options: configuration.decodingOptions) else {
                     // Never serve an entry known to fail: the variant is made again from the original.
                     cache.disk.remove(key)
@@ -40,9 +43,10 @@ extension ImagePipeline {
                     return
                 }
                 let headers = HTTPCache.headers(of: entry)
-                let response = ImageResponse(
+                var response = ImageResponse(
                     request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
                 remember(response)
+                response.timings = ImageResponse.Timings(load: read, decode: decodeStart..<ContinuousClock.now)
                 state.withLock { $0.statistics.diskHits += 1 }
                 task.complete(with: .success(response))
                 endVariantLookup(of: task, served: true)
@@ -72,11 +76,17 @@ extension ImagePipeline {
                 )
                 let next = updateState { $0.transfers.cacheHit(transferID) }
                 reportProgress(of: transferID, received: Int64(entry.data.count), expected: Int64(entry.data.count))
-                Task { await self.deliver(transferID, request: request, result: .success(loaded), next: next, contacted: false, elapsed: .now - start) }
+                Task {
+                    await self.deliver(
+                        transferID, request: request, result: .success(loaded), next: next, contacted: false, loading: start..<ContinuousClock.now)
+                }
             case _ where request.cachePolicy == .returnCacheDataDontLoad:
                 let next = updateState { $0.transfers.cacheHit(transferID, succeeded: false) }
                 let error = ImagoError(.notCached, url: request.url, stage: .caching)
-                Task { await self.deliver(transferID, request: request, result: .failure(error), next: next, contacted: false, elapsed: .now - start) }
+                Task {
+                    await self.deliver(
+                        transferID, request: request, result: .failure(error), next: next, contacted: false, loading: start..<ContinuousClock.now)
+                }
             case (.stale(let entry), _):
                 startDownloads(updateState { $0.transfers.cacheMissed(transferID, stale: entry) })
             default:

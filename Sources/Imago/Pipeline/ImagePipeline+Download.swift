@@ -69,7 +69,7 @@ extension ImagePipeline {
         let succeeded = if case .success = result { true } else { false }
         let (starts, next) = updateState { $0.transfers.downloaded(start.transferID, succeeded: succeeded) }
         startDownloads(starts)
-        await deliver(start.transferID, request: request, result: result, next: next, contacted: contacted, elapsed: .now - begin)
+        await deliver(start.transferID, request: request, result: result, next: next, contacted: contacted, loading: begin..<ContinuousClock.now)
     }
 
     /// Loads `request`'s bytes through the loader, revalidating `stale` when it has validators.

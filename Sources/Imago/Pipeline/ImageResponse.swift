@@ -34,4 +34,29 @@ public struct ImageResponse: Sendable {
     /// True when this request joined a transfer another request had started (coalescing): it
     /// shared that transfer's bytes and decode. Counted in ``ImagePipeline/Statistics/coalesced``.
     public var joinedTransfer = false
+    /// When the stages that made this response ran, on the continuous clock.
+    public var timings = Timings()
+
+    /// When each stage ran for a response: nil for a stage that did not run for it. A memory-cache
+    /// hit ran none; a data-only request is not decoded; a request without processors is not
+    /// processed. Handles that shared a transfer, a decode or a variant report the shared one.
+    public struct Timings: Sendable, Equatable {
+        /// The transfer (from its start to its last byte, retries and revalidation included) or
+        /// the disk-cache read.
+        public var load: Range<ContinuousClock.Instant>?
+        /// The decode, a thumbnail's or a folded resize's resampling included.
+        public var decode: Range<ContinuousClock.Instant>?
+        /// The processors.
+        public var process: Range<ContinuousClock.Instant>?
+
+        /// Timings of the stages given.
+        public init(
+            load: Range<ContinuousClock.Instant>? = nil, decode: Range<ContinuousClock.Instant>? = nil,
+            process: Range<ContinuousClock.Instant>? = nil
+        ) {
+            self.load = load
+            self.decode = decode
+            self.process = process
+        }
+    }
 }

@@ -2,7 +2,7 @@ import Prometheus
 import Synchronization
 
 /// What `/metrics` reports, in Prometheus' text format: requests by status, latency histograms
-/// (the whole request; the pipeline's fetch, decode and process; the encode), where images came
+/// (the whole request; the source fetch; the decode with the processing; the encode), where images came
 /// from, requests in flight, work in flight and joined. The pipeline's own metrics (transfers,
 /// bytes, transfer durations, errors by kind) go to the same registry.
 public final class ServerMetrics: Sendable {
@@ -11,7 +11,8 @@ public final class ServerMetrics: Sendable {
     let workInFlight: Gauge
     let coalesced: Counter
     let total: DurationHistogram
-    let pipeline: DurationHistogram
+    let fetch: DurationHistogram
+    let decodeAndProcess: DurationHistogram
     let encode: DurationHistogram
 
     static let buckets: [Duration] = [
@@ -26,8 +27,10 @@ public final class ServerMetrics: Sendable {
         workInFlight = registry.makeGauge(descriptor: Self.name("work_in_flight", "", "Images being made (fetch, decode, process, encode)."))
         coalesced = registry.makeCounter(descriptor: Self.name("coalesced", "total", "Requests that joined an identical one being made."))
         total = registry.makeDurationHistogram(descriptor: Self.name("request_duration", "seconds", "Whole requests."), buckets: Self.buckets)
-        pipeline = registry.makeDurationHistogram(
-            descriptor: Self.name("pipeline_duration", "seconds", "Fetch (or cache), decode and process of a new variant."), buckets: Self.buckets)
+        fetch = registry.makeDurationHistogram(
+            descriptor: Self.name("fetch_duration", "seconds", "Source fetches (or disk-cache reads) of new variants."), buckets: Self.buckets)
+        decodeAndProcess = registry.makeDurationHistogram(
+            descriptor: Self.name("decode_process_duration", "seconds", "Decodes and processing of new variants."), buckets: Self.buckets)
         encode = registry.makeDurationHistogram(descriptor: Self.name("encode_duration", "seconds", "Encodes of new variants."), buckets: Self.buckets)
     }
 

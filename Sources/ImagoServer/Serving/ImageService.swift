@@ -27,12 +27,13 @@ public final class ImageService: Sendable {
     /// else and come out the same every time.
     private let answeredPaths: MemoryCache<String, AnsweredPath>
     private let making = Mutex<[String: Task<EncodedVariant, any Error>]>([:])
+    private let stages: StageRecorder
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
-    /// address policy that reports to `metrics`.
+    /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
     public init(
         configuration: ServerConfiguration, pipeline: ImagePipeline? = nil, metrics: ServerMetrics = ServerMetrics(),
-        logger: Logger = Logger(label: "imago-serve")
+        logger: Logger = Logger(label: "imago-serve"), tracer: any Tracer = InstrumentationSystem.tracer
     ) throws {
         self.configuration = configuration
         self.metrics = metrics
@@ -42,6 +43,7 @@ public final class ImageService: Sendable {
         work = WorkLimiter(limit: configuration.maxConcurrentWork)
         variants = MemoryCache(limits: .init(cost: configuration.variantCacheBytes))
         answeredPaths = MemoryCache(limits: .init(cost: 16 << 20))
+        stages = StageRecorder(tracer: tracer, metrics: metrics)
     }
 
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are
@@ -191,21 +193,20 @@ public final class ImageService: Sendable {
     private func make(url: URL, options: ProcessingOptions, explicit: OutputFormat?, accepted: Set<String>) async throws -> EncodedVariant {
         let processors = try VariantPlan.processors(for: options, maxPixels: configuration.maxSourcePixels)
         let start = ContinuousClock.now
-        let response = try await withSpan("imago.fetch-decode-process") { _ in
-            try await pipeline.response(for: ImageRequest(url: url, options: [.storesVariantOnDisk], processors: processors))
+        do {
+            let response = try await pipeline.response(for: ImageRequest(url: url, options: [.storesVariantOnDisk], processors: processors))
+            metrics.served(from: response.source.rawValue)
+            guard let image = response.image else { throw ServerError(status: 500, "internal error") }
+            let format = explicit ?? OutputFormat.negotiate(accepted: accepted, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF)
+            let quality = options.quality > 0 ? options.quality : configuration.defaultQuality
+            let encodeStart = ContinuousClock.now
+            let data = try await Self.encode(image, as: format, quality: quality)
+            stages.made(response, format: format, encode: encodeStart..<ContinuousClock.now, start: start)
+            return EncodedVariant(data: data, format: format, etag: Self.etag(source: response, options: options, format: format))
+        } catch {
+            stages.failed(error, start: start)
+            throw error
         }
-        metrics.pipeline.record(ContinuousClock.now - start)
-        metrics.served(from: response.source.rawValue)
-        guard let image = response.image else { throw ServerError(status: 500, "internal error") }
-        let format = explicit ?? OutputFormat.negotiate(accepted: accepted, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF)
-        let quality = options.quality > 0 ? options.quality : configuration.defaultQuality
-        let encodeStart = ContinuousClock.now
-        let data = try await withSpan("imago.encode") { span in
-            span.attributes["imago.format"] = format.rawValue
-            return try await Self.encode(image, as: format, quality: quality)
-        }
-        metrics.encode.record(ContinuousClock.now - encodeStart)
-        return EncodedVariant(data: data, format: format, etag: Self.etag(source: response, options: options, format: format))
     }
 
     /// Encodes on a GCD thread: an encode takes tens of milliseconds to seconds, too long to hold

@@ -11,12 +11,14 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import Testing
+import Tracing
 
 /// A live `imago serve` router on 127.0.0.1 (port 0) beside a TestOrigin for its sources, and an
 /// HTTP client; everything is shut down after `body`, whatever it throws.
 func withServer(
     _ configure: (inout ServerConfiguration) -> Void = { _ in },
     pipeline: (@Sendable (ServerConfiguration) throws -> ImagePipeline)? = nil,
+    tracer: any Tracer = NoOpTracer(),
     _ body: (ServerHarness) async throws -> Void
 ) async throws {
     let origin = try await TestOrigin.start()
@@ -24,7 +26,7 @@ func withServer(
     // The sources are on loopback, which the default policy refuses.
     configuration.allowsPrivateAddresses = true
     configure(&configuration)
-    let service = try ImageService(configuration: configuration, pipeline: pipeline?(configuration))
+    let service = try ImageService(configuration: configuration, pipeline: pipeline?(configuration), tracer: tracer)
     var logger = Logger(label: "imago-serve-test")
     logger.logLevel = .critical
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)

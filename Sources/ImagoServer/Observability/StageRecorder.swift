@@ -1,0 +1,77 @@
+import Foundation
+import Imago
+import Tracing
+
+/// Reports how a new variant was made: a span for the work (`imago.variant`) with a child for each
+/// stage that ran (`imago.fetch`, `imago.decode`, `imago.process`, `imago.encode`), and the
+/// latency histograms of the fetch, the decode with the processing, and the encode.
+///
+/// The pipeline runs its stages on executors of its own and says afterwards when each ran
+/// (``ImageResponse/Timings``), so the spans are placed at those instants once the variant is made,
+/// rather than opened around calls that would not see the stages.
+struct StageRecorder: Sendable {
+    let tracer: any Tracer
+    let metrics: ServerMetrics
+
+    /// Records a variant made from `response` (its stages' timings) and encoded as `format`
+    /// during `encode`; the work began at `start`.
+    func made(_ response: ImageResponse, format: OutputFormat, encode: Range<ContinuousClock.Instant>, start: ContinuousClock.Instant) {
+        let timings = response.timings
+        if let load = timings.load { metrics.fetch.record(load.duration) }
+        let decodeAndProcess = (timings.decode?.duration ?? .zero) + (timings.process?.duration ?? .zero)
+        if timings.decode != nil || timings.process != nil { metrics.decodeAndProcess.record(decodeAndProcess) }
+        metrics.encode.record(encode.duration)
+
+        let clock = TracerTime()
+        let work = tracer.startSpan("imago.variant", context: .topLevel, ofKind: .internal, at: clock.instant(start))
+        work.attributes["imago.source"] = response.source.rawValue
+        work.attributes["imago.format"] = format.rawValue
+        let stages: [(String, Range<ContinuousClock.Instant>?)] = [
+            ("imago.fetch", timings.load), ("imago.decode", timings.decode), ("imago.process", timings.process), ("imago.encode", encode),
+        ]
+        for case (let name, let interval?) in stages {
+            let span = tracer.startSpan(name, context: work.context, ofKind: .internal, at: clock.instant(interval.lowerBound))
+            if name == "imago.fetch" { span.attributes["imago.source"] = response.source.rawValue }
+            span.end(at: clock.instant(interval.upperBound))
+        }
+        work.end(at: clock.instant(encode.upperBound))
+    }
+
+    /// Records work that began at `start` and failed with `error`.
+    func failed(_ error: any Error, start: ContinuousClock.Instant) {
+        let clock = TracerTime()
+        let work = tracer.startSpan("imago.variant", context: .topLevel, ofKind: .internal, at: clock.instant(start))
+        work.recordError(error)
+        work.setStatus(SpanStatus(code: .error))
+        work.end(at: clock.instant(.now))
+    }
+}
+
+/// Turns continuous-clock instants into the tracer's wall-clock ones, from one reading of both.
+private struct TracerTime {
+    let continuous = ContinuousClock.now
+    let wall = DefaultTracerClock.now
+
+    func instant(_ instant: ContinuousClock.Instant) -> DefaultTracerClock.Instant {
+        // Both readings are this process's clocks, not input: the offset is the age of an instant
+        // taken during this request, far inside Int64's nanoseconds.
+        let offset = (continuous - instant).nanoseconds
+        let nanoseconds = Int64(clamping: wall.nanosecondsSinceEpoch) - offset
+        return DefaultTracerClock.Instant(nanosecondsSinceEpoch: UInt64(clamping: nanoseconds))
+    }
+}
+
+extension Range<ContinuousClock.Instant> {
+    var duration: Duration { upperBound - lowerBound }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating at Int64's bounds.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, sumOverflow) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return sumOverflow ? (whole < 0 ? .min : .max) : sum
+    }
+}
