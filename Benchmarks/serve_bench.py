@@ -213,6 +213,52 @@ def cold(server, paths):
     return len(paths) / elapsed, latencies[len(latencies) // 2] * 1000, latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
 
 
+def stage_means(port):
+    """Imago's mean milliseconds per new image for each stage, from its /metrics histograms."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/metrics")
+    text = connection.getresponse().read().decode()
+    means = {}
+    for stage in ("fetch", "decode_process", "encode", "request"):
+        total = re.search(rf"^imago_serve_{stage}_duration_seconds_sum (\S+)$", text, re.M)
+        count = re.search(rf"^imago_serve_{stage}_duration_seconds_count (\S+)$", text, re.M)
+        if total and count and float(count.group(1)) > 0:
+            means[stage] = 1000 * float(total.group(1)) / float(count.group(1))
+    return means
+
+
+def webp_encoders(photo):
+    """Milliseconds for one libwebp encode (quality QUALITY, method 4, the defaults both servers
+    use) of a photo fitted in BOX: Debian's libwebp, which Imago links, and the one bundled in
+    Pillow's wheel, which thumbor uses; best of three runs of 20 encodes each, through ctypes."""
+    import ctypes
+    import glob
+
+    with Image.open(photo) as image:
+        image = image.convert("RGB")
+        image.thumbnail((BOX, BOX))
+        width, height = image.size
+        raw = image.tobytes()
+    bundled = glob.glob(os.path.join(os.path.dirname(Image.__file__), "..", "pillow.libs", "libwebp-*.so*"))
+    found = {}
+    for name, path in (("Debian", "libwebp.so.7"), ("Pillow", bundled[0] if bundled else None)):
+        if not path:
+            continue
+        library = ctypes.CDLL(path)
+        version = library.WebPGetEncoderVersion()
+        output = ctypes.POINTER(ctypes.c_uint8)()
+        library.WebPEncodeRGB.restype = ctypes.c_size_t
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            for _ in range(20):
+                library.WebPEncodeRGB(raw, width, height, width * 3, ctypes.c_float(QUALITY), ctypes.byref(output))
+                library.WebPFree(output)
+            best = min(best, (time.perf_counter() - start) / 20)
+        found[name] = (f"{version >> 16}.{(version >> 8) & 255}.{version & 255}", best * 1000)
+    return f"{width}×{height}", found
+
+
 def wrk(port, path):
     """Requests per second wrk measures on one URL, HOT_SECONDS long."""
     output = subprocess.run(
@@ -280,6 +326,7 @@ def main():
         print(f"server: {SOURCES} sources of 1800×1100 (2 MP) on a local nginx origin, fit {BOX}×{BOX}, q{QUALITY}, {CLIENTS} clients; thumbor {version} with {os.cpu_count()} processes, PIL engine")
         print("", flush=True)
 
+        stages = {"webp": [], "jpg": []}
         for extension in ("webp", "jpg"):
             # Rounds alternate between the servers, each round on freshly started ones; the round
             # with the median rate is reported for each.
@@ -293,6 +340,8 @@ def main():
                     try:
                         rate, p50, p99 = cold(server, [path(origin, i, extension) for i in range(SOURCES)])
                         results[name].append((rate, p50, p99, server.peak_rss()))
+                        if name == "imago":
+                            stages[extension].append(stage_means(server.port))
                     finally:
                         server.stop()
             (ir, i50, i99, irss), (tr, t50, t99, trss) = (sorted(results[name])[len(results[name]) // 2] for name in ("imago", "thumbor"))
@@ -304,6 +353,19 @@ def main():
                 ir / tr,
                 2,
             )
+            # Where Imago's time went, per new image (wall time of each stage, mean over all rounds).
+            mean = lambda key: sum(s.get(key, 0) for s in stages[extension]) / len(stages[extension])
+            print(
+                f"  imago per image: fetch {mean('fetch'):.1f} ms, decode + resize {mean('decode_process'):.1f} ms, "
+                f"encode {mean('encode'):.1f} ms, whole request {mean('request'):.1f} ms"
+            )
+            print("", flush=True)
+
+        size, encoders = webp_encoders(PHOTOS[0])
+        print(f"libwebp alone: one {size} encode, q{QUALITY}, method 4 (best of 3 × 20)")
+        for name, (version, ms) in encoders.items():
+            print(f"  {name} libwebp {version}: {ms:.1f} ms")
+        print("", flush=True)
 
         made, refused, rss = overload(binary, folder, origin)
         print(f"serve overload, 64 requests at once for distinct images (work limit {4 * os.cpu_count()})")

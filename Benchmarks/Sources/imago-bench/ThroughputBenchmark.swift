@@ -59,5 +59,41 @@ enum ThroughputBenchmark {
                 curlTimes.map { String(format: "%.3f", $0) }.joined(separator: " ")),
             ratio: imago / peer, target: "≥ 0.9× curl", met: imago / peer >= 0.9
         )
+        let pipelineAlone = try await pipelineCPU(urls: urls)
+        print(
+            String(
+                format: "  of Imago's client CPU, the pipeline alone (the same %d requests through a loader answering from memory): %.3f s, %.0f µs per transfer\n",
+                count, pipelineAlone, pipelineAlone / Double(count) * 1_000_000))
+    }
+
+    /// The pipeline's own CPU for `urls` (queue, coalescing, sink, delivery, and the body's copy)
+    /// with a loader that answers every request at once from memory: median of 9 rounds.
+    private static func pipelineCPU(urls: [URL]) async throws -> Double {
+        let loader = MemoryLoader(body: Data(count: size))
+        var times: [Double] = []
+        for _ in 0..<rounds {
+            var configuration = ImagePipeline.Configuration()
+            configuration.maxConcurrentDownloads = 6
+            let pipeline = ImagePipeline(configuration: configuration, loaders: LoaderRegistry([loader]))
+            let start = Measure.cpuSeconds()
+            var tasks: [ImageTask?] = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
+            for index in tasks.indices {
+                guard let task = tasks[index] else { continue }
+                tasks[index] = nil
+                guard try await task.response.data.count == size else { throw BenchmarkError("short body") }
+            }
+            times.append(Measure.cpuSeconds() - start)
+        }
+        return Measure.median(times)
+    }
+
+    /// Answers every URL with the same body, at once.
+    private struct MemoryLoader: DataLoading {
+        let body: Data
+        func canLoad(_ url: URL) -> Bool { true }
+        func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
+            try sink.receive(DataResponse(url: request.url, statusCode: 200, expectedContentLength: Int64(body.count)))
+            try sink.receive(body)
+        }
     }
 }
