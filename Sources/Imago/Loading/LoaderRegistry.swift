@@ -34,7 +34,8 @@ public final class LoaderRegistry: Sendable {
         loaders.withLock { loaders in
             var best: (any DataLoading)?
             for loader in loaders.reversed() where loader.canLoad(url) {
-                if best == nil || loader.loaderPriority > best!.loaderPriority { best = loader }
+                if let current = best, loader.loaderPriority <= current.loaderPriority { continue }
+                best = loader
             }
             return best
         }
