@@ -62,7 +62,7 @@ enum ThroughputBenchmark {
         let pipelineAlone = try await pipelineCPU(urls: urls)
         print(
             String(
-                format: "  of Imago's client CPU, the pipeline alone (the same %d requests through a loader answering from memory): %.3f s, %.0f µs per transfer\n",
+                format: "  of Imago's client CPU, the pipeline alone (the same %d requests, a loader answering from memory): %.3f s, %.0f µs each\n",
                 count, pipelineAlone, pipelineAlone / Double(count) * 1_000_000))
     }
 
