@@ -112,6 +112,7 @@ struct Harness: Sendable {
             guard let url = URL(string: "data:" + String(decoding: data, as: UTF8.self)) else { return }
             _ = try? DataURLLoader.decode(url)
         },
+        Harness(name: "process") { data in ProcessorChain.run(Array(data)) },
     ]
 
     /// The harness IMAGO_FUZZ_TARGET names (default `decode`).
