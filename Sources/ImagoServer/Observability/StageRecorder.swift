@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import NIOCore
 import Tracing
 
 /// Reports how a new variant was made: a span for the work (`imago.variant`) with a child for each
@@ -55,7 +56,7 @@ private struct TracerTime {
     func instant(_ instant: ContinuousClock.Instant) -> DefaultTracerClock.Instant {
         // Both readings are this process's clocks, not input: the offset is the age of an instant
         // taken during this request, far inside Int64's nanoseconds.
-        let offset = (continuous - instant).nanoseconds
+        let offset = TimeAmount(continuous - instant).nanoseconds
         let nanoseconds = Int64(clamping: wall.nanosecondsSinceEpoch) - offset
         return DefaultTracerClock.Instant(nanosecondsSinceEpoch: UInt64(clamping: nanoseconds))
     }
@@ -63,15 +64,4 @@ private struct TracerTime {
 
 extension Range<ContinuousClock.Instant> {
     var duration: Duration { upperBound - lowerBound }
-}
-
-extension Duration {
-    /// Whole nanoseconds, saturating at Int64's bounds.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (sum, sumOverflow) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return sumOverflow ? (whole < 0 ? .min : .max) : sum
-    }
 }

@@ -30,8 +30,7 @@ public enum ImageServer {
     /// HTTP/1.1 with the request-head deadline of the service's configuration (slowloris
     /// protection), and variants kept in memory answered on the event loop.
     public static func server(_ service: ImageService) -> HTTPServerBuilder {
-        let (seconds, attoseconds) = service.configuration.requestHeadTimeout.components
-        let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let timeout = TimeAmount(service.configuration.requestHeadTimeout)  // clamped, never trapping
         return .http1(
             configuration: .init(additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: timeout), KeptVariantHandler(service: service)]))
     }
