@@ -7,47 +7,39 @@
     import NIOHTTP1
     import NIOPosix
     import NIOSSL
-    import Tracing
 
-    /// Loads `http` and `https` URLs with AsyncHTTPClient, streaming the body into the sink.
+    /// Loads `http` and `https` URLs, streaming the body into the sink.
     ///
-    /// Redirects are followed here rather than by AsyncHTTPClient so that Imago decides: at most
-    /// `maxRedirects` hops, no loop, only to http or https, never from https to http, credentials,
-    /// cookies and the configured headers dropped when a redirect leaves the origin, and every hop's
-    /// address checked against the ``AddressPolicy``. Connections are pooled per client; one client exists per distinct
-    /// (time without bytes, certificate policy), created on first use and shut down with the loader.
+    /// Requests go through Imago's own HTTP/1.1 client (``HTTP1Client``: keep-alive connections
+    /// pooled per origin on SwiftNIO, TLS through BoringSSL), or through an AsyncHTTPClient the
+    /// caller gives. Redirects are followed here, not by either client, so that Imago decides: at
+    /// most `maxRedirects` hops, no loop, only to http or https, never from https to http,
+    /// credentials, cookies and the configured headers dropped when a redirect leaves the origin,
+    /// and every hop's address checked against the ``AddressPolicy``.
     public final class HTTPDataLoader: DataLoading {
-        private struct ClientKey: Hashable {
-            var timeoutWithoutBytes: Duration
-            var allowInvalidCertificates: Bool
-        }
-
         public let loaderPriority: Int
-        private let clients = Locked<[ClientKey: HTTPClient]>([:])
+        private let http1 = HTTP1Client()
         /// The caller's client, used for every request not under an address policy; not shut down here.
         private let sharedClient: HTTPClient?
 
-        /// Makes an http(s) loader with clients of its own.
+        /// Makes an http(s) loader with a client of its own.
         public init(loaderPriority: Int = 0) {
             self.loaderPriority = loaderPriority
             self.sharedClient = nil
         }
 
         /// Makes an http(s) loader that sends every request through `client` (its event loops, pool,
-        /// proxy and TLS settings), except under an ``AddressPolicy`` that checks addresses, where each
-        /// hop needs a client told which address to use. The client must not follow redirects itself
-        /// (`redirectConfiguration = .disallow`): Imago follows them, with its rules. The caller shuts
-        /// it down, after the pipeline is done with it.
+        /// proxy and TLS settings), except under an ``AddressPolicy`` that checks addresses, where
+        /// each hop goes through Imago's own client to the address checked. The client must not
+        /// follow redirects itself (`redirectConfiguration = .disallow`): Imago follows them, with
+        /// its rules. The caller shuts it down, after the pipeline is done with it.
         public init(loaderPriority: Int = 0, client: HTTPClient) {
             self.loaderPriority = loaderPriority
             self.sharedClient = client
         }
 
         deinit {
-            // The clients finish their shutdown asynchronously; the callback keeps each alive until then.
-            for client in clients.withLock({ Array($0.values) }) {
-                client.shutdown { _ in }
-            }
+            http1.shutdown()
         }
 
         public func canLoad(_ url: URL) -> Bool {
@@ -56,21 +48,17 @@
         }
 
         public func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
-            let key = ClientKey(timeoutWithoutBytes: request.timeoutWithoutBytes, allowInvalidCertificates: request.allowInvalidCertificates)
             var url = request.url
             var headers = request.headers
             var visited: Set<String> = [url.absoluteString]
             do {
                 while true {
-                    let hop = try await connection(to: url, key: key, policy: request.addressPolicy)
                     let next: URL?
-                    do {
-                        next = try await exchange(url, headers: headers, client: hop.client, request: request, visited: visited, sink: sink)
-                    } catch {
-                        await hop.close()
-                        throw error
+                    if let sharedClient, !request.addressPolicy.checksAddresses {
+                        next = try await exchange(url, headers: headers, client: sharedClient, request: request, visited: visited, sink: sink)
+                    } else {
+                        next = try await exchange(url, headers: headers, request: request, visited: visited, sink: sink)
                     }
-                    await hop.close()
                     guard let next else { return }
                     if !url.hasSameOrigin(as: next) {
                         headers.removeAll { request.headersDroppedOnCrossOriginRedirect.contains($0.name.lowercased()) }
@@ -85,8 +73,47 @@
             }
         }
 
-        /// One request and its response: the redirect target when the response is a redirect to
-        /// follow, else nil once the body has gone into the sink.
+        /// One request and its response through Imago's client: the redirect target when the
+        /// response is a redirect to follow, else nil once the body has gone into the sink.
+        private func exchange(
+            _ url: URL, headers: [(name: String, value: String)], request: DataLoadRequest, visited: Set<String>, sink: DataSink
+        ) async throws -> URL? {
+            guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            let isTLS = url.scheme?.lowercased() == "https"
+            let port = url.port ?? (isTLS ? 443 : 80)
+            let address = try await checkedAddress(of: host, url: url, policy: request.addressPolicy)
+            let origin = HTTP1Client.Origin(
+                isTLS: isTLS, host: host, port: port, address: address, allowInvalidCertificates: request.allowInvalidCertificates)
+
+            var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: url))
+            if !headers.contains(where: { $0.name.lowercased() == "host" }) {
+                let name = host.contains(":") ? "[\(host)]" : host
+                head.headers.add(name: "Host", value: url.port == nil || port == (isTLS ? 443 : 80) ? name : "\(name):\(port)")
+            }
+            for header in headers { head.headers.add(name: header.name, value: header.value) }
+            let redirect = Locked<URL?>(nil)
+            let exchange = HTTP1Exchange(
+                head: head,
+                timeoutWithoutBytes: TimeAmount(request.timeoutWithoutBytes),
+                onHead: { response in
+                    let status = Int(response.status.code)
+                    if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
+                        let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
+                        redirect.withLock { $0 = next }
+                        return .discard
+                    }
+                    try sink.receive(Self.dataResponse(url: url, status: status, headers: response.headers))
+                    return .deliver
+                },
+                onBody: { buffer in
+                    try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
+                })
+            _ = try await http1.run(exchange, to: origin)
+            return redirect.withLock { $0 }
+        }
+
+        /// One request and its response through the caller's AsyncHTTPClient, as above.
         private func exchange(
             _ url: URL, headers: [(name: String, value: String)], client: HTTPClient, request: DataLoadRequest,
             visited: Set<String>, sink: DataSink
@@ -98,75 +125,44 @@
             if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
                 let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
                 // Drain the redirect's small body so its connection can be reused.
-                _ = try? await response.body.collect(upTo: 64 * 1024)
+                _ = try? await response.body.collect(upTo: HTTP1Exchange.maxDiscardedBytes)
                 return next
             }
-            try sink.receive(
-                DataResponse(
-                    url: url,
-                    statusCode: status,
-                    headers: response.headers.map { ($0.name, $0.value) },
-                    expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }
-                ))
+            try sink.receive(Self.dataResponse(url: url, status: status, headers: response.headers))
             for try await buffer in response.body {
                 try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
             }
             return nil
         }
 
-        /// The client one hop uses. Under an address policy: the host resolved here, its addresses
-        /// checked, and a client of its own told to connect to the allowed address chosen
-        /// (`dnsOverride`), so nothing resolves the name again between the check and the connection.
-        private struct Hop {
-            var client: HTTPClient
-            var ownsClient: Bool
-
-            func close() async {
-                if ownsClient { try? await client.shutdown() }
-            }
+        private static func dataResponse(url: URL, status: Int, headers: HTTPHeaders) -> DataResponse {
+            DataResponse(
+                url: url,
+                statusCode: status,
+                headers: headers.map { ($0.name, $0.value) },
+                expectedContentLength: headers.first(name: "content-length").flatMap { Int64($0) }
+            )
         }
 
-        private func connection(to url: URL, key: ClientKey, policy: AddressPolicy) async throws -> Hop {
-            guard policy.checksAddresses else { return Hop(client: client(for: key), ownsClient: false) }
-            guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
-            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        /// The path and query as the URL spells them, percent-escapes kept.
+        private static func requestTarget(of url: URL) -> String {
+            let path = url.path(percentEncoded: true)
+            let target = path.isEmpty ? "/" : path
+            guard let query = url.query(percentEncoded: true) else { return target }
+            return target + "?" + query
+        }
+
+        /// Under an address policy that checks addresses: the host resolved here, its addresses
+        /// checked, and the allowed one chosen for the connection, so nothing resolves the name again
+        /// between the check and the connection. Nil otherwise (the system resolves on connect).
+        private func checkedAddress(of host: String, url: URL, policy: AddressPolicy) async throws -> String? {
+            guard policy.checksAddresses else { return nil }
             let addresses = try await HostResolver.addresses(of: host)
             guard let first = addresses.first else { throw ImagoError(.connectionFailed, url: url) }
             guard let allowed = addresses.first(where: policy.allows) else {
                 throw ImagoError(.addressRefused(host: host, address: first.description), url: url)
             }
-            var configuration = Self.configuration(for: key)
-            configuration.dnsOverride = [host: allowed.description]
-            return Hop(client: HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration), ownsClient: true)
-        }
-
-        private func client(for key: ClientKey) -> HTTPClient {
-            if let sharedClient { return sharedClient }
-            return clients.withLock { clients in
-                if let client = clients[key] { return client }
-                let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: Self.configuration(for: key))
-                clients[key] = client
-                return client
-            }
-        }
-
-        private static func configuration(for key: ClientKey) -> HTTPClient.Configuration {
-            var configuration = HTTPClient.Configuration()
-            configuration.redirectConfiguration = .disallow
-            configuration.timeout = .init(connect: .seconds(10), read: .init(key.timeoutWithoutBytes))
-            configuration.decompression = .disabled
-            // AsyncHTTPClient builds a span's attributes (the URL taken apart) for every request even
-            // when the process bootstrapped no tracer; with the no-op one, it is told there is none.
-            if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
-            // Fail at once on refused connections and bad certificates instead of retrying until
-            // the connect timeout.
-            configuration.connectionPool.retryConnectionEstablishment = false
-            if key.allowInvalidCertificates {
-                var tls = TLSConfiguration.makeClientConfiguration()
-                tls.certificateVerification = .none
-                configuration.tlsConfiguration = tls
-            }
-            return configuration
+            return allowed.description
         }
 
         private static func redirectTarget(_ location: String, from url: URL, visited: Set<String>, maxRedirects: Int) throws(ImagoError) -> URL {
@@ -194,6 +190,16 @@
         static func imagoError(_ error: any Error, url: URL, progress: (received: Int64, expected: Int64?)) -> ImagoError {
             let sendable = error as (any Error & Sendable)
             if error is CancellationError { return ImagoError(.cancelled, url: url) }
+            if let error = error as? HTTP1ExchangeError {
+                switch error {
+                case .timedOut: return ImagoError(.timedOut, url: url)
+                case .cancelled: return ImagoError(.cancelled, url: url)
+                case .closed: return ImagoError(.truncated(received: progress.received, expected: progress.expected), url: url)
+                }
+            }
+            if case .connectTimeout = error as? ChannelError {
+                return ImagoError(.timedOut, url: url, underlying: sendable)
+            }
             if let error = error as? HTTPClientError {
                 switch error {
                 case .cancelled: return ImagoError(.cancelled, url: url, underlying: sendable)
