@@ -57,7 +57,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["HTTPClientLoader"])),
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),

@@ -10,6 +10,8 @@ final class OriginHandler: ChannelInboundHandler {
 
     private let origin: TestOrigin
     private var connectionID = 0
+    /// Requests this connection has carried, the current one included.
+    private var requestsOnConnection = 0
     private var head: HTTPRequestHead?
     /// A response has started and not ended: a close now is the client's abort.
     private var isResponding = false
@@ -64,10 +66,16 @@ final class OriginHandler: ChannelInboundHandler {
             headers: head.headers.map { ($0.name, $0.value) }, connectionID: connectionID
         )
         origin.updateLog { $0.requests.append(request) }
+        requestsOnConnection += 1
         currentPath = path
         isResponding = true
         guard let route = origin.route(for: path)?.applying(query: query) else {
             send(status: .notFound, headers: [:], body: Data("no route for \(path)\n".utf8), context: context)
+            return
+        }
+        if route.closeIfReused, requestsOnConnection > 1 {
+            isResponding = false
+            context.close(promise: nil)
             return
         }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -165,6 +173,11 @@ final class OriginHandler: ChannelInboundHandler {
         if let pause = route.pauseAfter, pause.bytes < sent.count {
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent.prefix(pause.bytes))))), promise: nil)
             let rest = sent.dropFirst(pause.bytes)
+            if route.closeIfReused, requestsOnConnection > 1 {
+                isResponding = false
+                context.close(promise: nil)
+                return
+            }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let ending = ending
             origin.whenGateOpens(pause.gate) {

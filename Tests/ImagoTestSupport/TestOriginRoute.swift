@@ -56,6 +56,9 @@ extension TestOrigin {
         public var failFirst = 0
         public var failureStatus = 503
         public var failureHeaders: [(name: String, value: String)] = []
+        /// On a connection that has already carried a request, close without answering: what a
+        /// server does when it times out an idle keep-alive connection just as a request arrives.
+        public var closeIfReused = false
 
         /// A route serving `body`.
         public init(body: Data) {
@@ -66,7 +69,7 @@ extension TestOrigin {
         /// `status=N`, `latency_ms=N`, `rate=N` (bytes/s), `chunked=1`, `content_type=none|TYPE`,
         /// `length=N` (declared), `truncate=N`, `reset=N`, `redirects=N` (hops left), `loop=1|2`,
         /// `etag=TAG`, `cache_control=VALUE`, `gate=NAME`, `fail_first=N`, `fail_status=N`, `retry_after=VALUE`,
-        /// `pause_after=N&pause_gate=NAME`.
+        /// `pause_after=N&pause_gate=NAME`, `close_if_reused=1`.
         public func applying(query: [String: String]) -> Route {
             var route = self
             if let value = query["status"].flatMap(Int.init) { route.status = value }
@@ -86,6 +89,7 @@ extension TestOrigin {
             if let value = query["fail_status"].flatMap(Int.init) { route.failureStatus = value }
             if let value = query["retry_after"] { route.failureHeaders.append(("Retry-After", value)) }
             if let bytes = query["pause_after"].flatMap(Int.init), let gate = query["pause_gate"] { route.pauseAfter = (bytes, gate) }
+            if query["close_if_reused"] == "1" { route.closeIfReused = true }
             return route
         }
     }

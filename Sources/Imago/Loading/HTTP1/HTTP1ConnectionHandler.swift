@@ -34,8 +34,8 @@
         /// What closed the connection while no exchange ran (a failed TLS handshake, say): the
         /// error of an exchange started on it after.
         private var closedBy: (any Error)?
-        /// When the running exchange last read a byte (or started).
-        private var lastRead = NIODeadline.now()
+        /// When the running exchange last read a byte (or started), on the event loop's clock.
+        private var lastRead = NIODeadline.uptimeNanoseconds(0)
 
         func handlerAdded(context: ChannelHandlerContext) {
             self.context = context
@@ -54,7 +54,7 @@
             idleTimer?.cancel()
             idleTimer = nil
             running = Running(exchange: exchange, promise: promise)
-            lastRead = .now()
+            lastRead = context.eventLoop.now
             scheduleTimeout(context: context, at: lastRead + exchange.timeoutWithoutBytes)
             context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -69,7 +69,6 @@
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard let current = running else { return }
-            lastRead = .now()
             switch unwrapInboundIn(data) {
             case .head(let head):
                 do {
@@ -106,6 +105,13 @@
                 }
                 current.promise.succeed(HTTP1ExchangeOutcome(connectionReusable: current.keepAlive && !isClosed))
             }
+        }
+
+        /// Every read from the socket, whether or not the decoder made a whole part of it (a head
+        /// arriving a few bytes at a time is not time without bytes).
+        func channelReadComplete(context: ChannelHandlerContext) {
+            lastRead = context.eventLoop.now
+            context.fireChannelReadComplete()
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -162,7 +168,7 @@
         private func timeoutFired() {
             guard let current = running, let context else { return }
             let deadline = lastRead + current.exchange.timeoutWithoutBytes
-            if deadline <= .now() {
+            if deadline <= context.eventLoop.now {
                 fail(HTTP1ExchangeError.timedOut)
             } else {
                 scheduleTimeout(context: context, at: deadline)
