@@ -115,7 +115,12 @@ let package = Package(
         // libFuzzer harnesses over Imago's Swift API; `make fuzz` builds and runs them.
         .executableTarget(
             name: "imago-fuzz",
-            dependencies: ["Imago"],
+            dependencies: [
+                "Imago",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Fuzz/imago-fuzz"
         ),
         .executableTarget(

@@ -13,7 +13,7 @@ for target in "$@"; do
         decode) seeds=(../shared/corpus/*/*.jpeg ../shared/corpus/*/*.png ../shared/corpus/*/*.gif ../shared/corpus/*/*.webp
                        Tests/Hostile/*.jpeg Tests/Hostile/*.png Tests/Hostile/*.gif Tests/Hostile/*.webp) ;;
         preview) seeds=(../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp) ;;
-        http-freshness|data-url|pnm|bmp|tga|ico|tiff|avif|heif|jxl) seeds=(Fuzz/seeds/"$target"/*) ;;
+        http-freshness|http-response|data-url|pnm|bmp|tga|ico|tiff|avif|heif|jxl) seeds=(Fuzz/seeds/"$target"/*) ;;
         *) seeds=() ;;
     esac
     # Folder and name, so files of one name in two folders both become seeds.

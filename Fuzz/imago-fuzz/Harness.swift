@@ -113,6 +113,7 @@ struct Harness: Sendable {
             _ = try? DataURLLoader.decode(url)
         },
         Harness(name: "process") { data in ProcessorChain.run(Array(data)) },
+        Harness(name: "http-response") { data in HTTPResponseFeed.run(Array(data)) },
     ]
 
     /// The harness IMAGO_FUZZ_TARGET names (default `decode`).

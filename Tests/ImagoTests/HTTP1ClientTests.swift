@@ -148,6 +148,17 @@ struct HTTP1ConnectionHandlerTests {
         #expect(channel.isActive)
     }
 
+    @Test("a second response nobody asked for closes the connection, so it never answers the next request")
+    func unaskedResponse() async throws {
+        let (channel, handler) = try Self.connected()
+        let received = Received()
+        let future = Self.start(handler, on: channel, received: received)
+        try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno"))
+        _ = try await future.get()
+        #expect(received.body == Array("ok".utf8))
+        #expect(!channel.isActive)
+    }
+
     @Test(
         "Connection: close or HTTP/1.0: handed over, then the connection is closed, not kept",
         arguments: [

@@ -2,8 +2,8 @@
 /// redirect) against the address the connection is then made to.
 ///
 /// With any policy but ``allowAll``, the HTTP loader resolves the host name itself, checks the
-/// addresses, and has AsyncHTTPClient connect to the allowed address it chose (its `dnsOverride`,
-/// which keeps the host name for TLS and the `Host` header), so no second lookup happens between
+/// addresses, and connects to the allowed address it chose (keeping the host name for TLS and the
+/// `Host` header), so no second lookup happens between
 /// the check and the connection: a name that resolves to a public address once and to a private
 /// one a moment later (DNS rebinding) cannot slip through.
 public struct AddressPolicy: Sendable {

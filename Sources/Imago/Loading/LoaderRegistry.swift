@@ -11,7 +11,7 @@ public final class LoaderRegistry: Sendable {
         self.loaders = Locked(loaders)
     }
 
-    /// The built-in loaders: `file://`, `data:` and http(s) on AsyncHTTPClient (the
+    /// The built-in loaders: `file://`, `data:` and http(s) on ``HTTPDataLoader`` (the
     /// `HTTPClientLoader` trait), or on URLSession when only the `URLSessionLoader` trait is on.
     /// With neither, http(s) URLs fail with `noLoader` unless you register a loader.
     public static func standard() -> LoaderRegistry {

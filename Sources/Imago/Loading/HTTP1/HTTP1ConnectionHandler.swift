@@ -68,7 +68,11 @@
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard let current = running else { return }
+            guard let current = running else {
+                // A response nobody asked for: the connection cannot be trusted with the next request.
+                close()
+                return
+            }
             switch unwrapInboundIn(data) {
             case .head(let head):
                 do {
