@@ -8,7 +8,8 @@ import Dispatch
 public enum CallbackDelivery: Sendable {
     /// On the thread where the pipeline is when the event happens (a loader's, the CPU stage's, or
     /// the caller's for a memory-cache hit, before `loadImage` returns): the least latency, for
-    /// code that hops where it needs to. The default.
+    /// code that hops where it needs to. The default. For http(s), progress comes on one of NIO's
+    /// event-loop threads, which other connections share: keep the closure short.
     case immediately
     /// On the main actor (the main dispatch queue), later: for UI code. Inside the closure,
     /// `MainActor.assumeIsolated { … }` reaches main-actor state. The process must run the main
