@@ -34,8 +34,10 @@
             var isShutDown = false
         }
 
-        /// Idle connections kept per origin; more are closed as their exchanges end.
-        static let maxIdlePerOrigin = 8
+        /// Idle connections kept per origin; more are closed as their exchanges end. Above any
+        /// usual `maxConcurrentDownloads`, so a busy pipeline does not close and reopen connections
+        /// to one host; idle ones close after a minute anyway.
+        static let maxIdlePerOrigin = 32
         static let connectTimeout = TimeAmount.seconds(10)
 
         private let group: any EventLoopGroup
