@@ -40,6 +40,22 @@ struct MemoryCacheTests {
         #expect(cache.keysByRecency == [0, 5, 7, 6, 4, 3])
     }
 
+    @Test("a hit only stamps its entry; eviction moves stamped entries to the newest end, so the least recently used still go first")
+    func lazyPromotion() {
+        let cache = MemoryCache<Int, Int>(limits: .init(cost: 1000, entryCost: 1000))
+        for key in 0..<8 { cache.setValue(key, forKey: key, cost: 1) }
+        for key in [0, 1, 2] { #expect(cache.value(forKey: key) == key) }
+        #expect(cache.keysByRecency == [2, 1, 0, 7, 6, 5, 4, 3])
+        cache.trim(toCount: 5)
+        #expect(cache.keysByRecency == [2, 1, 0, 7, 6])
+        cache.trim(toCount: 2)
+        #expect(cache.keysByRecency == [2, 1])
+        // A stamped entry is moved once per trim: with every entry stamped, the oldest stamp goes.
+        for key in [1, 2] { #expect(cache.value(forKey: key) == key) }
+        cache.trim(toCount: 1)
+        #expect(cache.keysByRecency == [2])
+    }
+
     @Test("the cost limit evicts the oldest until the total fits; replacing a key replaces its cost")
     func costLimit() {
         let cache = MemoryCache<Int, String>(limits: .init(cost: 100, entryCost: 100))

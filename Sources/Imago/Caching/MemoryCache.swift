@@ -3,9 +3,11 @@ import Foundation
 /// A thread-safe LRU cache by cost, answered synchronously: a lookup is one lock, one hash lookup
 /// and a few index updates, with no allocation. Entries are evicted, least recently used first,
 /// past the cost limit or the count limit; an entry costing more than the per-entry cap is not
-/// stored; with a time to live, an entry older than it is not returned. A hit on an entry already
-/// among the newest quarter leaves the order as it is, so hot entries are read without a write
-/// (such an entry is at least three quarters of the cache's turnover from eviction either way).
+/// stored; with a time to live, an entry older than it is not returned. A hit only stamps its
+/// entry (nothing when the entry is already among the newest quarter, so hot entries are read
+/// without a write); eviction, walking from the oldest, moves a stamped entry to the newest end
+/// instead of evicting it, so the recency list is put right lazily, as CLOCK does, and a hit
+/// touches no other entry.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The limits of a cache.
     public struct Limits: Sendable, Hashable {
@@ -47,9 +49,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             @usableFromInline var value: Value?
             @usableFromInline var cost: Int
             @usableFromInline var stored: Int64
-            /// The value of ``moves`` when the entry last became the newest; it sits in the slot,
-            /// which the probe has just read, so deciding to leave the order costs no extra load.
+            /// The value of ``moves`` when the entry was last used (stored or hit); it sits in the
+            /// slot, which the probe has just read, so a hit writes only here.
             @usableFromInline var stamp: UInt64
+            /// The stamp the entry had when it was put at the newest end of the list: a larger
+            /// ``stamp`` means a hit since, which eviction honours by moving it there again.
+            @usableFromInline var placed: UInt64
         }
 
         /// A slot's neighbours in the recency list (-1 at its ends), kept in an array of their own
@@ -77,11 +82,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         @usableFromInline var newest: Int32 = -1
         @usableFromInline var oldest: Int32 = -1
         @usableFromInline var totalCost = 0
-        /// How many times an entry became the newest. Each such move puts every other entry at
-        /// most one place further back, so an entry whose stamp is fewer than `count / 4` moves
-        /// ago is certainly among the newest quarter: a hit on it leaves the list alone. The hit
-        /// then writes nothing, which is what two threads on one lock need; such an entry is at
-        /// least three quarters of the cache's turnover away from eviction either way.
+        /// How many times an entry became the most recently used. Each such use puts every other
+        /// entry at most one place further back, so an entry whose stamp is fewer than `count / 4`
+        /// uses ago is certainly among the newest quarter: a hit on it writes nothing, which is
+        /// what two threads on one lock need; such an entry is at least three quarters of the
+        /// cache's turnover away from eviction either way.
         @usableFromInline var moves: UInt64 = 0
 
         @usableFromInline init() {}
@@ -156,23 +161,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 remove(key, hash: hash)
                 return nil
             }
-            let current = Int32(slot)
-            guard newest != current, moves &- slots[slot].stamp >= UInt64(keyCount / 4) else { return slots[slot].value }
-            // Relink as the newest: one unchecked pass (links are valid by construction).
-            var newest = self.newest, oldest = self.oldest
+            guard moves &- slots[slot].stamp >= UInt64(keyCount / 4) else { return slots[slot].value }
+            // Stamped only: eviction moves it to the newest end if it comes to it (see `trim`).
             moves &+= 1
             slots[slot].stamp = moves
-            links.withUnsafeMutableBufferPointer { links in
-                let newer = links[slot].newer, older = links[slot].older
-                // Not the newest, so it has a newer neighbour.
-                links[Int(newer)].older = older
-                if older >= 0 { links[Int(older)].newer = newer } else { oldest = newer }
-                links[slot] = Link(newer: -1, older: newest)
-                links[Int(newest)].newer = current
-                newest = current
-            }
-            self.newest = newest
-            self.oldest = oldest
             return slots[slot].value
         }
 
@@ -190,7 +182,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
         mutating func insert(key: Key, hash: Int, value: Value, cost: Int, time: Int64) {
             moves &+= 1
-            let entry = Slot(hash: hash, key: key, value: value, cost: cost, stored: time, stamp: moves)
+            let entry = Slot(hash: hash, key: key, value: value, cost: cost, stored: time, stamp: moves, placed: moves)
             let link = Link(newer: -1, older: newest)
             let slot: Int
             if let free = freeSlots.popLast() {
@@ -209,10 +201,29 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             if oldest < 0 { oldest = Int32(slot) }
         }
 
+        /// Evicts from the oldest end until both limits hold. An entry hit since it was put at
+        /// the newest end goes back there instead (once per trim: its stamp then matches).
         mutating func trim(toCost cost: Int, count: Int) {
-            while oldest >= 0, totalCost > cost || keyCount > count, let key = slots[Int(oldest)].key {
-                remove(key, hash: slots[Int(oldest)].hash)
+            while oldest >= 0, totalCost > cost || keyCount > count {
+                let slot = Int(oldest)
+                guard let key = slots[slot].key else { return }
+                if slots[slot].stamp != slots[slot].placed, newest != oldest {
+                    moveToNewest(slot)
+                } else {
+                    remove(key, hash: slots[slot].hash)
+                }
             }
+        }
+
+        /// Unlinks the oldest entry, `slot`, and links it as the newest.
+        mutating func moveToNewest(_ slot: Int) {
+            let newer = links[slot].newer
+            links[Int(newer)].older = -1
+            oldest = newer
+            links[slot] = Link(newer: -1, older: newest)
+            links[Int(newest)].newer = Int32(slot)
+            newest = Int32(slot)
+            slots[slot].placed = slots[slot].stamp
         }
     }
 
@@ -306,17 +317,18 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The number of entries held.
     public var count: Int { storage.withLock { $0.count } }
 
-    /// The keys in eviction order reversed: most to least recently used, up to the newest
-    /// quarter's own order.
+    /// The keys from the most to the least recently used, up to the newest quarter's own order
+    /// (a hit there is not recorded).
     public var keysByRecency: [Key] {
         storage.withLock { storage in
-            var keys: [Key] = []
+            var entries: [(key: Key, stamp: UInt64)] = []
             var slot = storage.newest
             while slot >= 0, let key = storage.slots[Int(slot)].key {
-                keys.append(key)
+                entries.append((key, storage.slots[Int(slot)].stamp))
                 slot = storage.links[Int(slot)].older
             }
-            return keys
+            // Stable, so entries of one stamp keep the list's order.
+            return entries.enumerated().sorted { ($0.element.stamp, -$0.offset) > ($1.element.stamp, -$1.offset) }.map(\.element.key)
         }
     }
 }

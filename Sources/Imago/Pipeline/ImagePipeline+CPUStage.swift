@@ -190,7 +190,9 @@ extension ImagePipeline {
         _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
         decoded: Decoded, contacted: Bool, loading: Range<ContinuousClock.Instant>
     ) {
-        let members = updateState { state in
+        // Not `updateState`: those waiting for the pipeline to be idle are told only once the handles
+        // below have completed, so a caller of `waitUntilIdle` sees their completions already run.
+        let (members, idleWaiters) = state.withLock { state in
             let members = state.transfers.finish(transferID)
             if members != nil {
                 switch result {
@@ -204,8 +206,9 @@ extension ImagePipeline {
                 case .failure: state.statistics.errors += 1
                 }
             }
-            return members
+            return (members, state.takeIdleWaiters())
         }
+        defer { for waiter in idleWaiters { waiter.resume() } }
         // A transfer no handle wanted any more was already reported as stopped.
         guard let members else { return }
         if contacted {
