@@ -32,10 +32,7 @@ enum HTTPResponseFeed {
             head: head, timeoutWithoutBytes: .seconds(5),
             onHead: { response in
                 if dropsRedirects, (300..<400).contains(response.status.code) { return .discard }
-                try sink.receive(
-                    DataResponse(
-                        url: url, statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-                        expectedContentLength: response.headers.first(name: "content-length").flatMap { Int64($0) }))
+                try sink.receive(HTTPDataLoader.dataResponse(url: url, status: Int(response.status.code), headers: response.headers))
                 return .deliver
             },
             onBody: { buffer in try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) } })

@@ -321,14 +321,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// (a hit there is not recorded).
     public var keysByRecency: [Key] {
         storage.withLock { storage in
-            var entries: [(key: Key, stamp: UInt64)] = []
-            var slot = storage.newest
-            while slot >= 0, let key = storage.slots[Int(slot)].key {
-                entries.append((key, storage.slots[Int(slot)].stamp))
-                slot = storage.links[Int(slot)].older
-            }
-            // Stable, so entries of one stamp keep the list's order.
-            return entries.enumerated().sorted { ($0.element.stamp, -$0.offset) > ($1.element.stamp, -$1.offset) }.map(\.element.key)
+            // Every store and every recorded hit takes a new stamp, so stamps order the entries.
+            storage.slots.compactMap { slot in slot.key.map { (key: $0, stamp: slot.stamp) } }.sorted { $0.stamp > $1.stamp }.map(\.key)
         }
     }
 }

@@ -98,8 +98,7 @@
                 timeoutWithoutBytes: TimeAmount(request.timeoutWithoutBytes),
                 onHead: { response in
                     let status = Int(response.status.code)
-                    if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
-                        let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
+                    if let next = try Self.redirect(status: status, headers: response.headers, from: url, visited: visited, request: request) {
                         redirect.withLock { $0 = next }
                         return .discard
                     }
@@ -122,8 +121,7 @@
             for header in headers { httpRequest.headers.add(name: header.name, value: header.value) }
             let response = try await client.execute(httpRequest, deadline: .distantFuture)
             let status = Int(response.status.code)
-            if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "location") {
-                let next = try Self.redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
+            if let next = try Self.redirect(status: status, headers: response.headers, from: url, visited: visited, request: request) {
                 // Drain the redirect's small body so its connection can be reused.
                 _ = try? await response.body.collect(upTo: HTTP1Exchange.maxDiscardedBytes)
                 return next
@@ -135,7 +133,8 @@
             return nil
         }
 
-        private static func dataResponse(url: URL, status: Int, headers: HTTPHeaders) -> DataResponse {
+        /// The response head the sink takes, from an HTTP head (also the fuzz harness's).
+        static func dataResponse(url: URL, status: Int, headers: HTTPHeaders) -> DataResponse {
             DataResponse(
                 url: url,
                 statusCode: status,
@@ -163,6 +162,15 @@
                 throw ImagoError(.addressRefused(host: host, address: first.description), url: url)
             }
             return allowed.description
+        }
+
+        /// Where a response sends the request next: nil unless it is a redirect (3xx but 304, with a
+        /// Location) to follow; an error when the redirect breaks a rule.
+        private static func redirect(
+            status: Int, headers: HTTPHeaders, from url: URL, visited: Set<String>, request: DataLoadRequest
+        ) throws(ImagoError) -> URL? {
+            guard (300..<400).contains(status), status != 304, let location = headers.first(name: "location") else { return nil }
+            return try redirectTarget(location, from: url, visited: visited, maxRedirects: request.maxRedirects)
         }
 
         private static func redirectTarget(_ location: String, from url: URL, visited: Set<String>, maxRedirects: Int) throws(ImagoError) -> URL {

@@ -190,9 +190,7 @@ extension ImagePipeline {
         _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
         decoded: Decoded, contacted: Bool, loading: Range<ContinuousClock.Instant>
     ) {
-        // Not `updateState`: those waiting for the pipeline to be idle are told only once the handles
-        // below have completed, so a caller of `waitUntilIdle` sees their completions already run.
-        let (members, idleWaiters) = state.withLock { state in
+        updateState { state in
             let members = state.transfers.finish(transferID)
             if members != nil {
                 switch result {
@@ -206,11 +204,19 @@ extension ImagePipeline {
                 case .failure: state.statistics.errors += 1
                 }
             }
-            return (members, state.takeIdleWaiters())
+            return members
+        } afterwards: { members in
+            // A transfer no handle wanted any more was already reported as stopped.
+            guard let members else { return }
+            complete(members, request: request, result: result, decoded: decoded, contacted: contacted, loading: loading)
         }
-        defer { for waiter in idleWaiters { waiter.resume() } }
-        // A transfer no handle wanted any more was already reported as stopped.
-        guard let members else { return }
+    }
+
+    /// Completes a finished transfer's handles, each with its variant.
+    private func complete(
+        _ members: [Transfers.Member], request: ImageRequest, result: Result<Loaded, ImagoError>,
+        decoded: Decoded, contacted: Bool, loading: Range<ContinuousClock.Instant>
+    ) {
         if contacted {
             observers.finished(
                 request.url, result: result.map { $0.source == .network ? $0.data.count : 0 }, elapsed: loading.upperBound - loading.lowerBound)

@@ -283,20 +283,24 @@ public final class ImagePipeline: Sendable {
     // MARK: - Handles
 
     func cancel(_ task: ImageTask) {
-        let cancellation = updateState { state in
+        updateState { state in
             let cancellation = state.transfers.cancel(task.id)
             if cancellation?.stoppedRequest != nil { state.statistics.stopped += 1 }
             return cancellation
+        } afterwards: { cancellation in
+            cancellation?.job?.cancel()
+            task.complete(with: .failure(ImagoError(.cancelled, url: task.request.url)))
+            if let stopped = cancellation?.stoppedRequest { observers.stopped(stopped.url) }
         }
-        cancellation?.job?.cancel()
-        task.complete(with: .failure(ImagoError(.cancelled, url: task.request.url)))
-        if let stopped = cancellation?.stoppedRequest { observers.stopped(stopped.url) }
     }
 
-    /// Changes the state under the lock; when that left the pipeline idle, resumes those waiting
-    /// for it, after the lock is released.
-    func updateState<Value>(_ body: (inout State) -> Value) -> Value {
+    /// Changes the state under the lock, then runs `afterwards` with the result (completing the
+    /// handles the change ended, say); when the change left the pipeline idle, those waiting for it
+    /// are resumed after both, so a caller of `waitUntilIdle` sees those completions already run.
+    @discardableResult
+    func updateState<Value>(_ body: (inout State) -> Value, afterwards: (Value) -> Void = { _ in }) -> Value {
         let (value, idleWaiters) = state.withLock { state in (body(&state), state.takeIdleWaiters()) }
+        afterwards(value)
         for waiter in idleWaiters { waiter.resume() }
         return value
     }

@@ -51,8 +51,7 @@
                 promise.fail(Failure(error: closedBy ?? HTTP1ExchangeError.closed(afterHead: false), responseBegan: false))
                 return
             }
-            idleTimer?.cancel()
-            idleTimer = nil
+            stopIdleClose()
             running = Running(exchange: exchange, promise: promise)
             lastRead = context.eventLoop.now
             scheduleTimeout(context: context, at: lastRead + exchange.timeoutWithoutBytes)
@@ -91,8 +90,7 @@
                     running?.discarded = discarded
                     if discarded > HTTP1Exchange.maxDiscardedBytes {
                         // Not worth reading to keep the connection: closed, and the exchange done.
-                        running = nil
-                        current.timer?.cancel()
+                        takeRunning()
                         close()
                         current.promise.succeed(HTTP1ExchangeOutcome(connectionReusable: false))
                     }
@@ -100,8 +98,7 @@
                     fail(HTTP1ExchangeError.closed(afterHead: false))
                 }
             case .end:
-                running = nil
-                current.timer?.cancel()
+                takeRunning()
                 if current.keepAlive {
                     scheduleIdleClose(context: context)
                 } else {
@@ -125,28 +122,37 @@
 
         func channelInactive(context: ChannelHandlerContext) {
             isClosed = true
-            idleTimer?.cancel()
-            idleTimer = nil
+            stopIdleClose()
             fail(HTTP1ExchangeError.closed(afterHead: running?.bodyUse != nil))
             context.fireChannelInactive()
         }
 
         /// Ends the running exchange, if any, with `error`, and closes the connection.
         private func fail(_ error: any Error) {
+            let current = takeRunning()
+            close()
+            current?.promise.fail(Failure(error: error, responseBegan: current?.bodyUse != nil))
+        }
+
+        /// The running exchange, now ended here: no longer running, its timer stopped.
+        @discardableResult
+        private func takeRunning() -> Running? {
             let current = running
             running = nil
-            close()
-            guard let current else { return }
-            current.timer?.cancel()
-            current.promise.fail(Failure(error: error, responseBegan: current.bodyUse != nil))
+            current?.timer?.cancel()
+            return current
         }
 
         private func close() {
             guard !isClosed else { return }
             isClosed = true
+            stopIdleClose()
+            context?.close(promise: nil)
+        }
+
+        private func stopIdleClose() {
             idleTimer?.cancel()
             idleTimer = nil
-            context?.close(promise: nil)
         }
 
         /// A connection left idle this long is closed (servers close theirs too; this one would
