@@ -170,4 +170,43 @@ struct MemoryCacheTests {
         #expect(cache.count == model.count)
         for key in 0..<300 { #expect(cache.value(forKey: CollidingKey(value: key)) == model[key]) }
     }
+
+    /// A key with 97 hash values, so probe runs hold keys of many homes and removals shift them.
+    struct ClusteredKey: Hashable, Sendable {
+        var value: Int
+        func hash(into hasher: inout Hasher) { hasher.combine(value % 97) }
+    }
+
+    @Test("with a count limit, 20,000 random sets, hits and removals keep every answer, the count and the cost right")
+    func evictionAgainstADictionary() {
+        let cache = MemoryCache<ClusteredKey, Int>(limits: .init(cost: .max, count: 150, entryCost: .max))
+        // What was last stored for a key; the cache holds a subset of it (the rest was evicted).
+        var model: [Int: Int] = [:]
+        var generator = SplitMix(seed: 7)
+        for step in 0..<20_000 {
+            let key = Int(generator.next() % 400)
+            switch generator.next() % 4 {
+            case 0, 1:
+                cache.setValue(step, forKey: ClusteredKey(value: key), cost: 2)
+                model[key] = step
+                // The newest entry is never the one evicted.
+                #expect(cache.value(forKey: ClusteredKey(value: key)) == step)
+            case 2:
+                cache.removeValue(forKey: ClusteredKey(value: key))
+                model[key] = nil
+            default:
+                if let value = cache.value(forKey: ClusteredKey(value: key)) { #expect(value == model[key], "step \(step), key \(key)") }
+            }
+            #expect(cache.count <= 150)
+        }
+        let keys = cache.keysByRecency
+        // Sets outnumber removals two to one over 400 keys, so the cache ends (nearly) full.
+        #expect(cache.count > 140)
+        #expect(keys.count == cache.count && Set(keys).count == keys.count)
+        #expect(cache.totalCost == 2 * cache.count)
+        #expect(keys.allSatisfy { cache.value(forKey: $0) == model[$0.value] })
+        cache.trim(toCount: 10)
+        #expect(cache.count == 10 && cache.totalCost == 20)
+        #expect(cache.keysByRecency.allSatisfy { cache.value(forKey: $0) == model[$0.value] })
+    }
 }

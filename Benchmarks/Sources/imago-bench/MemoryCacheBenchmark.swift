@@ -3,10 +3,11 @@ import Imago
 import Synchronization
 
 /// Memory-cache hits against the limit of any locked cache: a bare `Dictionary` under one `Mutex`
-/// doing the same lookups (10,000 URL-like keys, 2,000,000 random hits), on one thread and on two.
+/// doing the same lookups (10,000 URL-like keys, 31 rounds of 500,000 random hits), on one thread and on two.
 enum MemoryCacheBenchmark {
     static let keys = 10_000
-    static let lookups = 2_000_000
+    static let lookups = 500_000
+    static let rounds = 31
 
     final class Box: Sendable {
         let value: Int
@@ -30,19 +31,32 @@ enum MemoryCacheBenchmark {
             dictionary.storage.withLock { $0[name] = Box(index) }
         }
         for threads in [1, 2] {
-            // Rounds alternate between the two so drift in the machine hits both alike.
-            var cacheTimes: [Double] = [], dictionaryTimes: [Double] = []
-            for _ in 0..<7 {
-                cacheTimes.append(measure(threads: threads, order: order) { cache.value(forKey: names[$0])?.value ?? -1 })
-                dictionaryTimes.append(measure(threads: threads, order: order) { dictionary.value(forKey: names[$0])?.value ?? -1 })
+            // Short rounds, in pairs whose order alternates, and the ratio taken within each pair:
+            // this machine's speed drifts by up to 3× over seconds, which a pair shares.
+            var cacheTimes: [Double] = [], dictionaryTimes: [Double] = [], ratios: [Double] = []
+            for round in 0..<rounds {
+                let lookUpInCache = { measure(threads: threads, order: order) { cache.value(forKey: names[$0])?.value ?? -1 } }
+                let lookUpInDictionary = { measure(threads: threads, order: order) { dictionary.value(forKey: names[$0])?.value ?? -1 } }
+                let cacheSeconds: Double, dictionarySeconds: Double
+                if round.isMultiple(of: 2) {
+                    cacheSeconds = lookUpInCache()
+                    dictionarySeconds = lookUpInDictionary()
+                } else {
+                    dictionarySeconds = lookUpInDictionary()
+                    cacheSeconds = lookUpInCache()
+                }
+                cacheTimes.append(cacheSeconds)
+                dictionaryTimes.append(dictionarySeconds)
+                ratios.append(dictionarySeconds / cacheSeconds)
             }
-            let cacheSeconds = Measure.median(cacheTimes), dictionarySeconds = Measure.median(dictionaryTimes)
-            let imago = Double(lookups) / cacheSeconds / 1_000_000, peer = Double(lookups) / dictionarySeconds / 1_000_000
+            let imago = Double(lookups) / Measure.median(cacheTimes) / 1_000_000
+            let peer = Double(lookups) / Measure.median(dictionaryTimes) / 1_000_000
+            let ratio = Measure.median(ratios)
             report(
-                "Memory-cache hits, \(keys) keys, \(lookups) random lookups, \(threads) thread\(threads == 1 ? "" : "s")",
+                "Memory-cache hits, \(keys) keys, \(lookups) random lookups a round, \(threads) thread\(threads == 1 ? "" : "s"), median of \(rounds) paired rounds",
                 imago: String(format: "MemoryCache (LRU, cost, TTL checks): %.1f M lookups/s", imago),
                 peer: String(format: "Dictionary under one Mutex: %.1f M lookups/s", peer),
-                ratio: imago / peer, target: "≥ 0.8× the dictionary", met: imago / peer >= 0.8)
+                ratio: ratio, target: "≥ 0.8× the dictionary", met: ratio >= 0.8)
         }
     }
 
