@@ -19,6 +19,11 @@ struct KeptVariantHandlerTests {
         try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
         var configuration = ServerConfiguration()
         configuration.localRoot = root
+        // This test is about the handler, not time limits: under TSan, with the whole suite
+        // running at once on two cores, making this variant once took 46 s (12 ms alone), past
+        // the 30 s default.
+        configuration.workTimeout = .seconds(600)
+        configuration.sourceTimeout = .seconds(600)
         let service = try ImageService(configuration: configuration)
         let path = "/_/w:30/plain/local:%2F%2F%2Fphoto.jpg@png"
         let made = await service.respond(to: ServiceRequest(path: path))
