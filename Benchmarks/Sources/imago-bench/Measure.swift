@@ -18,6 +18,30 @@ enum Measure {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// Times `imago` and `peer` (each returns its seconds) in `rounds` pairs whose order
+    /// alternates, so a drift in the machine's speed (2–3× within seconds here) hits both sides of
+    /// a pair alike. Returns each side's times and the median pair's ratio, the peer's time over
+    /// Imago's (above 1: Imago was faster).
+    static func pairedRounds(
+        _ rounds: Int, imago: () async throws -> Double, peer: () async throws -> Double
+    ) async rethrows -> (imago: [Double], peer: [Double], ratio: Double) {
+        var imagoTimes: [Double] = [], peerTimes: [Double] = [], ratios: [Double] = []
+        for round in 0..<rounds {
+            let imagoSeconds: Double, peerSeconds: Double
+            if round.isMultiple(of: 2) {
+                imagoSeconds = try await imago()
+                peerSeconds = try await peer()
+            } else {
+                peerSeconds = try await peer()
+                imagoSeconds = try await imago()
+            }
+            imagoTimes.append(imagoSeconds)
+            peerTimes.append(peerSeconds)
+            ratios.append(peerSeconds / imagoSeconds)
+        }
+        return (imagoTimes, peerTimes, median(ratios))
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted[sorted.count / 2]

@@ -20,7 +20,7 @@ enum MemoryCacheBenchmark {
         func value(forKey key: String) -> Box? { storage.withLock { $0[key] } }
     }
 
-    static func run() {
+    static func run() async {
         let names = (0..<keys).map { "https://images.example.com/photos/\($0).jpg?w=512" }
         var generator = SystemRandomNumberGenerator()
         let order = (0..<lookups).map { _ in Int.random(in: 0..<keys, using: &generator) }
@@ -31,27 +31,12 @@ enum MemoryCacheBenchmark {
             dictionary.storage.withLock { $0[name] = Box(index) }
         }
         for threads in [1, 2] {
-            // Short rounds, in pairs whose order alternates, and the ratio taken within each pair:
-            // this machine's speed drifts by up to 3× over seconds, which a pair shares.
-            var cacheTimes: [Double] = [], dictionaryTimes: [Double] = [], ratios: [Double] = []
-            for round in 0..<rounds {
-                let lookUpInCache = { measure(threads: threads, order: order) { cache.value(forKey: names[$0])?.value ?? -1 } }
-                let lookUpInDictionary = { measure(threads: threads, order: order) { dictionary.value(forKey: names[$0])?.value ?? -1 } }
-                let cacheSeconds: Double, dictionarySeconds: Double
-                if round.isMultiple(of: 2) {
-                    cacheSeconds = lookUpInCache()
-                    dictionarySeconds = lookUpInDictionary()
-                } else {
-                    dictionarySeconds = lookUpInDictionary()
-                    cacheSeconds = lookUpInCache()
-                }
-                cacheTimes.append(cacheSeconds)
-                dictionaryTimes.append(dictionarySeconds)
-                ratios.append(dictionarySeconds / cacheSeconds)
-            }
+            let (cacheTimes, dictionaryTimes, ratio) = await Measure.pairedRounds(
+                rounds,
+                imago: { measure(threads: threads, order: order) { cache.value(forKey: names[$0])?.value ?? -1 } },
+                peer: { measure(threads: threads, order: order) { dictionary.value(forKey: names[$0])?.value ?? -1 } })
             let imago = Double(lookups) / Measure.median(cacheTimes) / 1_000_000
             let peer = Double(lookups) / Measure.median(dictionaryTimes) / 1_000_000
-            let ratio = Measure.median(ratios)
             report(
                 "Memory-cache hits, \(keys) keys, \(lookups) random lookups a round, \(threads) thread\(threads == 1 ? "" : "s"), median of \(rounds) paired rounds",
                 imago: String(format: "MemoryCache (LRU, cost, TTL checks): %.1f M lookups/s", imago),

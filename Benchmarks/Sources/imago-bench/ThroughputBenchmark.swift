@@ -18,53 +18,39 @@ enum ThroughputBenchmark {
         defer { try? FileManager.default.removeItem(at: config) }
         let curl = try Measure.run("/usr/bin/env", ["which", "curl"]).trimmingCharacters(in: .whitespacesAndNewlines)
 
-        // Rounds come in pairs whose order alternates, and the ratio is taken within each pair:
-        // this machine's speed drifts by up to 2× within seconds, which a pair shares.
-        var imagoTimes: [Double] = [], curlTimes: [Double] = [], ratios: [Double] = []
         // The clients' own CPU per round (the origin is a child that has not ended, so it is in
         // neither): where the time goes when the machine, not the network, is the limit.
         var imagoCPU: [Double] = [], curlCPU: [Double] = []
-        for round in 0..<rounds {
-            let fetchWithImago = {
+        let (imagoTimes, curlTimes, ratio) = try await Measure.pairedRounds(
+            rounds,
+            imago: {
                 var configuration = ImagePipeline.Configuration()
                 configuration.maxConcurrentDownloads = 6
                 let pipeline = ImagePipeline(configuration: configuration)
                 let cpuStart = Measure.cpuSeconds()
-                imagoTimes.append(
-                    try await Measure.seconds {
-                        // Each body is checked and let go, as curl writes each to /dev/null: the
-                        // handles are dropped once read, so 100 MB is not held to the end.
-                        var tasks: [ImageTask?] = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
-                        for index in tasks.indices {
-                            guard let task = tasks[index] else { continue }
-                            tasks[index] = nil
-                            let response = try await task.response
-                            guard response.data.count == size else { throw BenchmarkError("short body") }
-                        }
-                    })
-                imagoCPU.append(Measure.cpuSeconds() - cpuStart)
-            }
-            let fetchWithCurl = {
+                defer { imagoCPU.append(Measure.cpuSeconds() - cpuStart) }
+                return try await Measure.seconds {
+                    // Each body is checked and let go, as curl writes each to /dev/null: the
+                    // handles are dropped once read, so 100 MB is not held to the end.
+                    var tasks: [ImageTask?] = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
+                    for index in tasks.indices {
+                        guard let task = tasks[index] else { continue }
+                        tasks[index] = nil
+                        let response = try await task.response
+                        guard response.data.count == size else { throw BenchmarkError("short body") }
+                    }
+                }
+            },
+            peer: {
                 let cpuStart = Measure.cpuSeconds(children: true)
-                curlTimes.append(
-                    try await Measure.seconds {
-                        try Measure.run(curl, ["--parallel", "--parallel-max", "6", "--silent", "--no-progress-meter", "--fail", "--config", config.path])
-                    })
-                curlCPU.append(Measure.cpuSeconds(children: true) - cpuStart)
-            }
-            if round.isMultiple(of: 2) {
-                try await fetchWithImago()
-                try await fetchWithCurl()
-            } else {
-                try await fetchWithCurl()
-                try await fetchWithImago()
-            }
-            ratios.append(curlTimes[round] / imagoTimes[round])
-        }
+                defer { curlCPU.append(Measure.cpuSeconds(children: true) - cpuStart) }
+                return try await Measure.seconds {
+                    try Measure.run(curl, ["--parallel", "--parallel-max", "6", "--silent", "--no-progress-meter", "--fail", "--config", config.path])
+                }
+            })
 
         let imago = megabytes / Measure.median(imagoTimes)
         let peer = megabytes / Measure.median(curlTimes)
-        let ratio = Measure.median(ratios)
         report(
             "Loopback throughput, \(count) distinct \(size / 1000) KB images, 6 concurrent (median of \(rounds) paired rounds)",
             imago: String(format: "%.0f MB/s (%.3f s, client CPU %.3f s)", imago, Measure.median(imagoTimes), Measure.median(imagoCPU)),

@@ -30,7 +30,7 @@ default:
     }
     if groups.contains("codecs") { try CodecBenchmark.run() }
     if groups.contains("formats") { try FormatBenchmark.run() }
-    if groups.contains("cache") || groups.contains("memory-cache") { MemoryCacheBenchmark.run() }
+    if groups.contains("cache") || groups.contains("memory-cache") { await MemoryCacheBenchmark.run() }
     if groups.contains("cache") || groups.contains("disk-cache") { try DiskCacheBenchmark.run() }
     if groups.contains("processing") { try await ThumbnailBenchmark.run() }
     if groups.contains("batch") { try BatchThumbnailBenchmark.run() }

@@ -76,6 +76,17 @@ extension MemoryCache {
 
         @inlinable static func tag(_ hash: Int) -> UInt64 { UInt64(UInt32(truncatingIfNeeded: hash)) }
 
+        /// The `tagAndSlot` of an entry whose key hashes to `hash`, stored in `slot`.
+        static func tagAndSlot(hash: Int, slot: Int) -> UInt64 { tag(hash) << 32 | UInt64(slot + 1) }
+
+        /// The first empty entry of `table` from `hash`'s home on.
+        static func emptyPosition(for hash: Int, in table: [Entry]) -> Int {
+            let mask = table.count - 1
+            var position = hash & mask
+            while table[position].tagAndSlot != 0 { position = (position + 1) & mask }
+            return position
+        }
+
         /// Where `key`, whose hash is `hash`, is in ``index``, or nil. The hash is computed
         /// before the lock is taken: hashing a URL-sized key is most of a lookup's work, and two
         /// threads then contend only for what must be serialised.
@@ -95,7 +106,7 @@ extension MemoryCache {
         /// Where the entry of `slot` is in ``index`` (nil only if the tables disagreed).
         func position(ofSlot slot: Int) -> Int? {
             let mask = index.count - 1
-            let wanted = Self.tag(slots[slot].hash) << 32 | UInt64(slot + 1)
+            let wanted = Self.tagAndSlot(hash: slots[slot].hash, slot: slot)
             var position = slots[slot].hash & mask
             while index[position].tagAndSlot != 0 {
                 if index[position].tagAndSlot == wanted { return position }
@@ -170,10 +181,8 @@ extension MemoryCache {
                 links.append(link)
             }
             if (keyCount + 1) * 4 > index.count * 3 { grow() }
-            let mask = index.count - 1
-            var position = hash & mask
-            while index[position].tagAndSlot != 0 { position = (position + 1) & mask }
-            index[position] = Entry(tagAndSlot: Self.tag(hash) << 32 | UInt64(slot + 1), stamp: moves, key: key, value: value)
+            index[Self.emptyPosition(for: hash, in: index)] = Entry(
+                tagAndSlot: Self.tagAndSlot(hash: hash, slot: slot), stamp: moves, key: key, value: value)
             keyCount += 1
             totalCost += cost
             if newest >= 0 { links[Int(newest)].newer = Int32(slot) }
@@ -184,11 +193,9 @@ extension MemoryCache {
         /// Doubles ``index``, moving every entry to its place in the larger table.
         mutating func grow() {
             var grown = [Entry](repeating: .empty, count: index.count * 2)
-            let mask = grown.count - 1
             for position in index.indices where index[position].tagAndSlot != 0 {
-                var target = Int(index[position].tag) & mask
-                while grown[target].tagAndSlot != 0 { target = (target + 1) & mask }
-                swap(&grown[target], &index[position])
+                // The tag holds the hash's low 32 bits, all a table of up to 2³² entries uses.
+                swap(&grown[Self.emptyPosition(for: Int(index[position].tag), in: grown)], &index[position])
             }
             index = grown
         }
