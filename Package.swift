@@ -52,6 +52,8 @@ let package = Package(
                 "CZlib",
                 "CWebP",
                 "CGIF",
+                "CLCMS",
+                "CLCMSSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
@@ -77,6 +79,9 @@ let package = Package(
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        // Little CMS in a context whose allocations are counted against a limit: see Sources/CLCMSSupport.
+        .target(name: "CLCMSSupport", dependencies: ["CLCMS"], linkerSettings: [.linkedLibrary("lcms2")]),
         .systemLibrary(name: "CLibTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
         // libtiff from memory, its errors caught, its variadic tag getters wrapped: see Sources/CTIFFSupport.
         .target(name: "CTIFFSupport", dependencies: ["CLibTIFF"]),

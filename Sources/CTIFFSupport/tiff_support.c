@@ -114,3 +114,37 @@ int imago_tiff_read_rgba(TIFF *tiff, uint32_t width, uint32_t height, uint32_t *
     if (!ok && message[0] == 0) snprintf(message, 1024, "the image data could not be read");
     return ok;
 }
+
+int imago_tiff_icc_profile(TIFF *tiff, const uint8_t **bytes, uint32_t *count) {
+    uint32_t length = 0;
+    void *data = NULL;
+    if (!TIFFGetField(tiff, TIFFTAG_ICCPROFILE, &length, &data) || data == NULL || length == 0) return 0;
+    *bytes = (const uint8_t *)data;
+    *count = length;
+    return 1;
+}
+
+int imago_tiff_is_plain_cmyk(TIFF *tiff) {
+    uint16_t photometric = 0, bits = 0, samples = 0, planar = PLANARCONFIG_CONTIG, inkset = INKSET_CMYK;
+    if (!TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric) || photometric != PHOTOMETRIC_SEPARATED) return 0;
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_INKSET, &inkset);
+    return bits == 8 && samples == 4 && planar == PLANARCONFIG_CONTIG && inkset == INKSET_CMYK && !TIFFIsTiled(tiff);
+}
+
+int imago_tiff_read_cmyk(TIFF *tiff, uint32_t width, uint32_t height, uint8_t *pixels, char *message) {
+    message[0] = 0;
+    if ((uint64_t)TIFFScanlineSize64(tiff) != (uint64_t)width * 4) {
+        snprintf(message, 1024, "unexpected CMYK row size");
+        return 0;
+    }
+    for (uint32_t row = 0; row < height; row++) {
+        if (TIFFReadScanline(tiff, pixels + (size_t)row * width * 4, row, 0) < 0) {
+            snprintf(message, 1024, "the image data could not be read");
+            return 0;
+        }
+    }
+    return 1;
+}

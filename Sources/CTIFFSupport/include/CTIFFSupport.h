@@ -39,4 +39,16 @@ int imago_tiff_read_info(TIFF *tiff, imago_tiff_info *info);
 /// failure, with the reason in `message` (1,024 bytes).
 int imago_tiff_read_rgba(TIFF *tiff, uint32_t width, uint32_t height, uint32_t *raster, char *message);
 
+/// The current directory's ICC profile (tag 34675), which libtiff holds; 0 when it has none.
+int imago_tiff_icc_profile(TIFF *tiff, const uint8_t **bytes, uint32_t *count);
+
+/// Whether the current directory is 8-bit CMYK in strips, samples contiguous: what
+/// imago_tiff_read_cmyk reads, so it goes through its colour profile rather than libtiff's naive
+/// conversion.
+int imago_tiff_is_plain_cmyk(TIFF *tiff);
+
+/// Reads such a directory's CMYK samples (0 = no ink) into `pixels` (width × height × 4, rows as
+/// stored). 0 on failure, with the reason in `message` (1,024 bytes).
+int imago_tiff_read_cmyk(TIFF *tiff, uint32_t width, uint32_t height, uint8_t *pixels, char *message);
+
 #endif

@@ -3,7 +3,8 @@
     import Foundation
 
     /// Decodes AVIF with libavif (AV1 through dav1d or libaom): stills and image sequences, alpha,
-    /// 8-, 10- and 12-bit samples (to 8-bit RGBA), and the container's rotation and mirror (`irot`,
+    /// 8-, 10- and 12-bit samples (to 8-bit RGBA), colour from the ICC profile or CICP (P3, BT.2020,
+    /// PQ and HLG reduced to sRGB), and the container's rotation and mirror (`irot`,
     /// `imir`). Sizes and frame counts are checked before anything is decoded, and libavif is given
     /// the same limits so the AV1 decoder refuses a frame larger than the container said.
     public struct AVIFDecoder: ImageDecoding {
@@ -38,6 +39,9 @@
                 try options.checkFrames(frameCount, width: width, height: height)
                 try options.checkMemory(frameCount + (orientation == .up ? 0 : 1), width: width, height: height)
                 let hasAlpha = decoder.pointee.alphaPresent != 0
+                let color = DecodeColor(stated: Self.colorProfile(parsed), pixels: .rgb, bitsPerSample: Int(parsed.pointee.depth), options: options)
+                let wide = color.wantsSixteenBits
+                if wide { try options.checkMemory(frameCount + 3, width: width, height: height) }
 
                 var frames: [Image.Frame] = []
                 var upright = (width: width, height: height)
@@ -49,17 +53,35 @@
                     guard Int(image.pointee.width) == width, Int(image.pointee.height) == height else {
                         throw Self.invalid("frame \(index) is \(image.pointee.width)×\(image.pointee.height), not \(width)×\(height)")
                     }
-                    var pixels = [UInt8](repeating: 0, count: width * height * 4)
                     var rgb = avifRGBImage()
                     avifRGBImageSetDefaults(&rgb, image)
                     rgb.format = AVIF_RGB_FORMAT_RGBA
-                    rgb.depth = 8
-                    rgb.rowBytes = UInt32(width * 4)
-                    let converted = pixels.withUnsafeMutableBufferPointer { buffer in
-                        rgb.pixels = buffer.baseAddress
-                        return avifImageYUVToRGB(image, &rgb)
+                    var pixels: [UInt8]
+                    if wide {
+                        // 10- and 12-bit samples are converted from 16 bits, before they become 8.
+                        rgb.depth = 16
+                        rgb.rowBytes = UInt32(width * 8)
+                        var samples = [UInt16](repeating: 0, count: width * height * 4)
+                        let converted = samples.withUnsafeMutableBytes { buffer in
+                            rgb.pixels = buffer.bindMemory(to: UInt8.self).baseAddress
+                            return avifImageYUVToRGB(image, &rgb)
+                        }
+                        guard converted == AVIF_RESULT_OK else { throw Self.failure(converted, decoder, "frame \(index)") }
+                        let narrowed = samples.withUnsafeBufferPointer { buffer in
+                            Result { () throws(ImagoError) in try color.apply(rgba16: buffer, width: width, height: height) }
+                        }
+                        pixels = try narrowed.get()
+                    } else {
+                        pixels = [UInt8](repeating: 0, count: width * height * 4)
+                        rgb.depth = 8
+                        rgb.rowBytes = UInt32(width * 4)
+                        let converted = pixels.withUnsafeMutableBufferPointer { buffer in
+                            rgb.pixels = buffer.baseAddress
+                            return avifImageYUVToRGB(image, &rgb)
+                        }
+                        guard converted == AVIF_RESULT_OK else { throw Self.failure(converted, decoder, "frame \(index)") }
+                        color.apply(&pixels, width: width, height: height)
                     }
-                    guard converted == AVIF_RESULT_OK else { throw Self.failure(converted, decoder, "frame \(index)") }
                     let turned = orientation.apply(to: pixels, width: width, height: height)
                     upright = (turned.width, turned.height)
                     let seconds = decoder.pointee.imageTiming.duration
@@ -67,13 +89,22 @@
                         frameCount > 1 && seconds.isFinite && seconds > 0 ? .milliseconds(Int((min(seconds, 86_400) * 1000).rounded())) : .zero
                     frames.append(Image.Frame(pixels: turned.pixels, duration: duration))
                 }
-                let metadata = ImageMetadata(format: .avif, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: hasAlpha)
+                var metadata = ImageMetadata(format: .avif, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: hasAlpha)
+                color.record(in: &metadata)
                 return Image(width: upright.width, height: upright.height, frames: frames, metadata: metadata)
             }
         }
 
         static func invalid(_ message: String) -> ImagoError {
             ImagoError(.invalidImage("AVIF: " + message), url: nil, stage: .decoding)
+        }
+
+        /// The `colr` box's ICC profile, else the profile its CICP code points describe.
+        static func colorProfile(_ image: UnsafeMutablePointer<avifImage>) -> ColorProfile? {
+            if let bytes = image.pointee.icc.data, image.pointee.icc.size > 0 {
+                return ColorProfile(iccData: Data(bytes: bytes, count: image.pointee.icc.size))
+            }
+            return ColorProfile.cicp(primaries: Int(image.pointee.colorPrimaries), transfer: Int(image.pointee.transferCharacteristics))
         }
 
         /// libavif's result and, when it gave one, its diagnostic.

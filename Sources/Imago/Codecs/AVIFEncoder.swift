@@ -3,7 +3,7 @@
     import Foundation
 
     /// Encodes AVIF with libavif and libaom: 8-bit 4:2:0 (4:4:4 at quality 100), alpha kept
-    /// exactly, an animated image as a sequence with its durations (libavif 0.11 writes no loop
+    /// exactly, a kept colour profile embedded, an animated image as a sequence with its durations (libavif 0.11 writes no loop
     /// count: players loop sequences forever).
     public struct AVIFEncoder: ImageEncoding {
         public let format = ImageFormat.avif
@@ -57,6 +57,9 @@
                 throw encodingError(format, "cannot make a \(image.width)×\(image.height) image")
             }
             defer { avifImageDestroy(yuv) }
+            if let profile = image.metadata.colorProfile {
+                profile.data.withUnsafeBytes { avifImageSetProfileICC(yuv, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+            }
             var rgb = avifRGBImage()
             avifRGBImageSetDefaults(&rgb, yuv)
             rgb.format = AVIF_RGB_FORMAT_RGBA

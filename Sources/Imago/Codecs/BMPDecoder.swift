@@ -4,7 +4,8 @@ import Foundation
 /// bits through a palette, 16 and 32 bits through bit-field masks (5-5-5 and 8-8-8 by default, alpha
 /// only when a mask says so), 24 bits; RLE8 and RLE4; bottom-up and top-down rows. Every offset is
 /// checked before it is read and the size against the limits before pixels are allocated; pixels an
-/// RLE stream leaves unset are transparent black, as browsers show them.
+/// RLE stream leaves unset are transparent black, as browsers show them. A V5 header's embedded
+/// ICC profile is honoured.
 public struct BMPDecoder: ImageDecoding {
     public let format = ImageFormat.bmp
 
@@ -23,8 +24,21 @@ public struct BMPDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
         let bytes = [UInt8](data)
         let header = try Header(bytes)
-        let pixels = try Self.pixels(bytes, header: header, options: options)
-        return Image(still: pixels, width: header.width, height: header.height, format: .bmp, hasAlpha: header.hasAlpha || header.compression.isRLE)
+        var pixels = try Self.pixels(bytes, header: header, options: options)
+        let color = DecodeColor(stated: Self.embeddedProfile(bytes, header: header), pixels: .rgb, options: options)
+        color.apply(&pixels, width: header.width, height: header.height)
+        var image = Image(still: pixels, width: header.width, height: header.height, format: .bmp, hasAlpha: header.hasAlpha || header.compression.isRLE)
+        color.record(in: &image.metadata)
+        return image
+    }
+
+    /// A V5 header's embedded profile (`bV5CSType` 'MBED'; its offset counts from the header's
+    /// start). Linked profiles name a file on the writer's machine: never read.
+    static func embeddedProfile(_ bytes: [UInt8], header: Header) -> ColorProfile? {
+        guard header.headerSize >= 124, bytes.count >= 14 + 124, Header.u32(bytes, 14 + 56) == 0x4D42_4544 else { return nil }
+        let offset = 14 + Int(Header.u32(bytes, 14 + 112)), size = Int(Header.u32(bytes, 14 + 116))
+        guard size > 0, offset <= bytes.count, size <= bytes.count - offset else { return nil }
+        return ColorProfile(iccData: Data(bytes[offset..<(offset + size)]))
     }
 
     /// The RGBA pixels of a BMP file whose header has been read; ICO entries come here too.

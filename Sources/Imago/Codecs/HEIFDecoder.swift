@@ -5,7 +5,8 @@
     /// Decodes HEIC and other HEIF stills with libheif (HEVC through libde265): the primary image with
     /// its alpha and its rotation, mirror and crop applied, HDR samples reduced to 8 bits. When
     /// ``DecodingOptions/targetSize`` is small enough, the file's own thumbnail is decoded instead of
-    /// the full image, as long as it still covers the target. AVIF files, which are HEIF too, are left
+    /// the full image, as long as it still covers the target. Colour from the ICC profile or `nclx`
+    /// (converted after the reduction to 8 bits). AVIF files, which are HEIF too, are left
     /// to ``AVIFDecoder``.
     public struct HEIFDecoder: ImageDecoding {
         public let format = ImageFormat.heif
@@ -57,13 +58,30 @@
                         UnsafeMutableRawBufferPointer(rebasing: target[row * width * 4..<(row + 1) * width * 4]).copyMemory(from: source)
                     }
                 }
-                let metadata = ImageMetadata(format: .heif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+                let color = DecodeColor(stated: Self.colorProfile(handle), pixels: .rgb, options: options)
+                color.apply(&pixels, width: width, height: height)
+                var metadata = ImageMetadata(format: .heif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+                color.record(in: &metadata)
                 return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
             }
         }
 
         static func invalid(_ message: String) -> ImagoError {
             ImagoError(.invalidImage("HEIF: " + message), url: nil, stage: .decoding)
+        }
+
+        /// The image's ICC profile (`prof` or `rICC`), else the one its `nclx` CICP code points describe.
+        static func colorProfile(_ handle: OpaquePointer) -> ColorProfile? {
+            let size = heif_image_handle_get_raw_color_profile_size(handle)
+            if size > 0 {
+                var bytes = [UInt8](repeating: 0, count: size)
+                guard heif_image_handle_get_raw_color_profile(handle, &bytes).code == heif_error_Ok else { return nil }
+                return ColorProfile(iccData: Data(bytes))
+            }
+            var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else { return nil }
+            defer { heif_nclx_color_profile_free(nclx) }
+            return ColorProfile.cicp(primaries: Int(nclx.pointee.color_primaries.rawValue), transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
         }
 
         private static func check(_ error: heif_error) throws(ImagoError) {

@@ -73,6 +73,29 @@ public struct DecodingOptions: Sendable, Hashable {
     public var scaleDownPixelLimit: Int?
     /// Turn pixels upright by the EXIF orientation. Default true.
     public var appliesOrientation = true
+    /// What a decode does with the colour profile a file states. Default ``ColorProfileHandling/convertToSRGB``.
+    public var colorProfileHandling = ColorProfileHandling.convertToSRGB
+    /// The largest colour profile Imago hands to Little CMS; a larger one is ignored (the pixels
+    /// taken as sRGB). Default 4 MiB: real profiles are a few KB, CMYK ones up to ~2 MB.
+    public var maxColorProfileSize = 4 << 20
+    /// Most bytes Little CMS may allocate to read one profile and make its transform (a hostile
+    /// profile's lookup tables); past it the profile is ignored. Default 64 MiB.
+    public var maxColorTransformMemory = 64 << 20
+    /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
+    /// gray pixels are then delivered in their own profile's space, as with `.keep`.
+    var defersColorConversion = false
+
+    /// What a decode does with the colour profile a file states (an ICC profile, PNG
+    /// `gAMA`/`cHRM`, CICP).
+    public enum ColorProfileHandling: Sendable, Hashable {
+        /// Pixels delivered in sRGB, converted from the file's profile by Little CMS (relative
+        /// colorimetric, black-point compensation), as ImageIO and Android deliver display-ready
+        /// pixels. ``ImageMetadata/colorProfile`` is nil.
+        case convertToSRGB
+        /// Pixels delivered as the file stores them, its profile in ``ImageMetadata/colorProfile``
+        /// for encoders to embed. CMYK images are converted to sRGB all the same (an ``Image`` is RGBA).
+        case keep
+    }
 
     /// How a reduced-scale decode must cover ``targetSize``.
     public enum TargetMode: Sendable, Hashable {

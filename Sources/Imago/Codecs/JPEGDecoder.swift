@@ -3,7 +3,8 @@ import CTurboJPEG
 import Foundation
 
 /// Decodes JPEG with libjpeg-turbo's TurboJPEG API: baseline and progressive, gray, every chroma
-/// subsampling, RGB, CMYK/YCCK to RGB; EXIF orientation applied; DCT-scaled decode when a target
+/// subsampling, RGB, CMYK/YCCK through its ICC profile (or the default CMYK one);
+/// an embedded ICC profile honoured (``DecodingOptions/colorProfileHandling``); EXIF orientation applied; DCT-scaled decode when a target
 /// size allows (at 1/8, Imago's own DC-only decoder, several times faster); progressive scans limited
 /// (TJFLAG_LIMITSCANS) against the progressive-JPEG DoS.
 /// A truncated stream yields what it has, as browsers show it: libjpeg's warning is not an error.
@@ -56,13 +57,16 @@ public struct JPEGDecoder: ImageDecoding {
         try options.checkMemory(orientation == .up ? 1 : 2, width: scaledWidth, height: scaledHeight)
 
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
+        let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
+        let color = DecodeColor(
+            stated: markers.iccProfile(bytes), pixels: isCMYK ? .cmyk : isGray ? .gray : .rgb, cmykInverted: markers.hasAdobeMarker, options: options)
         let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGBA
         // At 1/8 a pixel is a block's DC coefficient: Imago's DC decoder skips the AC coefficients
         // that libjpeg-turbo decodes and throws away. Anything it does not take (RGB-coded or CMYK
         // files, arithmetic coding, damaged data) goes to libjpeg-turbo as before.
         let decodesDCOnly =
             factor.num == 1 && factor.denom == 8
-            && (colorspace == Int32(TJCS_YCbCr.rawValue) || colorspace == Int32(TJCS_GRAY.rawValue))
+            && (colorspace == Int32(TJCS_YCbCr.rawValue) || isGray)
         var pixels = try makePixelBuffer(count: scaledWidth * scaledHeight * 4) { out in
             if decodesDCOnly, imago_jpeg_decode_dc(base, bytes.count, width, height, out.baseAddress) == IMAGO_JPEG_DC_OK {
                 return .success(())
@@ -80,14 +84,13 @@ public struct JPEGDecoder: ImageDecoding {
             }
             return .success(())
         }
-        // Every CMYK JPEG is read as Photoshop writes it, inverted (255 = no ink), Adobe marker or
-        // not, as libjpeg-based viewers do: a file without the marker would otherwise come out black.
-        if isCMYK { Self.convertCMYKToRGBA(&pixels) }
+        // CMYK goes through its profile (the file's, else the default CMYK one); its inversion is
+        // the Adobe marker's (Photoshop stores 255 = no ink); RGB and gray as DecodeColor decided.
+        color.apply(&pixels, width: scaledWidth, height: scaledHeight)
         let upright = orientation.apply(to: pixels, width: scaledWidth, height: scaledHeight)
-        return Image(
-            width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)],
-            metadata: ImageMetadata(format: .jpeg, originalWidth: Int(width), originalHeight: Int(height), orientationApplied: orientation, hasAlpha: false)
-        )
+        var metadata = ImageMetadata(format: .jpeg, originalWidth: Int(width), originalHeight: Int(height), orientationApplied: orientation, hasAlpha: false)
+        color.record(in: &metadata)
+        return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
     }
 
     /// Whether TurboJPEG's last message is one of libjpeg's warnings (its JWRN_ messages), after
@@ -122,17 +125,6 @@ public struct JPEGDecoder: ImageDecoding {
             }
         }
         return best
-    }
-
-    /// CMYK as libjpeg returns it, to RGBA. Adobe files store CMYK inverted (255 = no ink).
-    private static func convertCMYKToRGBA(_ pixels: inout [UInt8]) {
-        for offset in stride(from: 0, to: pixels.count, by: 4) {
-            let c = Int(pixels[offset]), m = Int(pixels[offset + 1]), y = Int(pixels[offset + 2]), k = Int(pixels[offset + 3])
-            pixels[offset] = UInt8((c * k + 127) / 255)
-            pixels[offset + 1] = UInt8((m * k + 127) / 255)
-            pixels[offset + 2] = UInt8((y * k + 127) / 255)
-            pixels[offset + 3] = 255
-        }
     }
 
     private static func invalid(_ message: String) -> ImagoError {

@@ -1,10 +1,16 @@
 import Foundation
 
-/// What Imago reads from a JPEG's marker segments itself: the EXIF orientation and the frame's
-/// size and coding. Reads up to
-/// the first scan; never trusts a length past the end of the data.
+/// What Imago reads from a JPEG's marker segments itself: the EXIF orientation, the frame's
+/// size and coding, the ICC profile and the Adobe marker (TurboJPEG 2.1 has no call for either).
+/// Reads up to the first scan; never trusts a length past the end of the data.
 struct JPEGMarkers {
     var orientation = ImageOrientation.up
+    /// An `APP14 Adobe` segment: its CMYK is stored inverted (255 = no ink), as Photoshop writes.
+    var hasAdobeMarker = false
+    /// The `APP2 ICC_PROFILE` chunks by sequence number (from 1), and the count each declared.
+    private var profileChunks: [Int: Range<Int>] = [:]
+    private var profileChunkCounts: Set<Int> = []
+    private var profileChunksRepeat = false
     /// The frame header's size (0 × 0 when there is none before the first scan).
     var width = 0, height = 0
     /// Progressive (SOF2/6/10/14): libjpeg keeps every coefficient of the image while decoding.
@@ -23,6 +29,13 @@ struct JPEGMarkers {
             guard length >= 2, offset + 2 + length <= bytes.count else { break }
             let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])
             if marker == 0xE1 { orientation = Self.exifOrientation(segment) ?? orientation }
+            if marker == 0xE2, segment.count >= 14, segment.starts(with: Self.iccSignature) {
+                let sequence = Int(segment[12])
+                if profileChunks[sequence] != nil { profileChunksRepeat = true }
+                profileChunks[sequence] = (offset + 4 + 14)..<(offset + 2 + length)
+                profileChunkCounts.insert(Int(segment[13]))
+            }
+            if marker == 0xEE, segment.starts(with: Array("Adobe".utf8)) { hasAdobeMarker = true }
             if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker), segment.count >= 5 {
                 height = Int(segment[1]) << 8 | Int(segment[2])
                 width = Int(segment[3]) << 8 | Int(segment[4])
@@ -30,6 +43,23 @@ struct JPEGMarkers {
             }
             offset += 2 + length
         }
+    }
+
+    private static let iccSignature = Array("ICC_PROFILE\0".utf8)
+
+    /// The ICC profile in the `APP2` chunks, joined in their sequence order; nil when there is
+    /// none, or when a chunk is missing, repeated or numbered past the count (the profile is then
+    /// unusable; the image is not).
+    func iccProfile(_ bytes: UnsafeRawBufferPointer) -> ColorProfile? {
+        guard !profileChunks.isEmpty, !profileChunksRepeat, profileChunkCounts.count == 1, let count = profileChunkCounts.first,
+            count == profileChunks.count
+        else { return nil }
+        var data = Data()
+        for sequence in 1...count {
+            guard let range = profileChunks[sequence] else { return nil }
+            data.append(contentsOf: bytes[range])
+        }
+        return ColorProfile(iccData: data)
     }
 
     /// Tag 0x0112 of IFD0 in an APP1 "Exif\0\0" segment.

@@ -3,7 +3,8 @@
     import Foundation
 
     /// Decodes JPEG XL with libjxl: stills and animations (with durations and loop count), alpha,
-    /// any bit depth to 8-bit RGBA, the codestream's orientation applied. The basic header is read and
+    /// any bit depth to 8-bit RGBA, the codestream's orientation applied, colour from the encoding libjxl
+    /// reports. The basic header is read and
     /// checked against the limits before any pixel buffer is handed to libjxl, and every further frame
     /// is checked before it is decoded.
     public struct JXLDecoder: ImageDecoding {
@@ -29,12 +30,16 @@
             // libjxl reports the orientation it applies as none, so the stored one is read first (a
             // few header bytes).
             let stored = try Self.decode(data, options: options, headerOnly: true, keepOrientation: true).info
-            let (info, frames) = try Self.decode(data, options: options, headerOnly: false, keepOrientation: !options.appliesOrientation)
-            guard !frames.isEmpty else { throw Self.invalid("no frame") }
+            let (info, decodedFrames, profile) = try Self.decode(data, options: options, headerOnly: false, keepOrientation: !options.appliesOrientation)
+            guard !decodedFrames.isEmpty else { throw Self.invalid("no frame") }
+            var frames = decodedFrames
+            let color = DecodeColor(stated: profile, pixels: info.num_color_channels == 1 ? .gray : .rgb, options: options)
+            for index in frames.indices { color.apply(&frames[index].pixels, width: Int(info.xsize), height: Int(info.ysize)) }
             let orientation = options.appliesOrientation ? ImageOrientation(rawValue: Int(stored.orientation.rawValue)) ?? .up : .up
-            let metadata = ImageMetadata(
+            var metadata = ImageMetadata(
                 format: .jxl, originalWidth: Int(stored.xsize), originalHeight: Int(stored.ysize), orientationApplied: orientation,
                 hasAlpha: info.alpha_bits != 0)
+            color.record(in: &metadata)
             return Image(width: Int(info.xsize), height: Int(info.ysize), frames: frames, loopCount: Int(info.animation.num_loops), metadata: metadata)
         }
 
@@ -47,12 +52,13 @@
         /// `keepOrientation`, libjxl turns the image upright and reports the turned size.
         private static func decode(
             _ data: Data, options: DecodingOptions, headerOnly: Bool, keepOrientation: Bool
-        ) throws(ImagoError) -> (info: JxlBasicInfo, frames: [Image.Frame]) {
-            let result = data.withUnsafeBytes { bytes -> Result<(JxlBasicInfo, [Image.Frame]), ImagoError> in
-                Result { () throws(ImagoError) -> (JxlBasicInfo, [Image.Frame]) in
+        ) throws(ImagoError) -> (info: JxlBasicInfo, frames: [Image.Frame], profile: ColorProfile?) {
+            let result = data.withUnsafeBytes { bytes -> Result<(JxlBasicInfo, [Image.Frame], ColorProfile?), ImagoError> in
+                Result { () throws(ImagoError) -> (JxlBasicInfo, [Image.Frame], ColorProfile?) in
                     guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, let decoder = JxlDecoderCreate(nil) else { throw invalid("no data") }
                     defer { JxlDecoderDestroy(decoder) }
-                    let events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
+                    let events = Int32(
+                        JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
                     guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
                         JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS
                     else { throw invalid("libjxl refused the input") }
@@ -61,6 +67,7 @@
                     var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
                     var info = JxlBasicInfo()
                     var frames: [Image.Frame] = []
+                    var profile: ColorProfile?
                     // libjxl writes a frame into this between two events, so it is memory of our own
                     // rather than an array's, whose address is only lent for a closure's length.
                     var output: UnsafeMutableRawBufferPointer?
@@ -71,8 +78,19 @@
                         case JXL_DEC_BASIC_INFO:
                             guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else { throw invalid("unreadable header") }
                             // An estimate reports a size over the limits rather than failing.
-                            if headerOnly { return (info, []) }
+                            if headerOnly { return (info, [], nil) }
                             try options.check(width: Int(info.xsize), height: Int(info.ysize))
+                        case JXL_DEC_COLOR_ENCODING:
+                            // The space the pixels come out in, as ICC (libjxl writes one for an
+                            // encoded colour space too); a profile over the limit is not read.
+                            var size = 0
+                            let target = JXL_COLOR_PROFILE_TARGET_DATA
+                            if JxlDecoderGetICCProfileSize(decoder, nil, target, &size) == JXL_DEC_SUCCESS, size > 0, size <= options.maxColorProfileSize {
+                                var bytes = [UInt8](repeating: 0, count: size)
+                                if JxlDecoderGetColorAsICCProfile(decoder, nil, target, &bytes, size) == JXL_DEC_SUCCESS {
+                                    profile = ColorProfile(iccData: Data(bytes))
+                                }
+                            }
                         case JXL_DEC_FRAME:
                             var header = JxlFrameHeader()
                             guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else { throw invalid("unreadable frame header") }
@@ -99,7 +117,7 @@
                             buffer.deallocate()
                             output = nil
                         case JXL_DEC_SUCCESS:
-                            return (info, frames)
+                            return (info, frames, profile)
                         case JXL_DEC_NEED_MORE_INPUT:
                             throw invalid("data cut short")
                         default:

@@ -2,7 +2,8 @@ import CSPNG
 import Foundation
 
 /// Decodes PNG with libspng: every color type and bit depth, palettes, tRNS transparency, 16-bit
-/// to 8-bit, Adam7 interlacing. The declared size is checked against the limits before any pixel
+/// to 8-bit, Adam7 interlacing; colour from `iCCP`, `sRGB` or `gAMA`/`cHRM` (16-bit images converted
+/// before they become 8-bit). The declared size is checked against the limits before any pixel
 /// buffer exists; CRC and zlib errors are errors, and so are a stream that ends before IEND and
 /// palette indices past the palette (libspng accepts both; browsers' decoders do not).
 public struct PNGDecoder: ImageDecoding {
@@ -56,10 +57,24 @@ public struct PNGDecoder: ImageDecoding {
         try options.check(width: width, height: height)
         try options.checkMemory(1, width: width, height: height)
         let colorType = Int(header.color_type)
-        let pixels =
-            colorType == Int(SPNG_COLOR_TYPE_INDEXED.rawValue)
-            ? try Self.decodeIndexed(context, width: width, height: height, bitDepth: Int(header.bit_depth))
-            : try Self.decode(context, format: Int32(SPNG_FMT_RGBA8.rawValue), expectedSize: width * height * 4)
+        let isGray = colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE.rawValue) || colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue)
+        let color = DecodeColor(stated: Self.colorProfile(context), pixels: isGray ? .gray : .rgb, bitsPerSample: Int(header.bit_depth), options: options)
+        var pixels: [UInt8]
+        if colorType == Int(SPNG_COLOR_TYPE_INDEXED.rawValue) {
+            pixels = try Self.decodeIndexed(context, width: width, height: height, bitDepth: Int(header.bit_depth))
+            color.apply(&pixels, width: width, height: height)
+        } else if color.wantsSixteenBits {
+            // The conversion is made from 16 bits, before they are rounded to 8.
+            try options.checkMemory(3, width: width, height: height)
+            let wide = try Self.decode(context, format: Int32(SPNG_FMT_RGBA16.rawValue), expectedSize: width * height * 8)
+            let converted = wide.withUnsafeBytes { bytes in
+                Result { () throws(ImagoError) in try color.apply(rgba16: bytes.bindMemory(to: UInt16.self), width: width, height: height) }
+            }
+            pixels = try converted.get()
+        } else {
+            pixels = try Self.decode(context, format: Int32(SPNG_FMT_RGBA8.rawValue), expectedSize: width * height * 4)
+            color.apply(&pixels, width: width, height: height)
+        }
         // Read the chunks after the image data, so a stream cut before IEND is an error; libspng
         // accepts an IEND whose CRC is cut off, so check that the whole chunk is there.
         try Self.check(spng_decode_chunks(context))
@@ -68,10 +83,32 @@ public struct PNGDecoder: ImageDecoding {
         let hasAlpha =
             colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue) || colorType == Int(SPNG_COLOR_TYPE_TRUECOLOR_ALPHA.rawValue)
             || spng_get_trns(context, &transparency) == 0
-        return Image(
-            width: width, height: height, frames: [Image.Frame(pixels: pixels)],
-            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
-        )
+        var metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+        color.record(in: &metadata)
+        return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+    }
+
+    /// The colour the PNG states: `iCCP`; else none for `sRGB`; else a profile built from
+    /// `gAMA` and `cHRM` (libvips #1238 ignored them), as the PNG specification orders them.
+    private static func colorProfile(_ context: OpaquePointer) -> ColorProfile? {
+        var icc = spng_iccp()
+        if spng_get_iccp(context, &icc) == 0, let bytes = icc.profile, icc.profile_len > 0 {
+            return ColorProfile(iccData: Data(bytes: bytes, count: icc.profile_len))
+        }
+        var intent: UInt8 = 0
+        if spng_get_srgb(context, &intent) == 0 { return nil }
+        var gamma: UInt32 = 0
+        let hasGamma = spng_get_gama_int(context, &gamma) == 0
+        var chrm = spng_chrm_int()
+        let hasChromaticities = spng_get_chrm_int(context, &chrm) == 0
+        func point(_ x: UInt32, _ y: UInt32) -> ColorProfile.Chromaticity { .init(x: Double(x) / 100_000, y: Double(y) / 100_000) }
+        let chromaticities =
+            hasChromaticities
+            ? (
+                white: point(chrm.white_point_x, chrm.white_point_y), red: point(chrm.red_x, chrm.red_y), green: point(chrm.green_x, chrm.green_y),
+                blue: point(chrm.blue_x, chrm.blue_y)
+            ) : nil
+        return ColorProfile.png(gamma: hasGamma ? gamma : nil, chromaticities: chromaticities)
     }
 
     /// The rows of a non-interlaced PNG decodable from the bytes so far (the rest transparent), for

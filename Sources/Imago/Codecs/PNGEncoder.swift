@@ -6,7 +6,7 @@ import Synchronization
 /// Encodes PNG: 8-bit RGBA, or RGB when the image has no alpha. Each row gets the filter whose
 /// output has the smallest sum of absolute values (the heuristic of libpng, libspng and Pillow),
 /// rows are filtered on every core, and the filtered rows are compressed by zlib with its
-/// `Z_FILTERED` strategy in strips, one per core, pigz's way: each strip starts from the 32 KiB
+/// `Z_FILTERED` strategy in strips, one per core, pigz's way (a kept colour profile goes in `iCCP`): each strip starts from the 32 KiB
 /// before it as its dictionary and ends on a byte boundary, so the strips join into one stream.
 public struct PNGEncoder: ImageEncoding {
     public let format = ImageFormat.png
@@ -39,6 +39,7 @@ public struct PNGEncoder: ImageEncoding {
         // Depth 8; colour type 6 (RGBA) or 2 (RGB); deflate; adaptive filtering; no interlace.
         header.append(contentsOf: [8, channels == 4 ? 6 : 2, 0, 0, 0])
         Self.appendChunk("IHDR", header, to: &png)
+        if let profile = image.metadata.colorProfile { Self.appendChunk("iCCP", try Self.iccpChunk(profile), to: &png) }
         var start = 0
         repeat {
             let end = min(start + Self.idatLength, compressed.count)
@@ -47,6 +48,20 @@ public struct PNGEncoder: ImageEncoding {
         } while start < compressed.count
         Self.appendChunk("IEND", Data(), to: &png)
         return png
+    }
+
+    /// An `iCCP` chunk's data: a name, a zero, compression method 0 and the zlib-compressed profile.
+    private static func iccpChunk(_ profile: ColorProfile) throws(ImagoError) -> Data {
+        let bytes = [UInt8](profile.data)
+        var length = compressBound(uLong(bytes.count))
+        var compressed = [UInt8](repeating: 0, count: Int(length))
+        guard compress2(&compressed, &length, bytes, uLong(bytes.count), 9) == Z_OK else {
+            throw encodingError(.png, "cannot compress the colour profile")
+        }
+        var chunk = Data("ICC profile".utf8)
+        chunk.append(contentsOf: [0, 0])
+        chunk.append(contentsOf: compressed.prefix(Int(length)))
+        return chunk
     }
 
     /// IDAT chunks of 8 KiB, as libpng writes: a reader that streams (PreviewDecoder, a

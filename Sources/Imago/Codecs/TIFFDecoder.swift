@@ -3,7 +3,8 @@
     import Foundation
 
     /// Decodes TIFF with libtiff: strips and tiles, 1 to 16 bits per sample (to 8-bit RGBA), palette,
-    /// grayscale, RGB, CMYK, YCbCr, every compression libtiff was built with, alpha, and all eight
+    /// grayscale, RGB, CMYK (8-bit CMYK through its ICC profile or the default CMYK one), YCbCr, the
+    /// ICC profile (tag 34675) honoured, every compression libtiff was built with, alpha, and all eight
     /// orientations. A file of several pages decodes its first, or the one given to ``init(page:)``;
     /// ``pageCount(_:)`` says how many there are. libtiff reads from memory, never prints, and makes no
     /// single allocation above ``DecodingOptions/maxDecodedBytes``.
@@ -41,18 +42,26 @@
                 try options.checkMemory(orientation == .up ? 1 : 2, width: width, height: height)
                 var pixels = [UInt8](repeating: 0, count: width * height * 4)
                 var message = [CChar](repeating: 0, count: 1024)
-                let ok = pixels.withUnsafeMutableBytes { raster in
-                    imago_tiff_read_rgba(tiff, info.width, info.height, raster.bindMemory(to: UInt32.self).baseAddress, &message)
-                }
+                let isCMYK = imago_tiff_is_plain_cmyk(tiff) != 0
+                let isGray = info.photometric == 0 || info.photometric == 1
+                let color = DecodeColor(stated: Self.iccProfile(tiff), pixels: isCMYK ? .cmyk : isGray ? .gray : .rgb, options: options)
+                let ok =
+                    isCMYK
+                    ? pixels.withUnsafeMutableBytes { imago_tiff_read_cmyk(tiff, info.width, info.height, $0.bindMemory(to: UInt8.self).baseAddress, &message) }
+                    : pixels.withUnsafeMutableBytes { raster in
+                        imago_tiff_read_rgba(tiff, info.width, info.height, raster.bindMemory(to: UInt32.self).baseAddress, &message)
+                    }
                 guard ok != 0 else { throw Self.invalid(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
                 #if _endian(big)
                     // libtiff packs each pixel as A<<24 | B<<16 | G<<8 | R: RGBA bytes only on little-endian.
-                    for index in stride(from: 0, to: pixels.count, by: 4) { pixels[index..<index + 4].reverse() }
+                    if !isCMYK { for index in stride(from: 0, to: pixels.count, by: 4) { pixels[index..<index + 4].reverse() } }
                 #endif
-                if info.has_alpha != 0 { Self.unpremultiply(&pixels) }
+                if info.has_alpha != 0, !isCMYK { Self.unpremultiply(&pixels) }
+                color.apply(&pixels, width: width, height: height)
                 let upright = orientation.apply(to: pixels, width: width, height: height)
-                let metadata = ImageMetadata(
+                var metadata = ImageMetadata(
                     format: .tiff, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: info.has_alpha != 0)
+                color.record(in: &metadata)
                 return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
             }
         }
@@ -64,6 +73,14 @@
 
         static func invalid(_ message: String) -> ImagoError {
             ImagoError(.invalidImage("TIFF: " + (message.isEmpty ? "unreadable" : message)), url: nil, stage: .decoding)
+        }
+
+        /// Tag 34675, the ICC profile.
+        private static func iccProfile(_ tiff: OpaquePointer) -> ColorProfile? {
+            var bytes: UnsafePointer<UInt8>?
+            var count: UInt32 = 0
+            guard imago_tiff_icc_profile(tiff, &bytes, &count) != 0, let bytes else { return nil }
+            return ColorProfile(iccData: Data(bytes: bytes, count: Int(count)))
         }
 
         private static func orientation(_ info: imago_tiff_info) -> ImageOrientation {

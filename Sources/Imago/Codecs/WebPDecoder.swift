@@ -2,7 +2,8 @@ import CWebP
 import Foundation
 
 /// Decodes WebP with libwebp: lossy, lossless, alpha, scaled decode for stills, and animations
-/// (every frame composited on the canvas by `WebPAnimDecoder`, with durations and loop count).
+/// (every frame composited on the canvas by `WebPAnimDecoder`, with durations and loop count); the
+/// `ICCP` profile honoured.
 public struct WebPDecoder: ImageDecoding {
     public let format = ImageFormat.webp
 
@@ -64,7 +65,8 @@ public struct WebPDecoder: ImageDecoding {
             config.options.scaled_width = Int32(outWidth)
             config.options.scaled_height = Int32(outHeight)
         }
-        let pixels = try makePixelBuffer(count: outWidth * outHeight * 4) { out in
+        let color = DecodeColor(stated: Self.iccProfile(base, count: bytes.count), pixels: .rgb, options: options)
+        var pixels = try makePixelBuffer(count: outWidth * outHeight * 4) { out in
             config.output.colorspace = MODE_RGBA
             config.output.is_external_memory = 1
             config.output.u.RGBA.rgba = out.baseAddress
@@ -74,10 +76,22 @@ public struct WebPDecoder: ImageDecoding {
             let decoded = WebPDecode(base, bytes.count, &config)
             return decoded == VP8_STATUS_OK ? .success(()) : .failure(Self.invalid("decoding failed (status \(decoded.rawValue))"))
         }
-        return Image(
-            width: outWidth, height: outHeight, frames: [Image.Frame(pixels: pixels)],
-            metadata: ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: features.has_alpha != 0)
-        )
+        color.apply(&pixels, width: outWidth, height: outHeight)
+        var metadata = ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: features.has_alpha != 0)
+        color.record(in: &metadata)
+        return Image(width: outWidth, height: outHeight, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+    }
+
+    /// The `ICCP` chunk of an extended (VP8X) file, through libwebp's demuxer.
+    static func iccProfile(_ base: UnsafePointer<UInt8>, count: Int) -> ColorProfile? {
+        var data = WebPData(bytes: base, size: count)
+        guard let demux = WebPDemux(&data) else { return nil }
+        defer { WebPDemuxDelete(demux) }
+        var iterator = WebPChunkIterator()
+        guard WebPDemuxGetChunk(demux, "ICCP", 1, &iterator) != 0 else { return nil }
+        defer { WebPDemuxReleaseChunkIterator(&iterator) }
+        guard let bytes = iterator.chunk.bytes, iterator.chunk.size > 0 else { return nil }
+        return ColorProfile(iccData: Data(bytes: bytes, count: iterator.chunk.size))
     }
 
     /// The rows of a still WebP decodable from the bytes so far (the rest transparent), for previews,
@@ -137,10 +151,11 @@ public struct WebPDecoder: ImageDecoding {
         }
         guard !frames.isEmpty else { throw Self.invalid("animation without frames") }
         let hasAlpha = frames.contains { $0.pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element != 255 } }
-        return Image(
-            width: width, height: height, frames: frames, loopCount: Int(info.loop_count),
-            metadata: ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
-        )
+        let color = DecodeColor(stated: Self.iccProfile(base, count: count), pixels: .rgb, options: options)
+        for index in frames.indices { color.apply(&frames[index].pixels, width: width, height: height) }
+        var metadata = ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+        color.record(in: &metadata)
+        return Image(width: width, height: height, frames: frames, loopCount: Int(info.loop_count), metadata: metadata)
     }
 
     /// A frame's duration from libwebp's running timestamps. Each frame's duration is a 24-bit

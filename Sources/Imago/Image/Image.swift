@@ -69,6 +69,12 @@ public struct ImageMetadata: Sendable, Hashable {
     public var orientationApplied: ImageOrientation
     /// Whether any pixel may be transparent.
     public var hasAlpha: Bool
+    /// The colour profile the pixels are in, which encoders embed; nil for sRGB. Set when the
+    /// decode kept the file's profile (``DecodingOptions/ColorProfileHandling/keep``).
+    public var colorProfile: ColorProfile?
+    /// The colour profile the file stated (embedded, or built from PNG `gAMA`/`cHRM` or CICP),
+    /// whether or not the pixels were converted from it; nil when it stated none.
+    public var sourceColorProfile: ColorProfile?
 
     /// Makes metadata.
     public init(format: ImageFormat, originalWidth: Int, originalHeight: Int, orientationApplied: ImageOrientation = .up, hasAlpha: Bool) {

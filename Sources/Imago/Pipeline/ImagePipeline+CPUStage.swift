@@ -116,11 +116,13 @@ extension ImagePipeline {
     }
 
     /// Decodes `data` as `plan` says: reduced for a thumbnail and resampled to it, or reduced and
-    /// resampled under the large-image limit, or at full size.
+    /// resampled under the large-image limit, or at full size. A reduced image is converted to
+    /// sRGB after its resize, at the smallest size the work reaches.
     private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan) -> Result<Image, ImagoError> {
         state.withLock { $0.statistics.decodes += 1 }
-        let decoded = Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: decodingOptions(for: plan)) }
-        return decoded.flatMap { image in
+        let options = decodingOptions(for: plan)
+        let decoded = Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: options) }
+        let reduced = decoded.flatMap { image -> Result<Image, ImagoError> in
             if let thumbnail = plan.thumbnail {
                 return Self.attempt(url) { () throws(ImagoError) in try thumbnail.finish(image) }
             }
@@ -133,6 +135,7 @@ extension ImagePipeline {
             let box = PixelSize(width: max(1, Int(Double(image.width) * scale)), height: max(1, Int(Double(image.height) * scale)))
             return process(image, with: [ImageProcessors.Resize(checkedSize: box)], url: url)
         }
+        return options.defersColorConversion ? reduced.map { $0.convertedToSRGB(options: options) } : reduced
     }
 
     /// The configuration's decoding options as `plan` needs them.
@@ -145,6 +148,9 @@ extension ImagePipeline {
         } else if plan.scalesDown {
             options.scaleDownPixelLimit = configuration.largeImagePixelLimit
         }
+        // A reduced decode is converted to sRGB after its resize (decode(_:url:plan:)), on fewer pixels.
+        let reduces = plan.thumbnail != nil || plan.resize != nil || plan.scalesDown
+        options.defersColorConversion = reduces && options.colorProfileHandling == .convertToSRGB
         return options
     }
 

@@ -1,0 +1,241 @@
+import CLCMS
+import CLCMSSupport
+import Dispatch
+import Foundation
+
+/// What the pixels handed to a ``ColorTransform`` hold.
+enum ColorPixelLayout: Hashable, Sendable {
+    /// RGBA, 8 bits a sample (gray images as R = G = B).
+    case rgba8
+    /// RGBA, 16 bits a sample in the machine's byte order (gray as R = G = B).
+    case rgba16
+    /// CMYK, 8 bits a sample, 0 = no ink.
+    case cmyk8
+    /// CMYK, 8 bits a sample, inverted (255 = no ink), as Adobe's applications write JPEG.
+    case cmyk8Inverted
+
+    var bytesPerPixel: Int { self == .rgba16 ? 8 : 4 }
+}
+
+/// A conversion from one profile's pixels to sRGB RGBA8, relative colorimetric with black-point
+/// compensation, made once per profile and layout (``ColorTransforms``) and shared by every
+/// thread: Little CMS transforms made without their one-pixel cache are safe to share.
+///
+/// A gray profile is a table of 65,536 levels, made through Little CMS once. A transform whose
+/// output differs by at most 1 from its input on a grid of colours (an sRGB profile, under another
+/// name or version) is ``isIdentity`` and skipped.
+final class ColorTransform: @unchecked Sendable {
+    private enum Method {
+        case identity
+        case lcms(cmsHTRANSFORM)
+        /// sRGB R, G, B for each 16-bit gray level.
+        case grayTable([UInt8])
+    }
+
+    private let method: Method
+    private let context: cmsContext?
+    let layout: ColorPixelLayout
+
+    /// Rows below this many pixels are transformed on the calling thread alone.
+    private static let parallelThreshold = 1 << 18
+
+    private init(method: Method, context: cmsContext?, layout: ColorPixelLayout) {
+        self.method = method
+        self.context = context
+        self.layout = layout
+    }
+
+    deinit {
+        if case .lcms(let transform) = method { cmsDeleteTransform(transform) }
+        imago_lcms_context_delete(context)
+    }
+
+    /// Whether the transform leaves 8-bit RGB as it is.
+    var isIdentity: Bool {
+        if case .identity = method { true } else { false }
+    }
+
+    /// Why a profile was not used.
+    enum Refusal: String, Error {
+        /// Over ``DecodingOptions/maxColorProfileSize``.
+        case tooLarge = "too_large"
+        /// Little CMS could not read it, or needed more than ``DecodingOptions/maxColorTransformMemory``.
+        case unreadable
+        /// It describes other pixels than the image has (a CMYK profile on RGB pixels).
+        case mismatched
+    }
+
+    /// Makes the transform for `profile`'s pixels laid out as `layout`, within the limits.
+    static func make(profile: ColorProfile, layout: ColorPixelLayout, maxProfileSize: Int, maxMemory: Int) -> Result<ColorTransform, Refusal> {
+        guard profile.data.count <= maxProfileSize else { return .failure(.tooLarge) }
+        let isCMYK = layout == .cmyk8 || layout == .cmyk8Inverted
+        switch profile.kind {
+        case .cmyk where !isCMYK, .rgb where isCMYK, .gray where isCMYK, .other: return .failure(.mismatched)
+        default: break
+        }
+        guard let context = imago_lcms_context_create(maxMemory) else { return .failure(.unreadable) }
+        let source = profile.data.withUnsafeBytes { cmsOpenProfileFromMemTHR(context, $0.baseAddress, cmsUInt32Number($0.count)) }
+        guard let source, let target = cmsCreate_sRGBProfileTHR(context) else {
+            if let source { cmsCloseProfile(source) }
+            imago_lcms_context_delete(context)
+            return .failure(.unreadable)
+        }
+        defer {
+            cmsCloseProfile(source)
+            cmsCloseProfile(target)
+        }
+        // The header may say one thing and the tags another: Little CMS's reading decides.
+        let space = cmsGetColorSpace(source)
+        let expected: cmsColorSpaceSignature = isCMYK ? cmsSigCmykData : profile.kind == .gray ? cmsSigGrayData : cmsSigRgbData
+        guard space == expected else {
+            imago_lcms_context_delete(context)
+            return .failure(.mismatched)
+        }
+        let flags = cmsUInt32Number(cmsFLAGS_NOCACHE | cmsFLAGS_BLACKPOINTCOMPENSATION)
+        let intent = cmsUInt32Number(INTENT_RELATIVE_COLORIMETRIC)
+        if profile.kind == .gray {
+            guard let table = grayTable(source, target, context: context, intent: intent, flags: flags) else {
+                imago_lcms_context_delete(context)
+                return .failure(.unreadable)
+            }
+            return .success(ColorTransform(method: .grayTable(table), context: context, layout: layout))
+        }
+        let input: cmsUInt32Number =
+            switch layout {
+            case .rgba8: rgba8Format
+            case .rgba16: rgba16Format
+            case .cmyk8: cmyk8Format
+            case .cmyk8Inverted: cmyk8Format | flavorBit
+            }
+        let alpha = isCMYK ? 0 : cmsUInt32Number(cmsFLAGS_COPY_ALPHA)
+        guard let transform = cmsCreateTransformTHR(context, source, input, target, rgba8Format, intent, flags | alpha) else {
+            imago_lcms_context_delete(context)
+            return .failure(.unreadable)
+        }
+        if layout == .rgba8, isIdentity(transform) {
+            cmsDeleteTransform(transform)
+            imago_lcms_context_delete(context)
+            return .success(ColorTransform(method: .identity, context: nil, layout: layout))
+        }
+        return .success(ColorTransform(method: .lcms(transform), context: context, layout: layout))
+    }
+
+    /// Transforms RGBA8 or CMYK8 pixels in place to sRGB RGBA8 (alpha kept; CMYK made opaque).
+    func apply(_ pixels: inout [UInt8], width: Int, height: Int) {
+        precondition(layout != .rgba16 && pixels.count == width * height * 4)
+        switch method {
+        case .identity:
+            return
+        case .grayTable(let table):
+            pixels.withUnsafeMutableBufferPointer { buffer in
+                for offset in stride(from: 0, to: buffer.count, by: 4) {
+                    let level = Int(buffer[offset]) * 257 * 3
+                    buffer[offset] = table[level]
+                    buffer[offset + 1] = table[level + 1]
+                    buffer[offset + 2] = table[level + 2]
+                }
+            }
+        case .lcms(let transform):
+            let isCMYK = layout != .rgba8
+            pixels.withUnsafeMutableBytes { buffer in
+                let shared = SharedPointer(buffer.baseAddress!)
+                Self.inStrips(width: width, height: height) { rows in
+                    let start = shared.pointer + rows.lowerBound * width * 4
+                    // Same size in and out: Little CMS reads each pixel before writing it.
+                    cmsDoTransformLineStride(
+                        transform, start, start, cmsUInt32Number(width), cmsUInt32Number(rows.count),
+                        cmsUInt32Number(width * 4), cmsUInt32Number(width * 4), 0, 0)
+                    if isCMYK {
+                        for offset in stride(from: 3, to: rows.count * width * 4, by: 4) { start.storeBytes(of: 255, toByteOffset: offset, as: UInt8.self) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Transforms RGBA16 pixels (machine byte order) into sRGB RGBA8.
+    func apply(rgba16 pixels: UnsafeBufferPointer<UInt16>, width: Int, height: Int, into output: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(pixels.count == width * height * 4 && output.count == width * height * 4)
+        switch method {
+        case .identity:
+            for index in 0..<output.count { output[index] = UInt8((UInt32(pixels[index]) * 255 + 32_767) / 65_535) }
+        case .grayTable(let table):
+            for offset in stride(from: 0, to: output.count, by: 4) {
+                let level = Int(pixels[offset]) * 3
+                output[offset] = table[level]
+                output[offset + 1] = table[level + 1]
+                output[offset + 2] = table[level + 2]
+                output[offset + 3] = UInt8((UInt32(pixels[offset + 3]) * 255 + 32_767) / 65_535)
+            }
+        case .lcms(let transform):
+            precondition(layout == .rgba16)
+            let input = SharedPointer(UnsafeMutableRawPointer(mutating: pixels.baseAddress!))
+            let target = SharedPointer(UnsafeMutableRawPointer(output.baseAddress!))
+            Self.inStrips(width: width, height: height) { rows in
+                cmsDoTransformLineStride(
+                    transform, input.pointer + rows.lowerBound * width * 8, target.pointer + rows.lowerBound * width * 4,
+                    cmsUInt32Number(width), cmsUInt32Number(rows.count), cmsUInt32Number(width * 8), cmsUInt32Number(width * 4), 0, 0)
+            }
+        }
+    }
+
+    /// Runs `body` over bands of rows, on every core when the image is large: one core transforms
+    /// only ~45 megapixels of RGB a second (~15 of CMYK).
+    private static func inStrips(width: Int, height: Int, _ body: (Range<Int>) -> Void) {
+        let strips = width * height < parallelThreshold ? 1 : min(height, ProcessInfo.processInfo.activeProcessorCount * 2)
+        guard strips > 1 else { return body(0..<height) }
+        withoutActuallyEscaping(body) { body in
+            // Each strip writes only its own rows.
+            let shared = StripBody(run: body)
+            DispatchQueue.concurrentPerform(iterations: strips) { strip in
+                shared.run((height * strip / strips)..<(height * (strip + 1) / strips))
+            }
+        }
+    }
+
+    /// Whether 8-bit RGB comes out of `transform` within 1 of what went in, on a 9×9×9 grid.
+    private static func isIdentity(_ transform: cmsHTRANSFORM) -> Bool {
+        let levels: [UInt8] = [0, 32, 64, 96, 128, 160, 192, 224, 255]
+        var samples: [UInt8] = []
+        samples.reserveCapacity(levels.count * levels.count * levels.count * 4)
+        for r in levels { for g in levels { for b in levels { samples += [r, g, b, 255] } } }
+        var output = [UInt8](repeating: 0, count: samples.count)
+        cmsDoTransform(transform, samples, &output, cmsUInt32Number(samples.count / 4))
+        return zip(samples, output).allSatisfy { abs(Int($0) - Int($1)) <= 1 }
+    }
+
+    /// sRGB for every 16-bit level of a gray profile.
+    private static func grayTable(
+        _ source: cmsHPROFILE, _ target: cmsHPROFILE, context: cmsContext, intent: cmsUInt32Number, flags: cmsUInt32Number
+    ) -> [UInt8]? {
+        let grayFormat = cmsUInt32Number(colorSpace(PT_GRAY) | channels(1) | bytes(2))
+        guard let transform = cmsCreateTransformTHR(context, source, grayFormat, target, rgb8Format, intent, flags) else { return nil }
+        defer { cmsDeleteTransform(transform) }
+        let levels = (0...65_535).map { UInt16($0) }
+        var table = [UInt8](repeating: 0, count: levels.count * 3)
+        cmsDoTransform(transform, levels, &table, cmsUInt32Number(levels.count))
+        return table
+    }
+
+    // Little CMS's pixel format words (lcms2.h's TYPE_* macros, which Swift does not import).
+    private static func colorSpace(_ space: Int32) -> Int { Int(space) << 16 }
+    private static func channels(_ count: Int) -> Int { count << 3 }
+    private static func bytes(_ count: Int) -> Int { count }
+    private static let extraChannel = 1 << 7
+    private static let flavorBit = cmsUInt32Number(1 << 13)
+    private static let rgba8Format = cmsUInt32Number(colorSpace(PT_RGB) | extraChannel | channels(3) | bytes(1))
+    private static let rgba16Format = cmsUInt32Number(colorSpace(PT_RGB) | extraChannel | channels(3) | bytes(2))
+    private static let rgb8Format = cmsUInt32Number(colorSpace(PT_RGB) | channels(3) | bytes(1))
+    private static let cmyk8Format = cmsUInt32Number(colorSpace(PT_CMYK) | channels(4) | bytes(1))
+}
+
+/// The work of one strip, handed to the threads of a concurrent loop.
+private struct StripBody: @unchecked Sendable {
+    let run: (Range<Int>) -> Void
+}
+
+/// A pointer handed to the strips of a concurrent loop, each of which writes its own rows.
+private struct SharedPointer: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+    init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
+}
