@@ -44,7 +44,7 @@
             let tolerance = options.contains("-d") ? 2 : 0
             #expect(Corpus.maxDifference(image, reference) <= tolerance, "\(source) \(options)")
             if options.contains("-l") {
-                let original = try PNGDecoder().decode(try Corpus.data("png/\(source)"), options: DecodingOptions())
+                let original = try Corpus.storedPixels("png/\(source)")
                 #expect(Corpus.maxDifference(image, original) == 0, "lossless")
             }
             expectCleanFailures(AVIFDecoder(), data)
@@ -84,7 +84,7 @@
             let image = try AVIFDecoder().decode(data, options: DecodingOptions())
             #expect(image.frames.count == 2)
             #expect(image.frames.map(\.duration) == [.milliseconds(200), .milliseconds(500)])
-            let original = try PNGDecoder().decode(try Corpus.data("png/basn2c08.png"), options: DecodingOptions())
+            let original = try Corpus.storedPixels("png/basn2c08.png")
             #expect(image.frames[0].pixels == original.pixels)
             #expect(image.frames[1].pixels[0] == 255 - original.pixels[0])
             var few = DecodingOptions()

@@ -50,7 +50,7 @@ struct BMPDecoderTests {
         var (bmp, reference) = try Self.make(source, spec, options, in: directory)
         var tolerance = 0
         if let subtype = options.last?.split(separator: "=").last.map(String.init), let allowed = Self.sourceTolerance[subtype] {
-            reference = try PNGDecoder().decode(try Corpus.data("png/\(source)"), options: DecodingOptions())
+            reference = try Corpus.storedPixels("png/\(source)")
             tolerance = allowed
         }
         #expect(DecoderRegistry.standard().decoder(for: bmp) is BMPDecoder)

@@ -17,6 +17,14 @@ enum Corpus {
         try Data(contentsOf: root.appendingPathComponent(path))
     }
 
+    /// A corpus PNG's pixels as stored, its colour (PngSuite's `gAMA` of 1.0) not applied: the
+    /// reference for a file another tool made from it, which carries no colour of its own.
+    static func storedPixels(_ path: String) throws -> Image {
+        var options = DecodingOptions()
+        options.colorProfileHandling = .keep
+        return try PNGDecoder().decode(try data(path), options: options)
+    }
+
     /// The reference PNG for a corpus file: the `.png` of the same stem, or of a shorter stem
     /// (`video-001.q50.420.progressive.jpeg` → `video-001.png`), as the corpus README says.
     static func reference(for file: URL) -> URL? {

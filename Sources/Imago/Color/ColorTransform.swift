@@ -30,6 +30,11 @@ final class ColorTransform: @unchecked Sendable {
         case lcms(cmsHTRANSFORM)
         /// sRGB R, G, B for each 16-bit gray level.
         case grayTable([UInt8])
+
+        /// Whether the method lives in its Little CMS context.
+        var needsContext: Bool {
+            if case .lcms = self { true } else { false }
+        }
     }
 
     private let method: Method
@@ -74,31 +79,37 @@ final class ColorTransform: @unchecked Sendable {
         default: break
         }
         guard let context = imago_lcms_context_create(maxMemory) else { return .failure(.unreadable) }
+        switch method(profile: profile, layout: layout, context: context) {
+        case .failure(let refusal):
+            imago_lcms_context_delete(context)
+            return .failure(refusal)
+        case .success(let method):
+            // Only a Little CMS transform lives on in its context; a table or the identity does not.
+            guard method.needsContext else {
+                imago_lcms_context_delete(context)
+                return .success(ColorTransform(method: method, context: nil, layout: layout))
+            }
+            return .success(ColorTransform(method: method, context: context, layout: layout))
+        }
+    }
+
+    /// Reads the profile in `context` and makes the method; every profile it opens is closed
+    /// before it returns, so the caller may delete the context on failure.
+    private static func method(profile: ColorProfile, layout: ColorPixelLayout, context: cmsContext) -> Result<Method, Refusal> {
         let source = profile.data.withUnsafeBytes { cmsOpenProfileFromMemTHR(context, $0.baseAddress, cmsUInt32Number($0.count)) }
-        guard let source, let target = cmsCreate_sRGBProfileTHR(context) else {
-            if let source { cmsCloseProfile(source) }
-            imago_lcms_context_delete(context)
-            return .failure(.unreadable)
-        }
-        defer {
-            cmsCloseProfile(source)
-            cmsCloseProfile(target)
-        }
+        guard let source else { return .failure(.unreadable) }
+        defer { cmsCloseProfile(source) }
+        guard let target = cmsCreate_sRGBProfileTHR(context) else { return .failure(.unreadable) }
+        defer { cmsCloseProfile(target) }
         // The header may say one thing and the tags another: Little CMS's reading decides.
-        let space = cmsGetColorSpace(source)
+        let isCMYK = layout == .cmyk8 || layout == .cmyk8Inverted
         let expected: cmsColorSpaceSignature = isCMYK ? cmsSigCmykData : profile.kind == .gray ? cmsSigGrayData : cmsSigRgbData
-        guard space == expected else {
-            imago_lcms_context_delete(context)
-            return .failure(.mismatched)
-        }
+        guard cmsGetColorSpace(source) == expected else { return .failure(.mismatched) }
         let flags = cmsUInt32Number(cmsFLAGS_NOCACHE | cmsFLAGS_BLACKPOINTCOMPENSATION)
         let intent = cmsUInt32Number(INTENT_RELATIVE_COLORIMETRIC)
         if profile.kind == .gray {
-            guard let table = grayTable(source, target, context: context, intent: intent, flags: flags) else {
-                imago_lcms_context_delete(context)
-                return .failure(.unreadable)
-            }
-            return .success(ColorTransform(method: .grayTable(table), context: context, layout: layout))
+            guard let table = grayTable(source, target, context: context, intent: intent, flags: flags) else { return .failure(.unreadable) }
+            return .success(.grayTable(table))
         }
         let input: cmsUInt32Number =
             switch layout {
@@ -109,15 +120,13 @@ final class ColorTransform: @unchecked Sendable {
             }
         let alpha = isCMYK ? 0 : cmsUInt32Number(cmsFLAGS_COPY_ALPHA)
         guard let transform = cmsCreateTransformTHR(context, source, input, target, rgba8Format, intent, flags | alpha) else {
-            imago_lcms_context_delete(context)
             return .failure(.unreadable)
         }
         if layout == .rgba8, isIdentity(transform) {
             cmsDeleteTransform(transform)
-            imago_lcms_context_delete(context)
-            return .success(ColorTransform(method: .identity, context: nil, layout: layout))
+            return .success(.identity)
         }
-        return .success(ColorTransform(method: .lcms(transform), context: context, layout: layout))
+        return .success(.lcms(transform))
     }
 
     /// Transforms RGBA8 or CMYK8 pixels in place to sRGB RGBA8 (alpha kept; CMYK made opaque).
