@@ -165,7 +165,8 @@ enum ColorReference {
         #expect((image.width, image.height) == (reference.width, reference.height), comment, sourceLocation: sourceLocation)
         guard (image.width, image.height) == (reference.width, reference.height) else { return }
         let difference = deltaE(image, reference)
-        #expect(difference.mean <= 1 && difference.max <= 5, "\(comment): ΔE2000 mean \(difference.mean), max \(difference.max)", sourceLocation: sourceLocation)
+        #expect(
+            difference.mean <= 1 && difference.max <= 5, "\(comment): ΔE2000 mean \(difference.mean), max \(difference.max)", sourceLocation: sourceLocation)
     }
 
     /// Expects `image` far from `reference` (mean ΔE2000 over 2): an untreated profile would look so.
