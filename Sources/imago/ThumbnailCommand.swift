@@ -26,6 +26,23 @@ struct ThumbnailCommand: AsyncParsableCommand {
     @Option(help: "The directory the thumbnails go to, named after their inputs.")
     var out: String
 
+    @Flag(help: "Keep each source's colour profile: its pixels unconverted and the profile embedded (default: converted to sRGB, no profile).")
+    var keepColorProfile = false
+
+    @Flag(help: "Keep the source's EXIF and XMP, GPS included, the orientation reset to 1 (default: none).")
+    var keepMetadata = false
+
+    @Flag(help: "Keep only the source's copyright and author (EXIF Copyright/Artist, XMP dc:rights/dc:creator).")
+    var keepCopyright = false
+
+    /// The request options the --keep flags ask for.
+    var keptOptions: ImageRequest.Options {
+        var options: ImageRequest.Options = []
+        if keepColorProfile { options.insert(.keepsColorProfile) }
+        if keepMetadata { options.insert(.keepsMetadata) } else if keepCopyright { options.insert(.keepsCopyright) }
+        return options
+    }
+
     @Flag(help: "Print one JSON object: per-input results and totals.")
     var json = false
 
@@ -66,6 +83,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         configuration.memoryCache = nil
         let pipeline = ImagePipeline(configuration: configuration)
         let thumbnail = ImageRequest.Thumbnail(size: box, contentMode: fit.contentMode)
+        let requestOptions = keptOptions
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
         display.begin(total: items.count)
         let start = ContinuousClock.now
@@ -89,7 +107,8 @@ struct ThumbnailCommand: AsyncParsableCommand {
                     (
                         index,
                         await Self.make(
-                            item, thumbnail: thumbnail, pipeline: pipeline, encoder: encoder, to: directory.appendingPathComponent(name), display: display)
+                            item, thumbnail: thumbnail, options: requestOptions, pipeline: pipeline, encoder: encoder,
+                            to: directory.appendingPathComponent(name), display: display)
                     )
                 }
             }
@@ -117,7 +136,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
 
     /// Loads `item` as `thumbnail`, encodes it and writes it atomically to `output`.
     private static func make(
-        _ item: Result<URL, InvalidInput>, thumbnail: ImageRequest.Thumbnail, pipeline: ImagePipeline,
+        _ item: Result<URL, InvalidInput>, thumbnail: ImageRequest.Thumbnail, options: ImageRequest.Options, pipeline: ImagePipeline,
         encoder: any ImageEncoding, to output: URL, display: ProgressDisplay
     ) async -> Report.Result {
         let url: URL
@@ -127,7 +146,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         }
         let start = ContinuousClock.now
         let task = pipeline.imageTask(
-            with: ImageRequest(url: url, thumbnail: thumbnail),
+            with: ImageRequest(url: url, options: options, thumbnail: thumbnail),
             progress: { received, expected, _ in display.progress(url, received: received, expected: expected) }
         )
         let input = url.isFileURL ? url.path : url.redactedString

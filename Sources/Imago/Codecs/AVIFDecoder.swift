@@ -91,6 +91,11 @@
                 }
                 var metadata = ImageMetadata(format: .avif, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: hasAlpha)
                 color.record(in: &metadata)
+                if options.metadataHandling != .strip {
+                    func bytes(_ block: avifRWData) -> Data? { block.data.flatMap { block.size > 0 ? Data(bytes: $0, count: block.size) : nil } }
+                    (metadata.exif, metadata.xmp) = options.keptMetadata(
+                        exif: bytes(parsed.pointee.exif), xmp: bytes(parsed.pointee.xmp), turned: orientation != .up)
+                }
                 return Image(width: upright.width, height: upright.height, frames: frames, metadata: metadata)
             }
         }
@@ -147,7 +152,7 @@
                     decoder.pointee.imageSizeLimit = UInt32(clamping: options.maxPixels)
                     decoder.pointee.imageDimensionLimit = UInt32(clamping: options.maxSide)
                     decoder.pointee.imageCountLimit = UInt32(clamping: options.maxFrames)
-                    let status = parse(decoder, base, bytes.count)
+                    let status = parse(decoder, base, bytes.count, readsMetadata: options.metadataHandling != .strip)
                     guard status == AVIF_RESULT_OK else {
                         // Refused, perhaps by those limits: say so with the size when it is the reason.
                         if let (width, height) = declaredSize(base, bytes.count) { try options.check(width: width, height: height) }
@@ -159,10 +164,12 @@
             return try result.get()
         }
 
-        private static func parse(_ decoder: UnsafeMutablePointer<avifDecoder>, _ base: UnsafePointer<UInt8>, _ count: Int) -> avifResult {
+        private static func parse(
+            _ decoder: UnsafeMutablePointer<avifDecoder>, _ base: UnsafePointer<UInt8>, _ count: Int, readsMetadata: Bool = false
+        ) -> avifResult {
             decoder.pointee.maxThreads = 1
-            decoder.pointee.ignoreExif = 1
-            decoder.pointee.ignoreXMP = 1
+            decoder.pointee.ignoreExif = readsMetadata ? 0 : 1
+            decoder.pointee.ignoreXMP = readsMetadata ? 0 : 1
             let status = avifDecoderSetIOMemory(decoder, base, count)
             guard status == AVIF_RESULT_OK else { return status }
             return avifDecoderParse(decoder)

@@ -3,7 +3,7 @@
     import Foundation
 
     /// Encodes AVIF with libavif and libaom: 8-bit 4:2:0 (4:4:4 at quality 100), alpha kept
-    /// exactly, a kept colour profile embedded, an animated image as a sequence with its durations (libavif 0.11 writes no loop
+    /// exactly, a kept colour profile, EXIF and XMP embedded, an animated image as a sequence with its durations (libavif 0.11 writes no loop
     /// count: players loop sequences forever).
     public struct AVIFEncoder: ImageEncoding {
         public let format = ImageFormat.avif
@@ -60,6 +60,8 @@
             if let profile = image.metadata.colorProfile {
                 profile.data.withUnsafeBytes { avifImageSetProfileICC(yuv, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
             }
+            if let exif = image.metadata.exif { exif.withUnsafeBytes { avifImageSetMetadataExif(yuv, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) } }
+            if let xmp = image.metadata.xmp { xmp.withUnsafeBytes { avifImageSetMetadataXMP(yuv, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) } }
             var rgb = avifRGBImage()
             avifRGBImageSetDefaults(&rgb, yuv)
             rgb.format = AVIF_RGB_FORMAT_RGBA

@@ -62,12 +62,38 @@
                 color.apply(&pixels, width: width, height: height)
                 var metadata = ImageMetadata(format: .heif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
                 color.record(in: &metadata)
+                if options.metadataHandling != .strip {
+                    // libheif applies the container's rotation, so the EXIF orientation no longer holds.
+                    (metadata.exif, metadata.xmp) = options.keptMetadata(
+                        exif: Self.metadataBlock(handle, type: "Exif"), xmp: Self.metadataBlock(handle, type: "mime"), turned: true)
+                }
                 return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
             }
         }
 
         static func invalid(_ message: String) -> ImagoError {
             ImagoError(.invalidImage("HEIF: " + message), url: nil, stage: .decoding)
+        }
+
+        /// The first metadata block of `type` (`Exif`, or `mime` for XMP), at most 1 MiB.
+        static func metadataBlock(_ handle: OpaquePointer, type: String) -> Data? {
+            let count = heif_image_handle_get_number_of_metadata_blocks(handle, type)
+            guard count > 0 else { return nil }
+            var ids = [heif_item_id](repeating: 0, count: Int(count))
+            let found = heif_image_handle_get_list_of_metadata_block_IDs(handle, type, &ids, count)
+            for id in ids.prefix(Int(found)) {
+                if type == "mime", let contentType = heif_image_handle_get_metadata_content_type(handle, id),
+                    String(cString: contentType) != "application/rdf+xml"
+                {
+                    continue
+                }
+                let size = heif_image_handle_get_metadata_size(handle, id)
+                guard size > 0, size <= XMP.maxSize else { continue }
+                var bytes = [UInt8](repeating: 0, count: size)
+                guard heif_image_handle_get_metadata(handle, id, &bytes).code == heif_error_Ok else { continue }
+                return Data(bytes)
+            }
+            return nil
         }
 
         /// The image's ICC profile (`prof` or `rICC`), else the one its `nclx` CICP code points describe.

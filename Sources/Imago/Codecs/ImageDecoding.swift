@@ -81,9 +81,25 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Most bytes Little CMS may allocate to read one profile and make its transform (a hostile
     /// profile's lookup tables); past it the profile is ignored. Default 64 MiB.
     public var maxColorTransformMemory = 64 << 20
+    /// Which EXIF and XMP a decode keeps in ``ImageMetadata/exif`` and ``ImageMetadata/xmp``, for
+    /// encoders to write. Default ``MetadataHandling/strip``: none.
+    public var metadataHandling = MetadataHandling.strip
     /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
     /// gray pixels are then delivered in their own profile's space, as with `.keep`.
     var defersColorConversion = false
+
+    /// Which of a file's EXIF and XMP a decode keeps. JPEG, PNG, WebP, AVIF and HEIC blocks are
+    /// read; JPEG XL and TIFF metadata are not yet.
+    public enum MetadataHandling: Sendable, Hashable {
+        /// None (the default): outputs carry no metadata.
+        case strip
+        /// Only the copyright and author: EXIF `Copyright` and `Artist`, XMP `dc:rights` and
+        /// `dc:creator`, as imgproxy's `keep_copyright` keeps them. No GPS, no camera data.
+        case copyright
+        /// All EXIF and XMP, GPS included, with the orientation set to 1 when the pixels were
+        /// turned upright.
+        case all
+    }
 
     /// What a decode does with the colour profile a file states (an ICC profile, PNG
     /// `gAMA`/`cHRM`, CICP).

@@ -3,7 +3,8 @@ import Foundation
 
 /// Encodes JPEG with TurboJPEG, 4:2:0 chroma, baseline or progressive. Transparent pixels are
 /// composited over white, since JPEG has no alpha. A kept colour profile
-/// (``ImageMetadata/colorProfile``) is embedded in `APP2` segments, split over several above 64 KB.
+/// (``ImageMetadata/colorProfile``) is embedded in `APP2` segments, split over several above 64 KB;
+/// kept EXIF and XMP in `APP1`.
 public struct JPEGEncoder: ImageEncoding {
     public let format = ImageFormat.jpeg
     /// Quality 1…100.
@@ -30,33 +31,39 @@ public struct JPEGEncoder: ImageEncoding {
         }
         defer { tjFree(output) }
         guard status == 0, let output else { throw encodingError(format, String(cString: tjGetErrorStr2(handle))) }
-        let jpeg = Data(bytes: output, count: Int(size))
-        guard let profile = image.metadata.colorProfile else { return jpeg }
-        return Self.embedding(profile, in: jpeg)
+        return Self.withSegments(for: image.metadata, in: Data(bytes: output, count: Int(size)))
     }
 
     /// Most profile bytes one `APP2` segment carries: 65,535 less the length field and the
     /// 14-byte `ICC_PROFILE\0` header with its sequence number and count.
     static let profileBytesPerMarker = 65_519
 
-    /// `jpeg` with `profile` in `APP2 ICC_PROFILE` segments (as many as it needs, numbered from 1)
-    /// after SOI and any JFIF `APP0`, where readers look for it.
-    static func embedding(_ profile: ColorProfile, in jpeg: Data) -> Data {
-        let bytes = [UInt8](profile.data)
-        let count = (bytes.count + profileBytesPerMarker - 1) / profileBytesPerMarker
-        guard count <= 255, jpeg.count >= 4 else { return jpeg }
+    /// `jpeg` with the metadata's EXIF (`APP1 Exif`), XMP (`APP1`, when it fits one segment) and
+    /// colour profile (`APP2 ICC_PROFILE` segments, as many as it needs, numbered from 1) after SOI
+    /// and any JFIF `APP0`, where readers look for them.
+    static func withSegments(for metadata: ImageMetadata, in jpeg: Data) -> Data {
+        var segments = Data()
+        func append(_ marker: UInt8, _ payload: [UInt8]) {
+            let length = 2 + payload.count
+            segments.append(contentsOf: [0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)])
+            segments.append(contentsOf: payload)
+        }
+        if let exif = metadata.exif, exif.count + 8 <= 65_535 { append(0xE1, Array("Exif\0\0".utf8) + exif) }
+        if let xmp = metadata.xmp, xmp.count + 2 + JPEGMarkers.xmpSignature.count <= 65_535 { append(0xE1, JPEGMarkers.xmpSignature + xmp) }
+        if let profile = metadata.colorProfile {
+            let bytes = [UInt8](profile.data)
+            let count = (bytes.count + profileBytesPerMarker - 1) / profileBytesPerMarker
+            if count <= 255 {
+                for index in 0..<count {
+                    let chunk = bytes[(index * profileBytesPerMarker)..<min(bytes.count, (index + 1) * profileBytesPerMarker)]
+                    append(0xE2, Array("ICC_PROFILE\0".utf8) + [UInt8(index + 1), UInt8(count)] + chunk)
+                }
+            }
+        }
+        guard !segments.isEmpty, jpeg.count >= 4 else { return jpeg }
         var insertAt = 2
         if jpeg[jpeg.startIndex + 2] == 0xFF, jpeg[jpeg.startIndex + 3] == 0xE0, jpeg.count >= 6 {
             insertAt = 4 + (Int(jpeg[jpeg.startIndex + 4]) << 8 | Int(jpeg[jpeg.startIndex + 5]))
-        }
-        var segments = Data()
-        for index in 0..<count {
-            let chunk = bytes[(index * profileBytesPerMarker)..<min(bytes.count, (index + 1) * profileBytesPerMarker)]
-            let length = 2 + 14 + chunk.count
-            segments.append(contentsOf: [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)])
-            segments.append(contentsOf: Array("ICC_PROFILE\0".utf8))
-            segments.append(contentsOf: [UInt8(index + 1), UInt8(count)])
-            segments.append(contentsOf: chunk)
         }
         var result = Data(jpeg.prefix(insertAt))
         result.append(segments)

@@ -11,6 +11,9 @@ struct JPEGMarkers {
     private var profileChunks: [Int: Range<Int>] = [:]
     private var profileChunkCounts: Set<Int> = []
     private var profileChunksRepeat = false
+    /// The first `APP1` EXIF block (after `Exif\0\0`) and XMP packet (after its namespace).
+    private var exifRange: Range<Int>?
+    private var xmpRange: Range<Int>?
     /// The frame header's size (0 × 0 when there is none before the first scan).
     var width = 0, height = 0
     /// Progressive (SOF2/6/10/14): libjpeg keeps every coefficient of the image while decoding.
@@ -28,7 +31,13 @@ struct JPEGMarkers {
             let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
             guard length >= 2, offset + 2 + length <= bytes.count else { break }
             let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])
-            if marker == 0xE1 { orientation = Self.exifOrientation(segment) ?? orientation }
+            if marker == 0xE1 {
+                orientation = Self.exifOrientation(segment) ?? orientation
+                if exifRange == nil, segment.starts(with: Array("Exif\0\0".utf8)) { exifRange = (offset + 4 + 6)..<(offset + 2 + length) }
+                if xmpRange == nil, segment.starts(with: Self.xmpSignature) {
+                    xmpRange = (offset + 4 + Self.xmpSignature.count)..<(offset + 2 + length)
+                }
+            }
             if marker == 0xE2, segment.count >= 14, segment.starts(with: Self.iccSignature) {
                 let sequence = Int(segment[12])
                 if profileChunks[sequence] != nil { profileChunksRepeat = true }
@@ -46,6 +55,12 @@ struct JPEGMarkers {
     }
 
     private static let iccSignature = Array("ICC_PROFILE\0".utf8)
+    static let xmpSignature = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+
+    /// The EXIF block's bytes, if there is one.
+    func exif(_ bytes: UnsafeRawBufferPointer) -> Data? { exifRange.map { Data(bytes[$0]) } }
+    /// The XMP packet's bytes, if there is one.
+    func xmp(_ bytes: UnsafeRawBufferPointer) -> Data? { xmpRange.map { Data(bytes[$0]) } }
 
     /// The ICC profile in the `APP2` chunks, joined in their sequence order; nil when there is
     /// none, or when a chunk is missing, repeated or numbered past the count (the profile is then

@@ -85,7 +85,30 @@ public struct PNGDecoder: ImageDecoding {
             || spng_get_trns(context, &transparency) == 0
         var metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
         color.record(in: &metadata)
+        if options.metadataHandling != .strip {
+            (metadata.exif, metadata.xmp) = options.keptMetadata(exif: Self.exif(context), xmp: Self.xmp(context), turned: false)
+        }
         return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+    }
+
+    /// The `eXIf` chunk.
+    private static func exif(_ context: OpaquePointer) -> Data? {
+        var exif = spng_exif()
+        guard spng_get_exif(context, &exif) == 0, let bytes = exif.data, exif.length > 0 else { return nil }
+        return Data(bytes: bytes, count: exif.length)
+    }
+
+    /// The `iTXt` chunk `XML:com.adobe.xmp`.
+    private static func xmp(_ context: OpaquePointer) -> Data? {
+        var count: UInt32 = 0
+        guard spng_get_text(context, nil, &count) == 0, count > 0, count <= 1024 else { return nil }
+        var texts = [spng_text](repeating: spng_text(), count: Int(count))
+        guard spng_get_text(context, &texts, &count) == 0 else { return nil }
+        for text in texts {
+            let keyword = withUnsafeBytes(of: text.keyword) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if keyword == "XML:com.adobe.xmp", let bytes = text.text, text.length > 0 { return Data(bytes: bytes, count: text.length) }
+        }
+        return nil
     }
 
     /// The colour the PNG states: `iCCP`; else none for `sRGB`; else a profile built from

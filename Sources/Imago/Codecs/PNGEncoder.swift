@@ -6,7 +6,8 @@ import Synchronization
 /// Encodes PNG: 8-bit RGBA, or RGB when the image has no alpha. Each row gets the filter whose
 /// output has the smallest sum of absolute values (the heuristic of libpng, libspng and Pillow),
 /// rows are filtered on every core, and the filtered rows are compressed by zlib with its
-/// `Z_FILTERED` strategy in strips, one per core, pigz's way (a kept colour profile goes in `iCCP`): each strip starts from the 32 KiB
+/// `Z_FILTERED` strategy in strips, one per core, pigz's way (a kept colour profile goes in `iCCP`,
+/// EXIF in `eXIf`, XMP in `iTXt`): each strip starts from the 32 KiB
 /// before it as its dictionary and ends on a byte boundary, so the strips join into one stream.
 public struct PNGEncoder: ImageEncoding {
     public let format = ImageFormat.png
@@ -40,6 +41,11 @@ public struct PNGEncoder: ImageEncoding {
         header.append(contentsOf: [8, channels == 4 ? 6 : 2, 0, 0, 0])
         Self.appendChunk("IHDR", header, to: &png)
         if let profile = image.metadata.colorProfile { Self.appendChunk("iCCP", try Self.iccpChunk(profile), to: &png) }
+        if let exif = image.metadata.exif { Self.appendChunk("eXIf", exif, to: &png) }
+        if let xmp = image.metadata.xmp {
+            // iTXt: keyword, no compression, no language or translated keyword, the packet.
+            Self.appendChunk("iTXt", Data("XML:com.adobe.xmp".utf8) + Data([0, 0, 0, 0, 0]) + xmp, to: &png)
+        }
         var start = 0
         repeat {
             let end = min(start + Self.idatLength, compressed.count)

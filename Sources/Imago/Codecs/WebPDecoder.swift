@@ -79,19 +79,31 @@ public struct WebPDecoder: ImageDecoding {
         color.apply(&pixels, width: outWidth, height: outHeight)
         var metadata = ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: features.has_alpha != 0)
         color.record(in: &metadata)
+        Self.keepMetadata(base, count: bytes.count, options: options, in: &metadata)
         return Image(width: outWidth, height: outHeight, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
     }
 
-    /// The `ICCP` chunk of an extended (VP8X) file, through libwebp's demuxer.
+    /// The `ICCP` chunk of an extended (VP8X) file.
     static func iccProfile(_ base: UnsafePointer<UInt8>, count: Int) -> ColorProfile? {
+        chunk("ICCP", base, count: count).flatMap(ColorProfile.init(iccData:))
+    }
+
+    /// The `EXIF` and `XMP ` chunks, kept as the options say.
+    private static func keepMetadata(_ base: UnsafePointer<UInt8>, count: Int, options: DecodingOptions, in metadata: inout ImageMetadata) {
+        guard options.metadataHandling != .strip else { return }
+        (metadata.exif, metadata.xmp) = options.keptMetadata(exif: chunk("EXIF", base, count: count), xmp: chunk("XMP ", base, count: count), turned: false)
+    }
+
+    /// A chunk of an extended file, through libwebp's demuxer.
+    private static func chunk(_ fourCC: String, _ base: UnsafePointer<UInt8>, count: Int) -> Data? {
         var data = WebPData(bytes: base, size: count)
         guard let demux = WebPDemux(&data) else { return nil }
         defer { WebPDemuxDelete(demux) }
         var iterator = WebPChunkIterator()
-        guard WebPDemuxGetChunk(demux, "ICCP", 1, &iterator) != 0 else { return nil }
+        guard WebPDemuxGetChunk(demux, fourCC, 1, &iterator) != 0 else { return nil }
         defer { WebPDemuxReleaseChunkIterator(&iterator) }
         guard let bytes = iterator.chunk.bytes, iterator.chunk.size > 0 else { return nil }
-        return ColorProfile(iccData: Data(bytes: bytes, count: iterator.chunk.size))
+        return Data(bytes: bytes, count: iterator.chunk.size)
     }
 
     /// The rows of a still WebP decodable from the bytes so far (the rest transparent), for previews,
@@ -155,6 +167,7 @@ public struct WebPDecoder: ImageDecoding {
         for index in frames.indices { color.apply(&frames[index].pixels, width: width, height: height) }
         var metadata = ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
         color.record(in: &metadata)
+        Self.keepMetadata(base, count: count, options: options, in: &metadata)
         return Image(width: width, height: height, frames: frames, loopCount: Int(info.loop_count), metadata: metadata)
     }
 

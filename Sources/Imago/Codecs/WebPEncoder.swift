@@ -3,7 +3,8 @@ import Foundation
 
 /// Encodes WebP with libwebp, lossy at a quality or lossless, alpha kept. Lossless is exact: the
 /// colour under fully transparent pixels is kept too (`WebPConfig.exact`). An animated image keeps
-/// every frame, its duration and the loop count (`WebPAnimEncoder`). A kept colour profile goes in `ICCP`.
+/// every frame, its duration and the loop count (`WebPAnimEncoder`). A kept colour profile goes in `ICCP`, EXIF and XMP
+/// in their chunks.
 public struct WebPEncoder: ImageEncoding {
     public let format = ImageFormat.webp
     /// Quality 0…100 for lossy encoding.
@@ -24,27 +25,32 @@ public struct WebPEncoder: ImageEncoding {
         config.exact = lossless ? 1 : 0
         if !lossless { config.quality = quality }
         let encoded = image.isAnimated ? try encodeAnimation(image, config: config) : try encodeStill(image, config: config)
-        guard let profile = image.metadata.colorProfile else { return encoded }
-        return try Self.embedding(profile, in: encoded)
+        let chunks = [("ICCP", image.metadata.colorProfile?.data), ("EXIF", image.metadata.exif), ("XMP ", image.metadata.xmp)]
+            .compactMap { name, data in data.map { (name, $0) } }
+        return chunks.isEmpty ? encoded : try Self.embedding(chunks, in: encoded)
     }
 
-    /// `webp` with `profile` as its `ICCP` chunk (libwebpmux writes the VP8X header that needs).
-    static func embedding(_ profile: ColorProfile, in webp: Data) throws(ImagoError) -> Data {
+    /// `webp` with `chunks` (`ICCP`, `EXIF`, `XMP `) added; libwebpmux writes the VP8X header
+    /// they need.
+    static func embedding(_ chunks: [(String, Data)], in webp: Data) throws(ImagoError) -> Data {
         let result = webp.withUnsafeBytes { bytes -> Data? in
             var input = WebPData(bytes: bytes.bindMemory(to: UInt8.self).baseAddress, size: bytes.count)
             guard let mux = WebPMuxCreate(&input, 1) else { return nil }
             defer { WebPMuxDelete(mux) }
-            return profile.data.withUnsafeBytes { icc -> Data? in
-                var chunk = WebPData(bytes: icc.bindMemory(to: UInt8.self).baseAddress, size: icc.count)
-                guard WebPMuxSetChunk(mux, "ICCP", &chunk, 1) == WEBP_MUX_OK else { return nil }
-                var output = WebPData()
-                WebPDataInit(&output)
-                defer { WebPDataClear(&output) }
-                guard WebPMuxAssemble(mux, &output) == WEBP_MUX_OK, let assembled = output.bytes else { return nil }
-                return Data(bytes: assembled, count: output.size)
+            for (name, data) in chunks {
+                let set = data.withUnsafeBytes { payload -> Bool in
+                    var chunk = WebPData(bytes: payload.bindMemory(to: UInt8.self).baseAddress, size: payload.count)
+                    return WebPMuxSetChunk(mux, name, &chunk, 1) == WEBP_MUX_OK
+                }
+                guard set else { return nil }
             }
+            var output = WebPData()
+            WebPDataInit(&output)
+            defer { WebPDataClear(&output) }
+            guard WebPMuxAssemble(mux, &output) == WEBP_MUX_OK, let assembled = output.bytes else { return nil }
+            return Data(bytes: assembled, count: output.size)
         }
-        guard let result else { throw encodingError(.webp, "cannot embed the colour profile") }
+        guard let result else { throw encodingError(.webp, "cannot embed the colour profile or metadata") }
         return result
     }
 

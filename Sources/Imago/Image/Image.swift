@@ -75,6 +75,11 @@ public struct ImageMetadata: Sendable, Hashable {
     /// The colour profile the file stated (embedded, or built from PNG `gAMA`/`cHRM` or CICP),
     /// whether or not the pixels were converted from it; nil when it stated none.
     public var sourceColorProfile: ColorProfile?
+    /// The EXIF block (a TIFF structure) the decode kept, which encoders write; see
+    /// ``DecodingOptions/metadataHandling``. Nil by default.
+    public var exif: Data?
+    /// The XMP packet the decode kept, which encoders write. Nil by default.
+    public var xmp: Data?
 
     /// Makes metadata.
     public init(format: ImageFormat, originalWidth: Int, originalHeight: Int, orientationApplied: ImageOrientation = .up, hasAlpha: Bool) {

@@ -36,7 +36,7 @@ extension ImagePipeline {
             // Every variant the handles want now is made and cached before any handle completes,
             // so a caller asking again right away hits it.
             // Full-size decodes first, so variants that could fold a resize reuse one instead.
-            let ordered = requests.filter { $0.decodePlan == .full } + requests.filter { $0.decodePlan != .full }
+            let ordered = requests.filter { $0.decodePlan.isFull } + requests.filter { !$0.decodePlan.isFull }
             for request in ordered { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
             // Only bytes that decoded reach the disk cache.
             let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
@@ -82,8 +82,8 @@ extension ImagePipeline {
         var plan = request.decodePlan
         var processors = request.processorsAfterDecode
         // A folded resize saves a decode only when no full-size one is made anyway.
-        if plan.resize != nil, case .success = decoded.decodes[.full] {
-            plan = .full
+        if plan.resize != nil, case .success = decoded.decodes[plan.full] {
+            plan = plan.full
             processors = request.processors
         }
         let decodedImage: Result<Image, ImagoError>
@@ -140,7 +140,7 @@ extension ImagePipeline {
 
     /// The configuration's decoding options as `plan` needs them.
     func decodingOptions(for plan: ImageRequest.DecodePlan) -> DecodingOptions {
-        var options = configuration.decodingOptions
+        var options = plan.keeping(configuration.decodingOptions)
         if let thumbnail = plan.thumbnail {
             options = thumbnail.decodingOptions(options)
         } else if let resize = plan.resize {

@@ -36,7 +36,8 @@ extension ImagePipeline {
             let read = readStart..<ContinuousClock.now
             cpuStage.submit(priority: request.priority) { [self] in
                 let decodeStart = ContinuousClock.now
-                guard let image = try? decoders.decode(entry.data, options: configuration.decodingOptions) else {
+                // A variant that keeps its colour profile or metadata was written with them.
+                guard let image = try? decoders.decode(entry.data, options: request.decodePlan.keeping(configuration.decodingOptions)) else {
                     // Never serve an entry known to fail: the variant is made again from the original.
                     cache.disk.remove(key)
                     endVariantLookup(of: task, served: false)

@@ -134,7 +134,6 @@ public struct ImageRequest: Sendable, Hashable {
         return scale
     }
 
-    /// How the bytes are decoded: at full size, for a thumbnail, or capped in pixels.
     /// How the bytes are decoded: reduced for a thumbnail, or for a leading shrinking resize
     /// folded into the decode, or scaled under the large-image limit, or at full size.
     struct DecodePlan: Sendable, Hashable {
@@ -145,15 +144,35 @@ public struct ImageRequest: Sendable, Hashable {
         /// thumbnail, and the resize finishes from the reduced image, so `processors: [Resize]`
         /// is as fast as a thumbnail.
         let resize: ImageProcessors.Resize?
+        /// Whether the pixels stay in the file's colour profile (``Options/keepsColorProfile``).
+        var keepsColorProfile = false
+        /// The metadata the request keeps (``Options/keepsCopyright``, ``Options/keepsMetadata``),
+        /// or nil for the configuration's.
+        var metadata: DecodingOptions.MetadataHandling?
 
-        /// The full-size decode.
-        static let full = DecodePlan(thumbnail: nil, scalesDown: false, resize: nil)
+        /// The full-size decode, keeping what this plan keeps.
+        var full: DecodePlan {
+            DecodePlan(thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata)
+        }
+        /// Whether this is a full-size decode.
+        var isFull: Bool { self == full }
+
+        /// `options` with this plan's colour and metadata choices.
+        func keeping(_ options: DecodingOptions) -> DecodingOptions {
+            var options = options
+            if keepsColorProfile { options.colorProfileHandling = .keep }
+            if let metadata { options.metadataHandling = metadata }
+            return options
+        }
     }
 
     var decodePlan: DecodePlan {
         let scalesDown = thumbnail == nil && options.contains(.scaleDownLargeImages)
         let resize = thumbnail == nil && !scalesDown ? processors.first as? ImageProcessors.Resize : nil
-        return DecodePlan(thumbnail: thumbnail, scalesDown: scalesDown, resize: resize)
+        let metadata: DecodingOptions.MetadataHandling? =
+            options.contains(.keepsMetadata) ? .all : options.contains(.keepsCopyright) ? .copyright : nil
+        return DecodePlan(
+            thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata)
     }
 
     /// The processors that run on the decoded image: all of them, less a leading resize the
@@ -168,6 +187,8 @@ public struct ImageRequest: Sendable, Hashable {
     /// The disk cache's key for this request's encoded variant.
     var variantDiskKey: String {
         diskCacheKey + "\nvariant:" + (thumbnail?.identifier ?? "") + "|" + processorsIdentifier
+            + (options.contains(.keepsColorProfile) ? "|keeps-color-profile" : "")
+            + (options.contains(.keepsMetadata) ? "|keeps-metadata" : options.contains(.keepsCopyright) ? "|keeps-copyright" : "")
     }
 
     /// The disk cache's key: the URL (or ``imageID``), and the headers and user name when the request sets them
@@ -216,6 +237,19 @@ extension ImageRequest {
         /// scale and resample it under the limit (SDWebImage's `scaleDownLargeImages`). A
         /// thumbnail, when set, already bounds the size.
         public static let scaleDownLargeImages = Options(rawValue: 1 << 8)
+        /// Deliver the pixels in the file's own colour profile, which travels with the image for
+        /// encoders to embed, instead of converting them to sRGB (the configuration's
+        /// ``DecodingOptions/colorProfileHandling`` set to `.keep` for this request). Part of the
+        /// cache key: the two are different images.
+        public static let keepsColorProfile = Options(rawValue: 1 << 9)
+        /// Keep the file's copyright and author (EXIF `Copyright`/`Artist`, XMP
+        /// `dc:rights`/`dc:creator`) in ``ImageMetadata`` for encoders to write
+        /// (``DecodingOptions/MetadataHandling/copyright`` for this request). Part of the cache key.
+        public static let keepsCopyright = Options(rawValue: 1 << 10)
+        /// Keep all the file's EXIF and XMP, GPS included, the orientation reset to 1
+        /// (``DecodingOptions/MetadataHandling/all`` for this request; wins over
+        /// ``keepsCopyright``). Part of the cache key.
+        public static let keepsMetadata = Options(rawValue: 1 << 11)
 
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]

@@ -194,7 +194,14 @@ public final class ImageService: Sendable {
         let processors = try VariantPlan.processors(for: options, maxPixels: configuration.maxSourcePixels)
         let start = ContinuousClock.now
         do {
-            let response = try await pipeline.response(for: ImageRequest(url: url, options: [.storesVariantOnDisk], processors: processors))
+            var requestOptions: ImageRequest.Options = [.storesVariantOnDisk]
+            if !(options.stripColorProfile ?? configuration.stripsColorProfile) { requestOptions.insert(.keepsColorProfile) }
+            if !(options.stripMetadata ?? configuration.stripsMetadata) {
+                requestOptions.insert(.keepsMetadata)
+            } else if options.keepCopyright ?? configuration.keepsCopyright {
+                requestOptions.insert(.keepsCopyright)
+            }
+            let response = try await pipeline.response(for: ImageRequest(url: url, options: requestOptions, processors: processors))
             metrics.served(from: response.source.rawValue)
             guard let image = response.image else { throw ServerError(status: 500, "internal error") }
             let format = explicit ?? OutputFormat.negotiate(accepted: accepted, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF)

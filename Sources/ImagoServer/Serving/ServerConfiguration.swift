@@ -43,6 +43,14 @@ public struct ServerConfiguration: Sendable {
     public var variantCacheBytes = 256 << 20
     /// The disk cache's folder for sources and processed variants; nil for none.
     public var cacheDirectory: URL?
+    /// Whether images are converted to sRGB and carry no colour profile unless a URL says
+    /// `strip_color_profile:false` (imgproxy's `IMGPROXY_STRIP_COLOR_PROFILE`). Default true.
+    public var stripsColorProfile = true
+    /// Whether images carry no EXIF or XMP unless a URL says `strip_metadata:false`
+    /// (`IMGPROXY_STRIP_METADATA`). Default true.
+    public var stripsMetadata = true
+    /// Whether stripped metadata keeps the copyright and author (`IMGPROXY_KEEP_COPYRIGHT`). Default true.
+    public var keepsCopyright = true
 
     /// The defaults.
     public init() {}

@@ -22,6 +22,9 @@ public enum ServerSettings {
         ("--source-timeout", "IMAGO_SOURCE_TIMEOUT", "seconds a source may take (default 20)"),
         ("--timeout", "IMAGO_TIMEOUT", "seconds a new image may take in all, source included, before a 504 (default 30)"),
         ("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", "images made at once before 503 (default 4 per core)"),
+        ("--strip-color-profile", "IMAGO_STRIP_COLOR_PROFILE", "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"),
+        ("--strip-metadata", "IMAGO_STRIP_METADATA", "drop EXIF and XMP unless a URL says sm:0 (default true)"),
+        ("--keep-copyright", "IMAGO_KEEP_COPYRIGHT", "keep the copyright and author when metadata is dropped (default true)"),
         (
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
             "seconds a client may take to send a request's head before its connection is closed (default 10)"
@@ -72,6 +75,9 @@ public enum ServerSettings {
         configuration.workTimeout = .seconds(try integer("IMAGO_TIMEOUT", 1...3600) ?? 30)
         configuration.maxConcurrentWork = try integer("IMAGO_MAX_CONCURRENT_WORK", 1...100_000) ?? configuration.maxConcurrentWork
         configuration.requestHeadTimeout = .seconds(try integer("IMAGO_REQUEST_HEAD_TIMEOUT", 1...3600) ?? 10)
+        configuration.stripsColorProfile = try boolean("IMAGO_STRIP_COLOR_PROFILE") ?? true
+        configuration.stripsMetadata = try boolean("IMAGO_STRIP_METADATA") ?? true
+        configuration.keepsCopyright = try boolean("IMAGO_KEEP_COPYRIGHT") ?? true
 
         let listen = values["IMAGO_LISTEN"] ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {

@@ -4,7 +4,8 @@ import Imago
 /// imgproxy's processing options that Imago serves, parsed from a path's option segments, full
 /// and short names alike: `resize`/`rs`, `size`/`s`, `resizing_type`/`rt`, `width`/`w`,
 /// `height`/`h`, `dpr`, `enlarge`/`el`, `gravity`/`g`, `quality`/`q`, `format`/`f`/`ext`,
-/// `blur`/`bl`, `preset`/`pr`. Later options override earlier ones, as in imgproxy. Arguments left
+/// `blur`/`bl`, `strip_color_profile`/`scp`, `strip_metadata`/`sm`, `keep_copyright`/`kcr`,
+/// `preset`/`pr`. Booleans are read as Go's `strconv.ParseBool` reads them in imgproxy. Later options override earlier ones, as in imgproxy. Arguments left
 /// empty keep their value (`rs::300` sets only the width).
 public struct ProcessingOptions: Sendable, Hashable {
     /// How the image meets the box (imgproxy's `resizing_type`).
@@ -53,6 +54,14 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var format: String?
     /// Gaussian blur's sigma; 0 for none.
     public var blur = 0.0
+    /// Whether the output is converted to sRGB and carries no colour profile (imgproxy's
+    /// `strip_color_profile`); nil takes the server's setting.
+    public var stripColorProfile: Bool?
+    /// Whether the output carries no EXIF or XMP (`strip_metadata`); nil takes the server's setting.
+    public var stripMetadata: Bool?
+    /// Whether stripping metadata keeps the copyright and author (`keep_copyright`); nil takes the
+    /// server's setting.
+    public var keepCopyright: Bool?
 
     /// The defaults: no resize, negotiated format, the server's quality.
     public init() {}
@@ -70,7 +79,10 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Everything that changes the output, as text: the cache and ETag identity of the options.
     public var key: String {
         "\(resizingType.rawValue):\(width):\(height):\(dpr):\(enlarge):\(gravity.rawValue):\(gravityOffset.x):\(gravityOffset.y):\(quality):\(format ?? ""):\(blur)"
+            + ":\(Self.text(stripColorProfile)):\(Self.text(stripMetadata)):\(Self.text(keepCopyright))"
     }
+
+    private static func text(_ flag: Bool?) -> String { flag.map { $0 ? "1" : "0" } ?? "-" }
 
     private mutating func apply(_ segments: [String], presets: [String: [String]]) throws(ServerError) {
         for segment in segments {
@@ -97,9 +109,10 @@ public struct ProcessingOptions: Sendable, Hashable {
         }
         func flag(_ index: Int) throws(ServerError) -> Bool? {
             guard let text = argument(index) else { return nil }
+            // Go's strconv.ParseBool, which imgproxy uses.
             switch text {
-            case "1", "t", "true": return true
-            case "0", "f", "false": return false
+            case "1", "t", "T", "TRUE", "true", "True": return true
+            case "0", "f", "F", "FALSE", "false", "False": return false
             default: throw bad("'\(text)' is not a boolean")
             }
         }
@@ -164,6 +177,15 @@ public struct ProcessingOptions: Sendable, Hashable {
         case "blur", "bl":
             try count(1...1)
             blur = try number(0, 0...100) ?? blur
+        case "strip_color_profile", "scp":
+            try count(1...1)
+            stripColorProfile = try flag(0) ?? stripColorProfile
+        case "strip_metadata", "sm":
+            try count(1...1)
+            stripMetadata = try flag(0) ?? stripMetadata
+        case "keep_copyright", "kcr":
+            try count(1...1)
+            keepCopyright = try flag(0) ?? keepCopyright
         case "preset", "pr":
             for preset in arguments where !preset.isEmpty {
                 guard let segments = presets[preset] else { throw bad("no preset '\(preset)'") }
