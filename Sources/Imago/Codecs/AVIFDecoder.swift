@@ -91,6 +91,7 @@
                 }
                 var metadata = ImageMetadata(format: .avif, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: hasAlpha)
                 color.record(in: &metadata)
+                metadata.bitsPerSample = Int(parsed.pointee.depth)
                 if options.metadataHandling != .strip {
                     func bytes(_ block: avifRWData) -> Data? { block.data.flatMap { block.size > 0 ? Data(bytes: $0, count: block.size) : nil } }
                     (metadata.exif, metadata.xmp) = options.keptMetadata(

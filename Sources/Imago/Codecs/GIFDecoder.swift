@@ -167,7 +167,7 @@ public struct GIFDecoder: ImageDecoding {
         let hasAlpha = frames.contains { frame in stride(from: 3, to: frame.pixels.count, by: 4).contains { frame.pixels[$0] != 255 } }
         return Image(
             width: width, height: height, frames: frames, loopCount: frames.count > 1 ? loopCount : 0,
-            metadata: ImageMetadata(format: .gif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
+            metadata: ImageMetadata(format: .gif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha, bitsPerSample: 8)
         )
     }
 

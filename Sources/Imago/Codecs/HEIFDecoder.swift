@@ -62,6 +62,7 @@
                 color.apply(&pixels, width: width, height: height)
                 var metadata = ImageMetadata(format: .heif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
                 color.record(in: &metadata)
+                metadata.bitsPerSample = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
                 if options.metadataHandling != .strip {
                     // libheif applies the container's rotation, so the EXIF orientation no longer holds.
                     (metadata.exif, metadata.xmp) = options.keptMetadata(

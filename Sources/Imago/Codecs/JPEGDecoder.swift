@@ -90,6 +90,7 @@ public struct JPEGDecoder: ImageDecoding {
         let upright = orientation.apply(to: pixels, width: scaledWidth, height: scaledHeight)
         var metadata = ImageMetadata(format: .jpeg, originalWidth: Int(width), originalHeight: Int(height), orientationApplied: orientation, hasAlpha: false)
         color.record(in: &metadata)
+        metadata.bitsPerSample = markers.precision
         (metadata.exif, metadata.xmp) = options.keptMetadata(exif: markers.exif(bytes), xmp: markers.xmp(bytes), turned: orientation != .up)
         return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
     }

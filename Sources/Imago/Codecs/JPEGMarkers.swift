@@ -18,6 +18,8 @@ struct JPEGMarkers {
     var width = 0, height = 0
     /// Progressive (SOF2/6/10/14): libjpeg keeps every coefficient of the image while decoding.
     var isProgressive = false
+    /// Bits per sample the frame header declares (8, or 12 for rare medical files).
+    var precision = 8
 
     init(_ bytes: UnsafeRawBufferPointer) {
         var offset = 2  // after SOI
@@ -46,6 +48,7 @@ struct JPEGMarkers {
             }
             if marker == 0xEE, segment.starts(with: Array("Adobe".utf8)) { hasAdobeMarker = true }
             if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker), segment.count >= 5 {
+                precision = Int(segment[0])
                 height = Int(segment[1]) << 8 | Int(segment[2])
                 width = Int(segment[3]) << 8 | Int(segment[4])
                 isProgressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)

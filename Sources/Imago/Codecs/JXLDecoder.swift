@@ -40,6 +40,7 @@
                 format: .jxl, originalWidth: Int(stored.xsize), originalHeight: Int(stored.ysize), orientationApplied: orientation,
                 hasAlpha: info.alpha_bits != 0)
             color.record(in: &metadata)
+            metadata.bitsPerSample = Int(info.bits_per_sample)
             return Image(width: Int(info.xsize), height: Int(info.ysize), frames: frames, loopCount: Int(info.animation.num_loops), metadata: metadata)
         }
 

@@ -85,6 +85,7 @@ public struct PNGDecoder: ImageDecoding {
             || spng_get_trns(context, &transparency) == 0
         var metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
         color.record(in: &metadata)
+        metadata.bitsPerSample = Int(header.bit_depth)
         if options.metadataHandling != .strip {
             (metadata.exif, metadata.xmp) = options.keptMetadata(exif: Self.exif(context), xmp: Self.xmp(context), turned: false)
         }

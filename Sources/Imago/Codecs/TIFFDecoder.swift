@@ -62,6 +62,7 @@
                 var metadata = ImageMetadata(
                     format: .tiff, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: info.has_alpha != 0)
                 color.record(in: &metadata)
+                metadata.bitsPerSample = Int(info.bits_per_sample)
                 return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
             }
         }

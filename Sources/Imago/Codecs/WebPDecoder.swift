@@ -79,6 +79,7 @@ public struct WebPDecoder: ImageDecoding {
         color.apply(&pixels, width: outWidth, height: outHeight)
         var metadata = ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: features.has_alpha != 0)
         color.record(in: &metadata)
+        metadata.bitsPerSample = 8
         Self.keepMetadata(base, count: bytes.count, options: options, in: &metadata)
         return Image(width: outWidth, height: outHeight, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
     }
@@ -167,6 +168,7 @@ public struct WebPDecoder: ImageDecoding {
         for index in frames.indices { color.apply(&frames[index].pixels, width: width, height: height) }
         var metadata = ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
         color.record(in: &metadata)
+        metadata.bitsPerSample = 8
         Self.keepMetadata(base, count: count, options: options, in: &metadata)
         return Image(width: width, height: height, frames: frames, loopCount: Int(info.loop_count), metadata: metadata)
     }

@@ -75,19 +75,28 @@ public struct ImageMetadata: Sendable, Hashable {
     /// The colour profile the file stated (embedded, or built from PNG `gAMA`/`cHRM` or CICP),
     /// whether or not the pixels were converted from it; nil when it stated none.
     public var sourceColorProfile: ColorProfile?
+    /// Bits per sample the file stores (8 for most; 16 for deep PNG and TIFF; 10 or 12 for HDR
+    /// AVIF and HEIC), or nil when the decoder does not say. Decoded pixels are 8-bit whatever it is.
+    public var bitsPerSample: Int?
     /// The EXIF block (a TIFF structure) the decode kept, which encoders write; see
     /// ``DecodingOptions/metadataHandling``. Nil by default.
     public var exif: Data?
     /// The XMP packet the decode kept, which encoders write. Nil by default.
     public var xmp: Data?
 
+    /// Whether the kept EXIF block has GPS data (a GPS IFD).
+    public var exifHasGPS: Bool { exif.flatMap(EXIF.init)?.has(.gpsInfo) ?? false }
+
     /// Makes metadata.
-    public init(format: ImageFormat, originalWidth: Int, originalHeight: Int, orientationApplied: ImageOrientation = .up, hasAlpha: Bool) {
+    public init(
+        format: ImageFormat, originalWidth: Int, originalHeight: Int, orientationApplied: ImageOrientation = .up, hasAlpha: Bool, bitsPerSample: Int? = nil
+    ) {
         self.format = format
         self.originalWidth = originalWidth
         self.originalHeight = originalHeight
         self.orientationApplied = orientationApplied
         self.hasAlpha = hasAlpha
+        self.bitsPerSample = bitsPerSample
     }
 }
 

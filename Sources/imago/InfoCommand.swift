@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import Imago
+
+struct InfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Tell what images are: format, size, frames, orientation, colour, bit depth, alpha, metadata, and the decode a thumbnail would use."
+    )
+
+    @Argument(help: "Image files, folders or URLs.")
+    var inputs: [String]
+
+    @Option(name: .customLong("for"), help: ArgumentHelp("The thumbnail box whose reduced decode is reported (default 256x256).", valueName: "WxH"))
+    var box = "256x256"
+
+    @Flag(help: "Print one JSON object per input in an array.")
+    var json = false
+
+    struct Info: Encodable {
+        struct Colour: Encodable {
+            /// rgb, gray, cmyk or other; nil when the file states no colour (sRGB assumed).
+            var kind: String?
+            var profile: String?
+            var profileBytes: Int?
+        }
+        struct Metadata: Encodable {
+            var exif: Bool
+            var xmp: Bool
+            var gps: Bool
+        }
+        struct Decode: Encodable {
+            var box: String
+            var width: Int
+            var height: Int
+            /// The decoded size over the stored size: "1" for full size, eighths for JPEG ("7/8",
+            /// "1/4"), else a decimal.
+            var scale: String
+        }
+        var input: String
+        var status: String
+        var error: String?
+        var format: String?
+        var width: Int?
+        var height: Int?
+        var frames: Int?
+        var durationsMilliseconds: [Int]?
+        var loopCount: Int?
+        var orientation: Int?
+        var bitsPerSample: Int?
+        var alpha: Bool?
+        var colour: Colour?
+        var metadata: Metadata?
+        var decode: Decode?
+    }
+
+    mutating func run() async throws {
+        let target = try PixelSize(parsing: box, option: "--for")
+        let items = try InputList.expand(inputs)
+        let pipeline = ImagePipeline()
+        var infos: [Info] = []
+        for item in items {
+            switch item {
+            case .failure(let invalid): infos.append(Info(input: invalid.text, status: "error", error: invalid.reason))
+            case .success(let url): infos.append(await Self.info(url, box: target, pipeline: pipeline))
+            }
+        }
+        if json {
+            try printJSON(infos)
+        } else {
+            for info in infos { say(Self.describe(info)) }
+        }
+        if infos.contains(where: { $0.status == "error" }) { throw ExitCode(1) }
+    }
+
+    /// The facts of the image at `url`, from one decode reduced for `box`, its colour and
+    /// metadata kept so they can be told.
+    static func info(_ url: URL, box: PixelSize, pipeline: ImagePipeline) async -> Info {
+        let input = url.isFileURL ? url.path : url.redactedString
+        do {
+            let data = try await pipeline.data(for: url)
+            var options = DecodingOptions()
+            options.colorProfileHandling = .keep
+            options.metadataHandling = .all
+            options.targetSize = box
+            let image = try DecoderRegistry.standard().decode(data, options: options)
+            let metadata = image.metadata
+            let profile = metadata.sourceColorProfile
+            // The reduced decode's size before orientation, over the stored size.
+            let turned = metadata.orientationApplied.swapsDimensions
+            let decodedWidth = turned ? image.height : image.width
+            let scale = Self.fraction(decodedWidth, of: metadata.originalWidth)
+            return Info(
+                input: input, status: "ok", format: metadata.format.rawValue, width: metadata.originalWidth, height: metadata.originalHeight,
+                frames: image.frames.count,
+                durationsMilliseconds: image.isAnimated ? image.frames.map { Int($0.duration / .milliseconds(1)) } : nil,
+                loopCount: image.isAnimated ? image.loopCount : nil, orientation: metadata.orientationApplied.rawValue,
+                bitsPerSample: metadata.bitsPerSample, alpha: metadata.hasAlpha,
+                colour: Info.Colour(kind: profile?.kind.rawValue, profile: profile?.description, profileBytes: profile?.data.count),
+                metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
+                decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale))
+        } catch {
+            return Info(input: input, status: "error", error: "\(error)")
+        }
+    }
+
+    /// `part / whole` as eighths in lowest terms when it is one (JPEG's DCT scales), else to 3 places.
+    static func fraction(_ part: Int, of whole: Int) -> String {
+        let ratio = Double(part) / Double(max(whole, 1))
+        let eighths = (ratio * 8).rounded()
+        guard eighths >= 1, abs(ratio * 8 - eighths) < 0.05 else { return String(format: "%.3f", ratio) }
+        var (numerator, denominator) = (Int(eighths), 8)
+        while numerator % 2 == 0, denominator > 1 {
+            numerator /= 2
+            denominator /= 2
+        }
+        return denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)"
+    }
+
+    static func describe(_ info: Info) -> String {
+        guard info.status == "ok", let format = info.format, let width = info.width, let height = info.height else {
+            return "\(info.input): error: \(info.error ?? "")"
+        }
+        var lines = ["\(info.input): \(format.uppercased()) \(width)×\(height)"]
+        var facts: [String] = []
+        if let frames = info.frames {
+            var text = frames == 1 ? "1 frame" : "\(frames) frames"
+            if let durations = info.durationsMilliseconds { text += " (" + durations.map { "\($0) ms" }.joined(separator: ", ") + ")" }
+            if let loops = info.loopCount { text += loops == 0 ? ", loops forever" : ", plays \(loops) times" }
+            facts.append(text)
+        }
+        if let bits = info.bitsPerSample { facts.append("\(bits)-bit") }
+        facts.append(info.alpha == true ? "alpha" : "no alpha")
+        if let orientation = info.orientation, orientation != 1 { facts.append("EXIF orientation \(orientation)") }
+        lines[0] += ", " + facts.joined(separator: ", ")
+        if let colour = info.colour, let kind = colour.kind {
+            let name = colour.profile.map { $0.isEmpty ? "an unnamed profile" : "\"\($0)\"" } ?? "a profile"
+            lines.append("  colour: \(kind.uppercased()), \(name) (\(colour.profileBytes ?? 0) bytes); Imago converts it to sRGB")
+        } else {
+            lines.append("  colour: no profile (sRGB)")
+        }
+        if let metadata = info.metadata {
+            func yes(_ flag: Bool) -> String { flag ? "yes" : "no" }
+            lines.append("  metadata: EXIF \(yes(metadata.exif)), XMP \(yes(metadata.xmp)), GPS \(yes(metadata.gps))")
+        }
+        if let decode = info.decode {
+            let how = decode.scale == "1" ? "at full size" : "at \(decode.scale)"
+            lines.append("  decode for a \(decode.box.replacingOccurrences(of: "x", with: "×")) thumbnail: \(how), \(decode.width)×\(decode.height)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
