@@ -56,8 +56,8 @@ enum ColorReference {
     }
 
     /// Profiles made by a Little CMS program compiled here: a Display P3 profile (primaries
-    /// .680/.320, .265/.690, .150/.060, D65, the sRGB curve) and a profile over 64 KB (sRGB's
-    /// primaries with a 40,000-entry curve), written to `p3.icc` and `large.icc`.
+    /// .680/.320, .265/.690, .150/.060, D65, the sRGB curve) and a profile of about 200 KB (sRGB's
+    /// primaries and curve with a large private tag), written to `p3.icc` and `large.icc`.
     static func lcmsProfiles(in directory: URL) throws -> (p3: URL, large: URL) {
         let program = """
             #include <lcms2.h>
@@ -70,12 +70,15 @@ enum ColorReference {
                 cmsToneCurve *curves[3] = {curve, curve, curve};
                 cmsHPROFILE profile = cmsCreateRGBProfile(&d65, &p3, curves);
                 if (!profile || !cmsSaveProfileToFile(profile, argv[1])) return 1;
-                cmsUInt16Number table[40000];
-                for (int i = 0; i < 40000; i++) table[i] = (cmsUInt16Number)(65535.0 * i / 39999.0);
-                cmsToneCurve *linear = cmsBuildTabulatedToneCurve16(NULL, 40000, table);
-                cmsToneCurve *large[3] = {linear, linear, linear};
-                cmsHPROFILE big = cmsCreateRGBProfile(&d65, &srgb, large);
-                return big && cmsSaveProfileToFile(big, argv[2]) ? 0 : 1;
+                // sRGB's primaries and curve, with 200 KB of a private tag that readers skip.
+                cmsHPROFILE big = cmsCreateRGBProfile(&d65, &srgb, curves);
+                static unsigned char filler[200000];
+                for (int i = 0; i < 200000; i++) filler[i] = (unsigned char)(i * 7);
+                if (!big || !cmsWriteRawTag(big, (cmsTagSignature)0x7A7A7A7A, filler, sizeof filler)) return 1;
+                cmsMLU *name = cmsMLUalloc(NULL, 1);
+                cmsMLUsetASCII(name, "en", "US", "Large test profile");
+                cmsWriteTag(big, cmsSigProfileDescriptionTag, name);
+                return cmsSaveProfileToFile(big, argv[2]) ? 0 : 1;
             }
             """
         let source = directory.appendingPathComponent("profiles.c"), binary = directory.appendingPathComponent("profiles")
