@@ -72,7 +72,8 @@ struct ColorOutputTests {
             ])
         func tags(_ file: URL) throws -> [String: String] {
             let output = try runProcess(
-                URL(fileURLWithPath: "/usr/bin/exiftool"), ["-s", "-n", "-Copyright", "-Artist", "-GPSLatitude", "-Make", "-Rights", "-Creator", "-Orientation", file.path]
+                URL(fileURLWithPath: "/usr/bin/exiftool"),
+                ["-s", "-n", "-Copyright", "-Artist", "-GPSLatitude", "-Make", "-Rights", "-Creator", "-Orientation", file.path]
             ).output
             var found: [String: String] = [:]
             for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
