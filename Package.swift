@@ -159,6 +159,7 @@ let package = Package(
                 "ImagoTestSupport",
                 "CJPEGDC",
                 "CTurboJPEG",
+                "CLCMSSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -13,6 +13,8 @@ for target in "$@"; do
         decode) seeds=(../shared/corpus/*/*.jpeg ../shared/corpus/*/*.png ../shared/corpus/*/*.gif ../shared/corpus/*/*.webp
                        Tests/Hostile/*.jpeg Tests/Hostile/*.png Tests/Hostile/*.gif Tests/Hostile/*.webp) ;;
         preview) seeds=(../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp) ;;
+        # Debian's profiles (colord-data, icc-profiles-free, libgs-common), read where they are installed.
+        color-profile) seeds=(/usr/share/color/icc/*.icc /usr/share/color/icc/*.ICM /usr/share/color/icc/colord/*.icc /usr/share/color/icc/ghostscript/*.icc) ;;
         http-freshness|http-response|data-url|pnm|bmp|tga|ico|tiff|avif|heif|jxl) seeds=(Fuzz/seeds/"$target"/*) ;;
         *) seeds=() ;;
     esac

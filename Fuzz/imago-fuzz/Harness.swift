@@ -115,6 +115,7 @@ struct Harness: Sendable {
         Harness(name: "process") { data in ProcessorChain.run(Array(data)) },
         Harness(name: "http-response") { data in HTTPResponseFeed.run(Array(data)) },
         Harness(name: "memory-cache") { data in MemoryCacheOperations.run(Array(data)) },
+        Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },
     ]
 
     /// The harness IMAGO_FUZZ_TARGET names (default `decode`).
