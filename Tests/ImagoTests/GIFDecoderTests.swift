@@ -94,6 +94,30 @@ struct GIFDecoderTests {
         #expect(animation.metadata.hasAlpha == (disposal == "background"))
     }
 
+    @Test("blocks of part of the canvas with no delay are one picture painted in parts; whole frames of no delay stay frames")
+    func highColour() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 1,024 colours: four 16×16 blocks of 256 each, with local colour tables, no delay, kept
+        // (ImageMagick writes the crop's tiles at their offsets), as the "high colour" GIFs are.
+        let picture = directory.appendingPathComponent("picture.png"), gif = directory.appendingPathComponent("parts.gif")
+        try runTool(
+            "/usr/bin/convert",
+            ["-size", "32x32", "xc:", "-fx", "(i*8+j%8)/255", "-channel", "G", "-fx", "(j*8+i%8)/255", "-channel", "B", "-fx", "((i+j)*4)/255", "+channel",
+             "png24:\(picture.path)"])
+        try runTool("/usr/bin/convert", [picture.path, "-crop", "16x16", "-set", "delay", "0", "-set", "dispose", "none", gif.path])
+        let image = try Self.decode(gif)
+        let expected = try PNGDecoder().decode(try Data(contentsOf: picture), options: DecodingOptions())
+        #expect(image.frames.count == 1, "one picture, not four frames")
+        #expect((image.width, image.height) == (32, 32) && image.pixels == expected.pixels, "the whole picture, as ImageMagick's coalesced last frame")
+        #expect(!image.metadata.hasAlpha)
+        // Whole-canvas frames without a delay are an animation browsers play at 100 ms a frame.
+        let animation = directory.appendingPathComponent("animation.gif")
+        try runTool("/usr/bin/convert", ["-delay", "0", picture.path, "(", picture.path, "-negate", ")", animation.path])
+        let animated = try Self.decode(animation)
+        #expect(animated.frames.count == 2 && animated.frames.map(\.duration) == [.milliseconds(100), .milliseconds(100)])
+    }
+
     @Test("frame limits are enforced while reading")
     func frameLimit() throws {
         let data = try GIFDecoder().decode(Corpus.data("gif/video-001.gif"), options: DecodingOptions())

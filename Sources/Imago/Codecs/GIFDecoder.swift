@@ -4,7 +4,8 @@ import Foundation
 /// Decodes GIF with giflib, record by record so every frame's size is checked before its pixels
 /// are read: all frames composited on the canvas with disposal none / background / previous,
 /// transparency, interlacing, loop count (NETSCAPE2.0) and delays, where 10 ms or less counts as
-/// 100 ms as browsers do. A stream cut after at least one whole frame yields the frames it has.
+/// 100 ms as browsers do. Blocks of part of the canvas with no delay join the frame they complete
+/// (a picture painted in parts, more than 256 colours in all). A stream cut after at least one whole frame yields the frames it has.
 public struct GIFDecoder: ImageDecoding {
     public let format = ImageFormat.gif
 
@@ -114,6 +115,8 @@ public struct GIFDecoder: ImageDecoding {
         var control = Control()
         var loopCount = 1
         var failure: ImagoError?
+        // Parts painted since the last frame, which the next block completes (or the end does).
+        var paintedPart = false
         records: while true {
             var record = UNDEFINED_RECORD_TYPE
             guard DGifGetRecordType(gif, &record) == GIF_OK else {
@@ -134,6 +137,18 @@ public struct GIFDecoder: ImageDecoding {
                 do {
                     let saved = savesCanvas ? canvas : nil
                     let drawn = try Self.drawFrame(gif, transparentIndex: control.transparentIndex, on: &canvas, width: width, height: height, options: options)
+                    // A block of part of the canvas with no delay, whose pixels stay, is one part of a
+                    // picture painted in parts (the "high colour" technique: blocks of 256 colours
+                    // each): it joins the frame it completes. Whole-canvas frames of no delay stay
+                    // frames, as browsers animate them.
+                    let keeps = control.disposal == DISPOSAL_UNSPECIFIED || control.disposal == DISPOSE_DO_NOT
+                    let isPart = drawn.x.count < width || drawn.y.count < height
+                    if control.delay == 0, keeps, isPart {
+                        paintedPart = true
+                        control = Control()
+                        continue records
+                    }
+                    paintedPart = false
                     // Browsers show delays of 10 ms or less as 100 ms.
                     let delay = control.delay <= 1 ? 100 : control.delay * 10
                     frames.append(Image.Frame(pixels: canvas, duration: .milliseconds(delay)))
@@ -161,6 +176,7 @@ public struct GIFDecoder: ImageDecoding {
                 break records
             }
         }
+        if paintedPart { frames.append(Image.Frame(pixels: canvas, duration: .milliseconds(100))) }
         if let failure, frames.isEmpty { throw failure }
         guard !frames.isEmpty else { throw Self.invalid("no image in the file") }
         if frames.count == 1 { frames[0].duration = .zero }
