@@ -103,8 +103,10 @@ struct GIFDecoderTests {
         let picture = directory.appendingPathComponent("picture.png"), gif = directory.appendingPathComponent("parts.gif")
         try runTool(
             "/usr/bin/convert",
-            ["-size", "32x32", "xc:", "-fx", "(i*8+j%8)/255", "-channel", "G", "-fx", "(j*8+i%8)/255", "-channel", "B", "-fx", "((i+j)*4)/255", "+channel",
-             "png24:\(picture.path)"])
+            [
+                "-size", "32x32", "xc:", "-fx", "(i*8+j%8)/255", "-channel", "G", "-fx", "(j*8+i%8)/255", "-channel", "B", "-fx", "((i+j)*4)/255", "+channel",
+                "png24:\(picture.path)",
+            ])
         try runTool("/usr/bin/convert", [picture.path, "-crop", "16x16", "-set", "delay", "0", "-set", "dispose", "none", gif.path])
         let image = try Self.decode(gif)
         let expected = try PNGDecoder().decode(try Data(contentsOf: picture), options: DecodingOptions())
