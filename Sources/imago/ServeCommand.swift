@@ -31,6 +31,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a new image may take in all before a 504 (IMAGO_TIMEOUT).") var timeout: Int?
     @Option(help: "Images made at once before 503 (IMAGO_MAX_CONCURRENT_WORK).") var maxConcurrentWork: Int?
     @Option(help: "Seconds a client may take to send a request's head (IMAGO_REQUEST_HEAD_TIMEOUT).") var requestHeadTimeout: Int?
+    @Option(help: "true/false: convert to sRGB and drop colour profiles unless a URL says scp:0 (IMAGO_STRIP_COLOR_PROFILE).") var stripColorProfile: String?
+    @Option(help: "true/false: drop EXIF and XMP unless a URL says sm:0 (IMAGO_STRIP_METADATA).") var stripMetadata: String?
+    @Option(help: "true/false: keep the copyright and author when metadata is dropped (IMAGO_KEEP_COPYRIGHT).") var keepCopyright: String?
 
     /// The environment's IMAGO_* values with the flags given on top.
     func settings(environment: [String: String]) -> [String: String] {
@@ -43,7 +46,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_MAX_SOURCE_BYTES", maxSourceBytes.map(String.init)), ("IMAGO_MAX_SOURCE_PIXELS", maxSourcePixels.map(String.init)),
             ("IMAGO_MAX_FRAMES", maxFrames.map(String.init)), ("IMAGO_SOURCE_TIMEOUT", sourceTimeout.map(String.init)),
             ("IMAGO_TIMEOUT", timeout.map(String.init)), ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),
-            ("IMAGO_REQUEST_HEAD_TIMEOUT", requestHeadTimeout.map(String.init)),
+            ("IMAGO_REQUEST_HEAD_TIMEOUT", requestHeadTimeout.map(String.init)), ("IMAGO_STRIP_COLOR_PROFILE", stripColorProfile),
+            ("IMAGO_STRIP_METADATA", stripMetadata), ("IMAGO_KEEP_COPYRIGHT", keepCopyright),
         ]
         for case (let variable, let value?) in flags { values[variable] = value }
         return values

@@ -5,10 +5,10 @@ import Testing
 struct VersionTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test("imago --version prints the version CHANGELOG.md's newest release names")
+    @Test("imago --version prints the version CHANGELOG.md's newest release names (an Unreleased section above it aside)")
     func versionMatchesChangelog() throws {
         let changelog = try String(contentsOf: Self.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
-        let heading = try #require(changelog.components(separatedBy: "\n").first { $0.hasPrefix("## ") })
+        let heading = try #require(changelog.components(separatedBy: "\n").first { $0.hasPrefix("## ") && $0 != "## Unreleased" })
         let released = try #require(heading.dropFirst(3).split(separator: " ").first.map(String.init))
         #expect(released.split(separator: ".").count == 3 && released.allSatisfy { $0.isNumber || $0 == "." })
 

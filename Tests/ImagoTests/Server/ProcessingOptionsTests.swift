@@ -20,6 +20,21 @@ struct ProcessingOptionsTests {
         #expect(try ProcessingOptions(parsing: ["rs:fill-down:10:10", "rt:auto"]).resizingType == .auto)
     }
 
+    @Test("booleans are read as Go's strconv.ParseBool reads them; scp, sm and kcr are parsed and keyed")
+    func booleansAndColour() throws {
+        for text in ["1", "t", "T", "TRUE", "true", "True"] { #expect(try ProcessingOptions(parsing: ["el:\(text)"]).enlarge, "\(text)") }
+        for text in ["0", "f", "F", "FALSE", "false", "False"] {
+            #expect(try ProcessingOptions(parsing: ["el:1", "enlarge:\(text)"]).enlarge == false, "\(text)")
+        }
+        for text in ["yes", "tRUE", "2"] { #expect(throws: ServerError.self) { try ProcessingOptions(parsing: ["el:\(text)"]) } }
+        let colour = try ProcessingOptions(parsing: ["scp:0", "sm:False", "kcr:T"])
+        #expect(colour.stripColorProfile == false && colour.stripMetadata == false && colour.keepCopyright == true)
+        let long = try ProcessingOptions(parsing: ["strip_color_profile:0", "strip_metadata:False", "keep_copyright:T"])
+        #expect(colour == long)
+        let stripping = try ProcessingOptions(parsing: ["scp:1"])
+        #expect(colour.key != ProcessingOptions().key && stripping.key != ProcessingOptions().key && stripping.key != colour.key)
+    }
+
     @Test(
         "an unknown or malformed option is a 400 naming it",
         arguments: [
@@ -60,6 +75,13 @@ struct ProcessingOptionsTests {
         ] {
             #expect(throws: ServerError.self) { try ServerSettings.configuration(bad) }
         }
-        #expect(ServerSettings.table.count == 18)
+        #expect(ServerSettings.table.count == 21)
+        // imgproxy's defaults: profiles stripped (converted to sRGB), metadata stripped, copyright kept.
+        let defaults = try ServerSettings.configuration([:]).configuration
+        #expect(defaults.stripsColorProfile && defaults.stripsMetadata && defaults.keepsCopyright)
+        let changed = try ServerSettings.configuration(["IMAGO_STRIP_COLOR_PROFILE": "false", "IMAGO_STRIP_METADATA": "0", "IMAGO_KEEP_COPYRIGHT": "no"])
+            .configuration
+        #expect(!changed.stripsColorProfile && !changed.stripsMetadata && !changed.keepsCopyright)
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_STRIP_METADATA": "sometimes"]) }
     }
 }
