@@ -41,22 +41,7 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Round the corners to this radius in pixels.", valueName: "R"))
     var round: Double?
 
-    @Flag(help: "Keep the source's colour profile: its pixels unconverted and the profile embedded (default: converted to sRGB, no profile).")
-    var keepColorProfile = false
-
-    @Flag(help: "Keep the source's EXIF and XMP, GPS included, the orientation reset to 1 (default: none).")
-    var keepMetadata = false
-
-    @Flag(help: "Keep only the source's copyright and author (EXIF Copyright/Artist, XMP dc:rights/dc:creator).")
-    var keepCopyright = false
-
-    /// The request options the --keep flags ask for.
-    var keptOptions: ImageRequest.Options {
-        var options: ImageRequest.Options = []
-        if keepColorProfile { options.insert(.keepsColorProfile) }
-        if keepMetadata { options.insert(.keepsMetadata) } else if keepCopyright { options.insert(.keepsCopyright) }
-        return options
-    }
+    @OptionGroup var kept: KeptOptions
 
     @Flag(help: "Print width, height, format and frames as JSON.")
     var json = false
@@ -136,7 +121,7 @@ struct ConvertCommand: AsyncParsableCommand {
         }
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
-        let image = try await ImagePipeline().image(for: ImageRequest(url: source, options: keptOptions, processors: processors))
+        let image = try await ImagePipeline().image(for: ImageRequest(url: source, options: kept.requestOptions, processors: processors))
         let data = try encoder.encode(image)
         try data.write(to: destination, options: .atomic)
         if json {

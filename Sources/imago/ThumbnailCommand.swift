@@ -26,22 +26,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
     @Option(help: "The directory the thumbnails go to, named after their inputs.")
     var out: String
 
-    @Flag(help: "Keep each source's colour profile: its pixels unconverted and the profile embedded (default: converted to sRGB, no profile).")
-    var keepColorProfile = false
-
-    @Flag(help: "Keep the source's EXIF and XMP, GPS included, the orientation reset to 1 (default: none).")
-    var keepMetadata = false
-
-    @Flag(help: "Keep only the source's copyright and author (EXIF Copyright/Artist, XMP dc:rights/dc:creator).")
-    var keepCopyright = false
-
-    /// The request options the --keep flags ask for.
-    var keptOptions: ImageRequest.Options {
-        var options: ImageRequest.Options = []
-        if keepColorProfile { options.insert(.keepsColorProfile) }
-        if keepMetadata { options.insert(.keepsMetadata) } else if keepCopyright { options.insert(.keepsCopyright) }
-        return options
-    }
+    @OptionGroup var kept: KeptOptions
 
     @Flag(help: "Print one JSON object: per-input results and totals.")
     var json = false
@@ -83,7 +68,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         configuration.memoryCache = nil
         let pipeline = ImagePipeline(configuration: configuration)
         let thumbnail = ImageRequest.Thumbnail(size: box, contentMode: fit.contentMode)
-        let requestOptions = keptOptions
+        let requestOptions = kept.requestOptions
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
         display.begin(total: items.count)
         let start = ContinuousClock.now

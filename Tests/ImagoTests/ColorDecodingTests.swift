@@ -100,6 +100,25 @@ struct ColorDecodingTests {
         #expect(abs(Int(image.pixels[0]) - Int(source.pixels[1])) <= 2 && abs(Int(image.pixels[1]) - Int(source.pixels[0])) <= 2)
     }
 
+    @Test("alpha comes through a conversion unchanged, from 8 and from 16 bits")
+    func alphaKept() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = Corpus.root.appendingPathComponent("png/basn6a16.png").path
+        for depth in ["8", "16"] {
+            let tagged = directory.appendingPathComponent("alpha-\(depth).png")
+            try runTool(Reference.convert, [source, "-profile", Reference.sRGB, "-profile", Reference.adobeRGB, "-depth", depth, "png:\(tagged.path)"])
+            let data = try Data(contentsOf: tagged)
+            let converted = try PNGDecoder().decode(data, options: DecodingOptions())
+            let stored = try PNGDecoder().decode(data, options: Self.keeping())
+            #expect(converted.metadata.hasAlpha && converted.metadata.sourceColorProfile != nil, "\(depth)-bit")
+            let alphas = { (image: Image) in stride(from: 3, to: image.pixels.count, by: 4).map { image.pixels[$0] } }
+            #expect(alphas(converted) == alphas(stored), "\(depth)-bit alpha")
+            #expect(Set(alphas(converted)).count > 2, "\(depth)-bit: a gradient of alpha")
+            #expect(converted.pixels != stored.pixels, "\(depth)-bit colour converted")
+        }
+    }
+
     @Test("gray JPEG with a gray profile: as ImageMagick converts it")
     func grayProfile() throws {
         let directory = try temporaryDirectory()

@@ -71,7 +71,7 @@ struct DecodeColor {
             if let transform, transform.layout == .rgba16 {
                 transform.apply(rgba16: pixels, width: width, height: height, into: output)
             } else {
-                for index in 0..<output.count { output[index] = UInt8((UInt32(pixels[index]) * 255 + 32_767) / 65_535) }
+                for index in 0..<output.count { output[index] = ColorTransform.narrow(pixels[index]) }
             }
             return .success(())
         }
