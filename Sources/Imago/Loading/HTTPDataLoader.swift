@@ -10,7 +10,7 @@
 
     /// Loads `http` and `https` URLs, streaming the body into the sink.
     ///
-    /// Requests go through Imago's own HTTP/1.1 client (``HTTP1Client``: keep-alive connections
+    /// Requests go through Imago's own HTTP/1.1 client (`HTTP1Client`: keep-alive connections
     /// pooled per origin on SwiftNIO, TLS through BoringSSL), or through an AsyncHTTPClient the
     /// caller gives. Redirects are followed here, not by either client, so that Imago decides: at
     /// most `maxRedirects` hops, no loop, only to http or https, never from https to http,
