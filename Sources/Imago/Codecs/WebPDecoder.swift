@@ -95,8 +95,10 @@ public struct WebPDecoder: ImageDecoding {
         (metadata.exif, metadata.xmp) = options.keptMetadata(exif: chunk("EXIF", base, count: count), xmp: chunk("XMP ", base, count: count), turned: false)
     }
 
-    /// A chunk of an extended file, through libwebp's demuxer.
+    /// A chunk of an extended file, through libwebp's demuxer; a simple (VP8 or VP8L) file has
+    /// none, so it is not demuxed.
     private static func chunk(_ fourCC: String, _ base: UnsafePointer<UInt8>, count: Int) -> Data? {
+        guard count >= 16, UnsafeBufferPointer(start: base + 12, count: 4).elementsEqual("VP8X".utf8) else { return nil }
         var data = WebPData(bytes: base, size: count)
         guard let demux = WebPDemux(&data) else { return nil }
         defer { WebPDemuxDelete(demux) }

@@ -13,8 +13,6 @@ enum ColorPixelLayout: Hashable, Sendable {
     case cmyk8
     /// CMYK, 8 bits a sample, inverted (255 = no ink), as Adobe's applications write JPEG.
     case cmyk8Inverted
-
-    var bytesPerPixel: Int { self == .rgba16 ? 8 : 4 }
 }
 
 /// A conversion from one profile's pixels to sRGB RGBA8, relative colorimetric with black-point

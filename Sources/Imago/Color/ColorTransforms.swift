@@ -44,7 +44,4 @@ final class ColorTransforms: Sendable {
             return made
         }
     }
-
-    /// How many transforms and refusals are kept.
-    var count: Int { entries.withLock { $0.byKey.count } }
 }
