@@ -20,18 +20,18 @@
             ("basn6a08.png", ["-l"]),
         ]
 
-        static func encode(_ input: String, _ options: [String], to avif: URL) throws {
-            try runTool("/usr/bin/avifenc", ["-s", "10", "-j", "1"] + options + [input, avif.path])
+        static func encode(_ input: String, _ options: [String], to avif: URL) async throws {
+            try await runTool("/usr/bin/avifenc", ["-s", "10", "-j", "1"] + options + [input, avif.path])
         }
 
         @Test("avifenc's files decode to avifdec's pixels", arguments: variants.indices)
-        func conformance(index: Int) throws {
+        func conformance(index: Int) async throws {
             let (source, options) = Self.variants[index]
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let avif = directory.appendingPathComponent("out.avif"), png = directory.appendingPathComponent("reference.png")
-            try Self.encode(Corpus.root.appendingPathComponent("png/\(source)").path, options, to: avif)
-            try runTool("/usr/bin/avifdec", ["-d", "8", avif.path, png.path])
+            try await Self.encode(Corpus.root.appendingPathComponent("png/\(source)").path, options, to: avif)
+            try await runTool("/usr/bin/avifdec", ["-d", "8", avif.path, png.path])
             let data = try Data(contentsOf: avif)
             let reference = try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
             #expect(DecoderRegistry.standard().decoder(for: data) is AVIFDecoder)
@@ -51,20 +51,20 @@
         }
 
         @Test("irot and imir are undone, as ImageMagick turns the source", arguments: 0...3, [nil, 0, 1] as [Int?])
-        func orientation(angle: Int, mirror: Int?) throws {
+        func orientation(angle: Int, mirror: Int?) async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let source = directory.appendingPathComponent("s.png"), avif = directory.appendingPathComponent("o.avif")
             let turned = directory.appendingPathComponent("turned.png")
             // Not square, so a quarter turn shows.
-            try runTool(
+            try await runTool(
                 "/usr/bin/convert", [Corpus.root.appendingPathComponent("png/basn2c08.png").path, "-crop", "32x20+0+0", "+repage", "png24:\(source.path)"])
             var options = ["-l", "--irot", "\(angle)"]
             if let mirror { options += ["--imir", "\(mirror)"] }
-            try Self.encode(source.path, options, to: avif)
+            try await Self.encode(source.path, options, to: avif)
             // What a viewer shows: rotated anticlockwise, then mirrored (0: top and bottom exchanged).
             let mirrorOption = mirror.map { $0 == 0 ? ["-flip"] : ["-flop"] } ?? []
-            try runTool("/usr/bin/convert", [source.path, "-rotate", "\(-90 * angle)"] + mirrorOption + ["png32:\(turned.path)"])
+            try await runTool("/usr/bin/convert", [source.path, "-rotate", "\(-90 * angle)"] + mirrorOption + ["png32:\(turned.path)"])
             let reference = try PNGDecoder().decode(try Data(contentsOf: turned), options: DecodingOptions())
             let image = try AVIFDecoder().decode(try Data(contentsOf: avif), options: DecodingOptions())
             #expect((image.width, image.height) == (reference.width, reference.height))
@@ -72,13 +72,13 @@
         }
 
         @Test("an image sequence decodes every frame with its duration")
-        func sequence() throws {
+        func sequence() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let first = Corpus.root.appendingPathComponent("png/basn2c08.png").path
             let second = directory.appendingPathComponent("negated.png"), avif = directory.appendingPathComponent("seq.avif")
-            try runTool("/usr/bin/convert", [first, "-negate", "png24:\(second.path)"])
-            try runTool("/usr/bin/avifenc", ["-s", "10", "-l", "--timescale", "10", "--duration", "2", first, "--duration", "5", second.path, avif.path])
+            try await runTool("/usr/bin/convert", [first, "-negate", "png24:\(second.path)"])
+            try await runTool("/usr/bin/avifenc", ["-s", "10", "-l", "--timescale", "10", "--duration", "2", first, "--duration", "5", second.path, avif.path])
             let data = try Data(contentsOf: avif)
             #expect(AVIFDecoder().canDecode(data))
             let image = try AVIFDecoder().decode(data, options: DecodingOptions())
@@ -93,11 +93,11 @@
         }
 
         @Test("a size over the limits is refused before decoding; other ISO-BMFF files are not AVIF")
-        func limits() throws {
+        func limits() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let avif = directory.appendingPathComponent("a.avif")
-            try Self.encode(Corpus.root.appendingPathComponent("png/basn2c08.png").path, [], to: avif)
+            try await Self.encode(Corpus.root.appendingPathComponent("png/basn2c08.png").path, [], to: avif)
             let data = try Data(contentsOf: avif)
             var small = DecodingOptions()
             small.maxPixels = 1_000

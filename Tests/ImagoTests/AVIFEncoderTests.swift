@@ -7,14 +7,14 @@
     @Suite("AVIF encoder")
     struct AVIFEncoderTests {
         @Test("a photo stays close to its source, read by avifdec and by AVIFDecoder alike; quality sets the size")
-        func photo() throws {
+        func photo() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let photo = try EncoderTests.photo()
             let data = try AVIFEncoder(quality: 80, speed: 8).encode(photo)
             let file = directory.appendingPathComponent("photo.avif"), reference = directory.appendingPathComponent("reference.png")
             try data.write(to: file)
-            try runTool("/usr/bin/avifdec", [file.path, reference.path])
+            try await runTool("/usr/bin/avifdec", [file.path, reference.path])
             let decoded = try AVIFDecoder().decode(data, options: DecodingOptions())
             let expected = try PNGDecoder().decode(try Data(contentsOf: reference), options: DecodingOptions())
             #expect((decoded.width, decoded.height, decoded.metadata.hasAlpha) == (photo.width, photo.height, false))
@@ -35,8 +35,8 @@
         }
 
         @Test("an animated GIF becomes a sequence with its frames and durations")
-        func animation() throws {
-            let gif = try GIFDecoderTests.animation(disposal: "none").animation
+        func animation() async throws {
+            let gif = try await GIFDecoderTests.animation(disposal: "none").animation
             let decoded = try AVIFDecoder().decode(try AVIFEncoder(quality: 70, speed: 10).encode(gif), options: DecodingOptions())
             #expect(decoded.frames.count == gif.frames.count)
             #expect(decoded.frames.map(\.duration) == gif.frames.map(\.duration))

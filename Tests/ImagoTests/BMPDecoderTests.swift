@@ -29,12 +29,12 @@ struct BMPDecoderTests {
         ("basn6a08.png", "bmp", ["-define", "bmp:subtype=ARGB4444"]),
     ]
 
-    static func make(_ source: String, _ spec: String, _ options: [String], in directory: URL) throws -> (bmp: Data, reference: Image) {
+    static func make(_ source: String, _ spec: String, _ options: [String], in directory: URL) async throws -> (bmp: Data, reference: Image) {
         let input = Corpus.root.appendingPathComponent("png/\(source)").path
         let bmp = directory.appendingPathComponent("out.bmp")
         let png = directory.appendingPathComponent("reference.png")
-        try runTool(convert, [input] + options + ["\(spec):\(bmp.path)"])
-        try runTool(convert, [bmp.path, "png32:\(png.path)"])
+        try await runTool(convert, [input] + options + ["\(spec):\(bmp.path)"])
+        try await runTool(convert, [bmp.path, "png32:\(png.path)"])
         return (try Data(contentsOf: bmp), try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions()))
     }
 
@@ -43,11 +43,11 @@ struct BMPDecoderTests {
     static let sourceTolerance = ["RGB565": 9, "RGB555": 9, "ARGB4444": 18]
 
     @Test("ImageMagick's BMP files decode to ImageMagick's own pixels (bit fields: to the source's)", arguments: variants.indices)
-    func conformance(index: Int) throws {
+    func conformance(index: Int) async throws {
         let (source, spec, options) = Self.variants[index]
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var (bmp, reference) = try Self.make(source, spec, options, in: directory)
+        var (bmp, reference) = try await Self.make(source, spec, options, in: directory)
         var tolerance = 0
         if let subtype = options.last?.split(separator: "=").last.map(String.init), let allowed = Self.sourceTolerance[subtype] {
             reference = try Corpus.storedPixels("png/\(source)")
@@ -61,10 +61,10 @@ struct BMPDecoderTests {
     }
 
     @Test("a top-down file (negative height) gives the same pixels as its bottom-up twin")
-    func topDown() throws {
+    func topDown() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (bmp, reference) = try Self.make("basn2c08.png", "bmp3", [], in: directory)
+        let (bmp, reference) = try await Self.make("basn2c08.png", "bmp3", [], in: directory)
         var bytes = [UInt8](bmp)
         let offset = Int(bytes[10]) | Int(bytes[11]) << 8
         let height = Int(bytes[22]) | Int(bytes[23]) << 8
@@ -78,11 +78,11 @@ struct BMPDecoderTests {
     }
 
     @Test("every truncated copy is a clean error; mutated copies never crash")
-    func truncatedAndMutated() throws {
+    func truncatedAndMutated() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (source, spec, options) in Self.variants {
-            let (bmp, _) = try Self.make(source, spec, options, in: directory)
+            let (bmp, _) = try await Self.make(source, spec, options, in: directory)
             expectCleanFailures(BMPDecoder(), bmp)
         }
     }

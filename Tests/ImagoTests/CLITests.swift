@@ -5,15 +5,9 @@ import ImagoTestSupport
 import Testing
 
 /// Runs the built `imago` executable, which `swift build --build-tests` puts beside the test bundle.
-/// The wait happens on a GCD thread: a child blocking one of the cooperative pool's few threads
-/// for seconds (far longer under a sanitizer) starved the other tests running beside it.
 func imago(_ arguments: [String], withStandardError: Bool = false) async throws -> (status: Int32, output: Data) {
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago")
-    return try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try runProcess(executable, arguments, withStandardError: withStandardError) })
-        }
-    }
+    return try await runProcess(executable, arguments, withStandardError: withStandardError)
 }
 
 private struct FetchReport: Decodable {
@@ -203,7 +197,7 @@ struct ConvertCLITests {
     func convertAnimation() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let input = try GIFDecoderTests.animationFile(disposal: "none", in: directory)
+        let input = try await GIFDecoderTests.animationFile(disposal: "none", in: directory)
         let output = directory.appendingPathComponent("anim.webp")
         let run = try await imago(["convert", "--json", "--resize", "64x64", input.path, output.path])
         #expect(run.status == 0)

@@ -30,43 +30,43 @@ struct ColorDecodingTests {
     }
 
     @Test("Adobe RGB (1998) in PNG, JPEG, WebP, TIFF, AVIF and JPEG XL: as ImageMagick converts it")
-    func adobeRGB() throws {
+    func adobeRGB() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let png = try Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
-        let reference = try Reference.magickSRGB(png, in: directory)
+        let png = try await Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
+        let reference = try await Reference.magickSRGB(png, in: directory)
         try Self.expectConverted(png, reference, "PNG iCCP")
-        let tiff = try Reference.tagged(Reference.adobeRGB, "adobe.tif", in: directory)
+        let tiff = try await Reference.tagged(Reference.adobeRGB, "adobe.tif", in: directory)
         try Self.expectConverted(tiff, reference, "TIFF tag 34675")
-        let jpeg = try Reference.tagged(Reference.adobeRGB, "adobe.jpg", in: directory, extra: ["-sampling-factor", "1x1", "-quality", "98"])
-        try Self.expectConverted(jpeg, try Reference.magickSRGB(jpeg, in: directory), "JPEG APP2")
+        let jpeg = try await Reference.tagged(Reference.adobeRGB, "adobe.jpg", in: directory, extra: ["-sampling-factor", "1x1", "-quality", "98"])
+        try await Self.expectConverted(jpeg, try Reference.magickSRGB(jpeg, in: directory), "JPEG APP2")
         // The same profile put into other formats by their own tools, the pixels losslessly.
         let icc = directory.appendingPathComponent("adobe.icc")
         try FileManager.default.copyItem(at: URL(fileURLWithPath: Reference.adobeRGB), to: icc)
         let plain = directory.appendingPathComponent("plain.webp"), webp = directory.appendingPathComponent("adobe.webp")
-        try runTool("/usr/bin/cwebp", ["-quiet", "-lossless", "-exact", png.path, "-o", plain.path])
-        try runTool("/usr/bin/webpmux", ["-set", "icc", icc.path, plain.path, "-o", webp.path])
+        try await runTool("/usr/bin/cwebp", ["-quiet", "-lossless", "-exact", png.path, "-o", plain.path])
+        try await runTool("/usr/bin/webpmux", ["-set", "icc", icc.path, plain.path, "-o", webp.path])
         try Self.expectConverted(webp, reference, "WebP ICCP")
         #if AVIF
             let avif = directory.appendingPathComponent("adobe.avif")
-            try runTool("/usr/bin/avifenc", ["-s", "10", "-j", "1", "-l", "--icc", icc.path, png.path, avif.path])
+            try await runTool("/usr/bin/avifenc", ["-s", "10", "-j", "1", "-l", "--icc", icc.path, png.path, avif.path])
             try Self.expectConverted(avif, reference, "AVIF colr ICC")
         #endif
         #if JXL
             let jxl = directory.appendingPathComponent("adobe.jxl")
-            try runTool("/usr/bin/cjxl", ["--quiet", "-d", "0", png.path, jxl.path])
+            try await runTool("/usr/bin/cjxl", ["--quiet", "-d", "0", png.path, jxl.path])
             try Self.expectConverted(jxl, reference, "JPEG XL")
         #endif
     }
 
     @Test("HEIC with an ICC profile: its own decode as stored, converted by ImageMagick")
-    func heicProfile() throws {
+    func heicProfile() async throws {
         #if HEIF
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let png = try Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
+            let png = try await Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
             let heic = directory.appendingPathComponent("adobe.heic")
-            try runTool("/usr/bin/heif-enc", ["-q", "90", png.path, "-o", heic.path])
+            try await runTool("/usr/bin/heif-enc", ["-q", "90", png.path, "-o", heic.path])
             // HEVC is lossy: the reference is Imago's stored pixels with their profile, converted
             // by ImageMagick, so only the colour conversion is compared.
             let stored = try HEIFDecoder().decode(try Data(contentsOf: heic), options: Self.keeping())
@@ -74,40 +74,40 @@ struct ColorDecodingTests {
             #expect(profile.data == (try Data(contentsOf: URL(fileURLWithPath: Reference.adobeRGB))))
             let tagged = directory.appendingPathComponent("stored.png")
             try PNGEncoder().encode(stored).write(to: tagged)
-            try Self.expectConverted(heic, try Reference.magickSRGB(tagged, in: directory), "HEIC")
+            try await Self.expectConverted(heic, try Reference.magickSRGB(tagged, in: directory), "HEIC")
         #endif
     }
 
     @Test("ProPhoto 16-bit PNG, converted from 16 bits; Display P3 made by Little CMS; SwappedRedAndGreen")
-    func widerGamuts() throws {
+    func widerGamuts() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let proPhoto = try Reference.tagged(Reference.proPhoto, "prophoto.png", in: directory, extra: ["-depth", "16"])
+        let proPhoto = try await Reference.tagged(Reference.proPhoto, "prophoto.png", in: directory, extra: ["-depth", "16"])
         let proPhotoData = try Data(contentsOf: proPhoto)
         #expect(proPhotoData[24] == 16, "a 16-bit PNG")
-        try Self.expectConverted(proPhoto, try Reference.magickSRGB(proPhoto, in: directory), "ProPhoto 16-bit")
-        let (p3, _) = try Reference.lcmsProfiles(in: directory)
-        let p3PNG = try Reference.tagged(p3.path, "p3.png", in: directory)
-        try Self.expectConverted(p3PNG, try Reference.magickSRGB(p3PNG, in: directory), "Display P3")
+        try await Self.expectConverted(proPhoto, try Reference.magickSRGB(proPhoto, in: directory), "ProPhoto 16-bit")
+        let (p3, _) = try await Reference.lcmsProfiles(in: directory)
+        let p3PNG = try await Reference.tagged(p3.path, "p3.png", in: directory)
+        try await Self.expectConverted(p3PNG, try Reference.magickSRGB(p3PNG, in: directory), "Display P3")
         // Tagged, not converted: the pixels are sRGB's, the profile says red and green are swapped.
         let swapped = directory.appendingPathComponent("swapped.png")
-        try runTool(Reference.convert, [try Reference.source(in: directory).path, "-profile", Reference.swapped, swapped.path])
-        let reference = try Reference.magickSRGB(swapped, in: directory)
+        try await runTool(Reference.convert, [try Reference.source(in: directory).path, "-profile", Reference.swapped, swapped.path])
+        let reference = try await Reference.magickSRGB(swapped, in: directory)
         try Self.expectConverted(swapped, reference, "SwappedRedAndGreen")
         let image = try PNGDecoder().decode(try Data(contentsOf: swapped), options: DecodingOptions())
-        let source = try PNGDecoder().decode(try Data(contentsOf: try Reference.source(in: directory)), options: DecodingOptions())
+        let source = try await PNGDecoder().decode(try Data(contentsOf: try Reference.source(in: directory)), options: DecodingOptions())
         // The first pixel's red and green come out exchanged (within rounding).
         #expect(abs(Int(image.pixels[0]) - Int(source.pixels[1])) <= 2 && abs(Int(image.pixels[1]) - Int(source.pixels[0])) <= 2)
     }
 
     @Test("alpha comes through a conversion unchanged, from 8 and from 16 bits")
-    func alphaKept() throws {
+    func alphaKept() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = Corpus.root.appendingPathComponent("png/basn6a16.png").path
         for depth in ["8", "16"] {
             let tagged = directory.appendingPathComponent("alpha-\(depth).png")
-            try runTool(Reference.convert, [source, "-profile", Reference.sRGB, "-profile", Reference.adobeRGB, "-depth", depth, "png:\(tagged.path)"])
+            try await runTool(Reference.convert, [source, "-profile", Reference.sRGB, "-profile", Reference.adobeRGB, "-depth", depth, "png:\(tagged.path)"])
             let data = try Data(contentsOf: tagged)
             let converted = try PNGDecoder().decode(data, options: DecodingOptions())
             let stored = try PNGDecoder().decode(data, options: Self.keeping())
@@ -120,26 +120,26 @@ struct ColorDecodingTests {
     }
 
     @Test("gray JPEG with a gray profile: as ImageMagick converts it")
-    func grayProfile() throws {
+    func grayProfile() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // A gray picture tagged (not converted) with a gamma-1.0 gray profile, which lightens it.
         let gray = directory.appendingPathComponent("gray.jpg")
-        try runTool(
+        try await runTool(
             Reference.convert,
             [try Reference.source(in: directory).path, "-colorspace", "gray", "-profile", "\(Reference.profiles)/Gray-CIE_L.icc", "-quality", "98", gray.path])
-        let reference = try Reference.magickSRGB(gray, in: directory)
+        let reference = try await Reference.magickSRGB(gray, in: directory)
         try Self.expectConverted(gray, reference, "gray")
         let image = try JPEGDecoder().decode(try Data(contentsOf: gray), options: DecodingOptions())
         #expect(image.metadata.sourceColorProfile?.kind == .gray)
     }
 
     @Test("CMYK JPEG with a SWOP profile and Adobe inversion, and without a profile: as jpgicc converts it")
-    func cmykJPEG() throws {
+    func cmykJPEG() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cmyk = try Reference.tagged(Reference.swop, "cmyk.jpg", in: directory, extra: ["-sampling-factor", "1x1", "-quality", "98"])
-        let reference = try Reference.jpgiccSRGB(cmyk, in: directory)
+        let cmyk = try await Reference.tagged(Reference.swop, "cmyk.jpg", in: directory, extra: ["-sampling-factor", "1x1", "-quality", "98"])
+        let reference = try await Reference.jpgiccSRGB(cmyk, in: directory)
         let image = try JPEGDecoder().decode(try Data(contentsOf: cmyk), options: DecodingOptions())
         Reference.expectClose(image, reference, "CMYK with SWOP (its profile is 187 KB: three APP2 segments)")
         #expect(image.metadata.sourceColorProfile?.kind == .cmyk)
@@ -150,29 +150,29 @@ struct ColorDecodingTests {
         // The corpus CMYK photo has no profile but the Adobe marker: the default CMYK profile.
         let corpus = Corpus.root.appendingPathComponent("jpeg/video-001.cmyk.jpeg")
         let corpusImage = try JPEGDecoder().decode(try Data(contentsOf: corpus), options: DecodingOptions())
-        Reference.expectClose(corpusImage, try Reference.jpgiccSRGB(corpus, inputProfile: Reference.swop, in: directory), "corpus CMYK, default profile")
+        await Reference.expectClose(corpusImage, try Reference.jpgiccSRGB(corpus, inputProfile: Reference.swop, in: directory), "corpus CMYK, default profile")
         // Without the Adobe marker, CMYK is read as stored (0 = no ink), as jpgicc reads it.
         let stripped = HostileFiles.root.appendingPathComponent("jpeg-cmyk-without-adobe.jpeg")
         let strippedImage = try JPEGDecoder().decode(try Data(contentsOf: stripped), options: DecodingOptions())
-        Reference.expectClose(strippedImage, try Reference.jpgiccSRGB(stripped, inputProfile: Reference.swop, in: directory), "CMYK without Adobe")
+        await Reference.expectClose(strippedImage, try Reference.jpgiccSRGB(stripped, inputProfile: Reference.swop, in: directory), "CMYK without Adobe")
     }
 
     @Test("CMYK TIFF with a SWOP profile and without one: as tificc converts it")
-    func cmykTIFF() throws {
+    func cmykTIFF() async throws {
         #if TIFF
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let tagged = try Reference.tagged(Reference.swop, "cmyk.tif", in: directory)
+            let tagged = try await Reference.tagged(Reference.swop, "cmyk.tif", in: directory)
             let image = try TIFFDecoder().decode(try Data(contentsOf: tagged), options: DecodingOptions())
-            Reference.expectClose(image, try Reference.tificcSRGB(tagged, in: directory), "CMYK TIFF with SWOP")
+            await Reference.expectClose(image, try Reference.tificcSRGB(tagged, in: directory), "CMYK TIFF with SWOP")
             let plain = directory.appendingPathComponent("plain.tif")
-            try runTool(Reference.convert, [try Reference.source(in: directory).path, "-colorspace", "CMYK", plain.path])
+            try await runTool(Reference.convert, [try Reference.source(in: directory).path, "-colorspace", "CMYK", plain.path])
             let plainImage = try TIFFDecoder().decode(try Data(contentsOf: plain), options: DecodingOptions())
             // tificc will not take a CMYK profile for an untagged TIFF: it converts a copy tagged
             // (not converted) with the SWOP profile.
             let assigned = directory.appendingPathComponent("assigned.tif")
-            try runTool(Reference.convert, [plain.path, "-profile", Reference.swop, assigned.path])
-            Reference.expectClose(plainImage, try Reference.tificcSRGB(assigned, in: directory), "CMYK TIFF, default profile")
+            try await runTool(Reference.convert, [plain.path, "-profile", Reference.swop, assigned.path])
+            await Reference.expectClose(plainImage, try Reference.tificcSRGB(assigned, in: directory), "CMYK TIFF, default profile")
         #endif
     }
 

@@ -41,7 +41,7 @@ struct ColorHostileTests {
     }
 
     @Test("a CMYK profile on RGB pixels (sharp #237), and a gray one, are ignored: the pixels as stored")
-    func mismatchedProfiles() throws {
+    func mismatchedProfiles() async throws {
         let cmyk = try Data(contentsOf: URL(fileURLWithPath: Reference.swop))
         let (png, stored) = try Self.png(with: cmyk)
         try Self.expectIgnored(png, stored, "CMYK profile on RGB")
@@ -50,7 +50,7 @@ struct ColorHostileTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let mixed = directory.appendingPathComponent("mixed.jpg")
-        try runTool(
+        try await runTool(
             "/usr/bin/exiftool",
             ["-q", "-o", mixed.path, "-ICC_Profile<=\(Reference.adobeRGB)", Corpus.root.appendingPathComponent("jpeg/video-001.cmyk.jpeg").path])
         let image = try JPEGDecoder().decode(try Data(contentsOf: mixed), options: DecodingOptions())
@@ -117,11 +117,11 @@ struct ColorHostileTests {
     }
 
     @Test("JPEG profile chunks with a gap or a repeat make the profile unusable, not the image")
-    func brokenChunks() throws {
+    func brokenChunks() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let plain = directory.appendingPathComponent("plain.jpg")
-        try runTool(Reference.convert, [try Reference.source(in: directory).path, "-quality", "95", plain.path])
+        try await runTool(Reference.convert, [try Reference.source(in: directory).path, "-quality", "95", plain.path])
         let jpeg = try Data(contentsOf: plain)
         let profile = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Reference.adobeRGB)))
         func chunk(_ sequence: UInt8, of count: UInt8, _ bytes: ArraySlice<UInt8>) -> [UInt8] {

@@ -29,22 +29,22 @@ struct ColorOutputTests {
     }
 
     @Test("a kept profile is embedded by every encoder and read back byte for byte by exiftool and by Imago; one over 64 KB spans JPEG markers")
-    func keptProfileRoundTrip() throws {
+    func keptProfileRoundTrip() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let adobe = try Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
-        let (_, large) = try Reference.lcmsProfiles(in: directory)
+        let adobe = try await Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
+        let (_, large) = try await Reference.lcmsProfiles(in: directory)
         let largeBytes = try Data(contentsOf: large)
         #expect(largeBytes.count > 65_519 * 3, "a profile that takes four APP2 segments")
         let largeTagged = directory.appendingPathComponent("large.png")
-        try runTool(Reference.convert, [try Reference.source(in: directory).path, "-profile", large.path, largeTagged.path])
+        try await runTool(Reference.convert, [try Reference.source(in: directory).path, "-profile", large.path, largeTagged.path])
         for source in [adobe, largeTagged] {
             let image = try PNGDecoder().decode(try Data(contentsOf: source), options: Self.keeping())
             let profile = try #require(image.metadata.colorProfile)
             for (encoder, ext) in Self.encoders {
                 let output = directory.appendingPathComponent("kept-\(source.lastPathComponent).\(ext)")
                 try encoder.encode(image).write(to: output)
-                #expect(try Reference.exiftoolProfile(output) == profile.data, "\(ext) \(source.lastPathComponent)")
+                await #expect(try Reference.exiftoolProfile(output) == profile.data, "\(ext) \(source.lastPathComponent)")
                 let again = try DecoderRegistry.standard().decode(try Data(contentsOf: output), options: Self.keeping())
                 #expect(again.metadata.colorProfile == profile, "\(ext) read back by Imago")
             }
@@ -54,24 +54,24 @@ struct ColorOutputTests {
         for (encoder, ext) in Self.encoders {
             let output = directory.appendingPathComponent("converted.\(ext)")
             try encoder.encode(converted).write(to: output)
-            #expect(try Reference.exiftoolProfile(output).isEmpty, "\(ext)")
+            await #expect(try Reference.exiftoolProfile(output).isEmpty, "\(ext)")
         }
     }
 
     @Test("metadata: none by default; the copyright and author alone (no GPS, no camera); all of it with the orientation reset to 1")
-    func metadataKept() throws {
+    func metadataKept() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let photo = directory.appendingPathComponent("photo.jpg")
-        try runTool(Reference.convert, [try Reference.source(in: directory).path, photo.path])
-        try runTool(
+        try await runTool(Reference.convert, [try Reference.source(in: directory).path, photo.path])
+        try await runTool(
             "/usr/bin/exiftool",
             [
                 "-q", "-overwrite_original", "-Copyright=(c) Jane Doe", "-Artist=Jane Doe", "-GPSLatitude=48.85", "-GPSLatitudeRef=N", "-Make=Canon",
                 "-Orientation#=6", "-XMP-dc:Rights=(c) Jane XMP", "-XMP-dc:Creator=Jane", "-XMP-tiff:Orientation#=6", photo.path,
             ])
-        func tags(_ file: URL) throws -> [String: String] {
-            let output = try runProcess(
+        func tags(_ file: URL) async throws -> [String: String] {
+            let output = try await runProcess(
                 URL(fileURLWithPath: "/usr/bin/exiftool"),
                 ["-s", "-n", "-Copyright", "-Artist", "-GPSLatitude", "-Make", "-Rights", "-Creator", "-Orientation", file.path]
             ).output
@@ -86,15 +86,15 @@ struct ColorOutputTests {
         for (encoder, ext) in Self.encoders {
             let none = directory.appendingPathComponent("none.\(ext)")
             try encoder.encode(try JPEGDecoder().decode(data, options: DecodingOptions())).write(to: none)
-            #expect(try tags(none).isEmpty, "\(ext): no metadata by default")
+            await #expect(try tags(none).isEmpty, "\(ext): no metadata by default")
             let copyright = directory.appendingPathComponent("copyright.\(ext)")
             try encoder.encode(try JPEGDecoder().decode(data, options: Self.keeping(.copyright))).write(to: copyright)
-            #expect(
+            await #expect(
                 try tags(copyright) == ["Copyright": "(c) Jane Doe", "Artist": "Jane Doe", "Rights": "(c) Jane XMP", "Creator": "Jane"],
                 "\(ext): the copyright alone")
             let all = directory.appendingPathComponent("all.\(ext)")
             try encoder.encode(try JPEGDecoder().decode(data, options: Self.keeping(.all))).write(to: all)
-            let allTags = try tags(all)
+            let allTags = try await tags(all)
             #expect(allTags["GPSLatitude"] == "48.85" && allTags["Make"] == "Canon" && allTags["Copyright"] == "(c) Jane Doe", "\(ext): all")
             #expect(allTags["Orientation"] == "1", "\(ext): the pixels were turned upright")
         }
@@ -104,8 +104,8 @@ struct ColorOutputTests {
     func pipeline() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let adobe = try Reference.tagged(Reference.adobeRGB, "adobe.jpg", in: directory, extra: ["-sampling-factor", "1x1", "-quality", "98"])
-        let reference = try Reference.magickSRGB(adobe, in: directory)
+        let adobe = try await Reference.tagged(Reference.adobeRGB, "adobe.jpg", in: directory, extra: ["-sampling-factor", "1x1", "-quality", "98"])
+        let reference = try await Reference.magickSRGB(adobe, in: directory)
         let pipeline = ImagePipeline()
         let image = try await pipeline.image(for: adobe)
         Reference.expectClose(image, reference, "pipeline")
@@ -118,7 +118,7 @@ struct ColorOutputTests {
         #expect(kept.metadata.colorProfile?.data == (try Data(contentsOf: URL(fileURLWithPath: Reference.adobeRGB))))
         let keptFile = directory.appendingPathComponent("kept-thumbnail.png")
         try PNGEncoder().encode(kept).write(to: keptFile)
-        let referenceSmall = try Reference.magickSRGB(keptFile, in: directory)
+        let referenceSmall = try await Reference.magickSRGB(keptFile, in: directory)
         Reference.expectClose(small, referenceSmall, "thumbnail")
         Reference.expectFar(kept, referenceSmall, "kept")
         // Both variants were made from one transfer and are cached under their own keys.
@@ -130,14 +130,14 @@ struct ColorOutputTests {
     func commandLine() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let adobe = try Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
-        let reference = try Reference.magickSRGB(adobe, in: directory)
+        let adobe = try await Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
+        let reference = try await Reference.magickSRGB(adobe, in: directory)
         let converted = directory.appendingPathComponent("converted.png"), kept = directory.appendingPathComponent("kept.webp")
         #expect(try await imago(["convert", adobe.path, converted.path]).status == 0)
         Reference.expectClose(try PNGDecoder().decode(try Data(contentsOf: converted), options: DecodingOptions()), reference, "imago convert")
-        #expect(try Reference.exiftoolProfile(converted).isEmpty)
+        await #expect(try Reference.exiftoolProfile(converted).isEmpty)
         #expect(try await imago(["convert", "--keep-color-profile", "--lossless", adobe.path, kept.path]).status == 0)
-        #expect(try Reference.exiftoolProfile(kept) == (try Data(contentsOf: URL(fileURLWithPath: Reference.adobeRGB))))
+        await #expect(try Reference.exiftoolProfile(kept) == (try Data(contentsOf: URL(fileURLWithPath: Reference.adobeRGB))))
         let keptImage = try WebPDecoder().decode(try Data(contentsOf: kept), options: Self.keeping())
         let stored = try PNGDecoder().decode(try Data(contentsOf: adobe), options: Self.keeping())
         #expect(keptImage.pixels == stored.pixels, "the source's pixels, unconverted")
@@ -164,9 +164,9 @@ struct ColorOutputTests {
     func server() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let adobe = try Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
-        try runTool("/usr/bin/exiftool", ["-q", "-overwrite_original", "-Copyright=(c) Jane Doe", "-GPSLatitude=48.85", "-GPSLatitudeRef=N", adobe.path])
-        let reference = try Reference.magickSRGB(adobe, in: directory)
+        let adobe = try await Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
+        try await runTool("/usr/bin/exiftool", ["-q", "-overwrite_original", "-Copyright=(c) Jane Doe", "-GPSLatitude=48.85", "-GPSLatitudeRef=N", adobe.path])
+        let reference = try await Reference.magickSRGB(adobe, in: directory)
         let profile = try Data(contentsOf: URL(fileURLWithPath: Reference.adobeRGB))
         try await withServer { server in
             let source = server.origin.serve(try Data(contentsOf: adobe), at: "/adobe.png").absoluteString
@@ -179,16 +179,16 @@ struct ColorOutputTests {
             }
             let plain = try await fetch([])
             Reference.expectClose(try PNGDecoder().decode(try Data(contentsOf: plain), options: DecodingOptions()), reference, "served")
-            #expect(try Reference.exiftoolProfile(plain).isEmpty)
-            let copyright = try runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-s3", "-Copyright", "-GPSLatitude", plain.path]).output
+            await #expect(try Reference.exiftoolProfile(plain).isEmpty)
+            let copyright = try await runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-s3", "-Copyright", "-GPSLatitude", plain.path]).output
             #expect(String(decoding: copyright, as: UTF8.self) == "(c) Jane Doe\n", "keep_copyright by default, no GPS")
             let kept = try await fetch(["scp:0"])
-            #expect(try Reference.exiftoolProfile(kept) == profile)
+            await #expect(try Reference.exiftoolProfile(kept) == profile)
             let all = try await fetch(["sm:false"])
-            let allTags = try runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-s3", "-n", "-GPSLatitude", all.path]).output
+            let allTags = try await runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-s3", "-n", "-GPSLatitude", all.path]).output
             #expect(String(decoding: allTags, as: UTF8.self) == "48.85\n")
             let none = try await fetch(["kcr:0"])
-            #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-s3", "-Copyright", none.path]).output.isEmpty)
+            #expect(try await runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-s3", "-Copyright", none.path]).output.isEmpty)
             #expect(try await server.get(ServerHarness.path(source, ["scp:maybe"])).status == 400)
         }
     }

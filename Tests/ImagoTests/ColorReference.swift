@@ -16,49 +16,49 @@ enum ColorReference {
     static let convert = "/usr/bin/convert"
 
     /// A 160×100 photo-like picture (a wallpaper, reduced) as an untagged sRGB PNG.
-    static func source(in directory: URL) throws -> URL {
+    static func source(in directory: URL) async throws -> URL {
         let source = directory.appendingPathComponent("source.png")
         if !FileManager.default.fileExists(atPath: source.path) {
-            try runTool(convert, ["/usr/share/backgrounds/rhythm.jpg", "-resize", "160x100!", "-strip", "png24:\(source.path)"])
+            try await runTool(convert, ["/usr/share/backgrounds/rhythm.jpg", "-resize", "160x100!", "-strip", "png24:\(source.path)"])
         }
         return source
     }
 
     /// `source` converted by ImageMagick from sRGB into `profile` and written as `name` (its
     /// extension picks the format) with the profile embedded.
-    static func tagged(_ profile: String, _ name: String, in directory: URL, extra: [String] = []) throws -> URL {
+    static func tagged(_ profile: String, _ name: String, in directory: URL, extra: [String] = []) async throws -> URL {
         let output = directory.appendingPathComponent(name)
-        try runTool(convert, [try source(in: directory).path, "-profile", sRGB, "-profile", profile] + extra + [output.path])
+        try await runTool(convert, [try source(in: directory).path, "-profile", sRGB, "-profile", profile] + extra + [output.path])
         return output
     }
 
     /// ImageMagick's conversion of a tagged file to sRGB (relative colorimetric, black-point
     /// compensation), decoded.
-    static func magickSRGB(_ file: URL, in directory: URL) throws -> Image {
+    static func magickSRGB(_ file: URL, in directory: URL) async throws -> Image {
         let output = directory.appendingPathComponent("magick-\(file.lastPathComponent).png")
-        try runTool(convert, [file.path, "-intent", "relative", "-black-point-compensation", "-profile", sRGB, "-depth", "8", "png24:\(output.path)"])
+        try await runTool(convert, [file.path, "-intent", "relative", "-black-point-compensation", "-profile", sRGB, "-depth", "8", "png24:\(output.path)"])
         return try PNGDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
     }
 
     /// Little CMS's `jpgicc` conversion of a JPEG to sRGB (relative colorimetric, black-point
     /// compensation, quality 100), decoded; `inputProfile` for a file that carries none.
-    static func jpgiccSRGB(_ file: URL, inputProfile: String? = nil, in directory: URL) throws -> Image {
+    static func jpgiccSRGB(_ file: URL, inputProfile: String? = nil, in directory: URL) async throws -> Image {
         let output = directory.appendingPathComponent("jpgicc-\(file.lastPathComponent)")
-        try runTool("/usr/bin/jpgicc", ["-t1", "-b", "-q100"] + (inputProfile.map { ["-i\($0)"] } ?? []) + [file.path, output.path])
+        try await runTool("/usr/bin/jpgicc", ["-t1", "-b", "-q100"] + (inputProfile.map { ["-i\($0)"] } ?? []) + [file.path, output.path])
         return try JPEGDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
     }
 
     /// Little CMS's `tificc` conversion of a TIFF to sRGB, decoded.
-    static func tificcSRGB(_ file: URL, inputProfile: String? = nil, in directory: URL) throws -> Image {
+    static func tificcSRGB(_ file: URL, inputProfile: String? = nil, in directory: URL) async throws -> Image {
         let output = directory.appendingPathComponent("tificc-\(file.lastPathComponent)")
-        try runTool("/usr/bin/tificc", ["-t1", "-b", "-w8"] + (inputProfile.map { ["-i\($0)"] } ?? []) + ["-o\(sRGB)", file.path, output.path])
+        try await runTool("/usr/bin/tificc", ["-t1", "-b", "-w8"] + (inputProfile.map { ["-i\($0)"] } ?? []) + ["-o\(sRGB)", file.path, output.path])
         return try TIFFDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
     }
 
     /// Profiles made by a Little CMS program compiled here: a Display P3 profile (primaries
     /// .680/.320, .265/.690, .150/.060, D65, the sRGB curve) and a profile of about 200 KB (sRGB's
     /// primaries and curve with a large private tag), written to `p3.icc` and `large.icc`.
-    static func lcmsProfiles(in directory: URL) throws -> (p3: URL, large: URL) {
+    static func lcmsProfiles(in directory: URL) async throws -> (p3: URL, large: URL) {
         let program = """
             #include <lcms2.h>
             int main(int argc, char **argv) {
@@ -83,15 +83,15 @@ enum ColorReference {
             """
         let source = directory.appendingPathComponent("profiles.c"), binary = directory.appendingPathComponent("profiles")
         try program.write(to: source, atomically: true, encoding: .utf8)
-        try runTool("/usr/bin/cc", [source.path, "-llcms2", "-o", binary.path])
+        try await runTool("/usr/bin/cc", [source.path, "-llcms2", "-o", binary.path])
         let p3 = directory.appendingPathComponent("p3.icc"), large = directory.appendingPathComponent("large.icc")
-        try runTool(binary.path, [p3.path, large.path])
+        try await runTool(binary.path, [p3.path, large.path])
         return (p3, large)
     }
 
     /// The ICC profile in a file, as exiftool extracts it.
-    static func exiftoolProfile(_ file: URL) throws -> Data {
-        try runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-b", "-ICC_Profile", file.path]).output
+    static func exiftoolProfile(_ file: URL) async throws -> Data {
+        try await runProcess(URL(fileURLWithPath: "/usr/bin/exiftool"), ["-b", "-ICC_Profile", file.path]).output
     }
 
     /// Mean and largest CIEDE2000 difference between two images' first frames (colour only).

@@ -151,7 +151,7 @@ import Testing
         #expect(Self.payloadFiles(directory).isEmpty)
     }
 
-    @Test func sweepRemovesWhatACrashLeftBehind() throws {
+    @Test func sweepRemovesWhatACrashLeftBehind() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = try DiskCache(configuration: .init(directory: directory))
@@ -159,7 +159,7 @@ import Testing
         cache.store(payload(500, seed: 2), for: "lost", metadata: Self.metadata)
         cache.flush()
         // A temporary file of a process that has exited, a payload no row names, a row whose file is gone.
-        let exited = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo $$"])
+        let exited = try await runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo $$"])
         let deadPID = String(decoding: exited.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let temporary = directory.appendingPathComponent("tmp/\(deadPID)-0123")
         try Data("partial".utf8).write(to: temporary)
@@ -222,30 +222,36 @@ import Testing
 
     /// A writer process killed with SIGKILL at arbitrary moments, eight times over the same
     /// directory: every entry read afterwards is exactly a payload that was written, or absent.
-    @Test func aWriterKilledMidWriteLeavesNoTornPayload() throws {
+    @Test func aWriterKilledMidWriteLeavesNoTornPayload() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let writer = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago-cache-writer")
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<8 {
-            let process = Process()
-            process.executableURL = writer
-            process.arguments = [directory.path, "64"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            // Let it write a random number of batches, then kill it wherever it is.
-            let batches = Int.random(in: 1...12, using: &generator)
-            var lines = 0
-            while lines < batches {
-                let chunk = pipe.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+        // The writes and kills block, so they run off the cooperative pool.
+        let reasons = try await offThePool {
+            var generator = SystemRandomNumberGenerator()
+            var reasons: [Process.TerminationReason] = []
+            for _ in 0..<8 {
+                let process = Process()
+                process.executableURL = writer
+                process.arguments = [directory.path, "64"]
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                try process.run()
+                // Let it write a random number of batches, then kill it wherever it is.
+                let batches = Int.random(in: 1...12, using: &generator)
+                var lines = 0
+                while lines < batches {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+                }
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                reasons.append(process.terminationReason)
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal)
+            return reasons
         }
+        #expect(reasons == Array(repeating: .uncaughtSignal, count: 8))
         let cache = try DiskCache(configuration: .init(directory: directory, sizeLimit: 8 << 20))
         cache.sweepOrphans(olderThan: .zero)
         var found = 0

@@ -60,8 +60,8 @@ struct EncoderTests {
     }
 
     @Test("an animated GIF encoded as WebP keeps every frame, its duration and the loop count", arguments: ["none", "background"])
-    func animatedWebP(disposal: String) throws {
-        let gif = try GIFDecoderTests.animation(disposal: disposal).animation
+    func animatedWebP(disposal: String) async throws {
+        let gif = try await GIFDecoderTests.animation(disposal: disposal).animation
         let lossless = try DecoderRegistry.standard().decode(WebPEncoder(lossless: true).encode(gif))
         #expect(lossless.metadata.format == .webp)
         #expect(lossless.frames.count == 3)
@@ -77,12 +77,12 @@ struct EncoderTests {
     }
 
     @Test("a transparent animated GIF written as lossy or lossless WebP stays transparent where it was")
-    func animatedWebPTransparency() throws {
+    func animatedWebPTransparency() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let triangle = Corpus.root.appendingPathComponent("gif/triangle-001.gif").path, output = directory.appendingPathComponent("two.gif")
         // The triangle, then the triangle turned over: each frame transparent in other places.
-        try runTool("/usr/bin/gifsicle", ["-d", "10", "--loopcount=0", triangle, "--rotate-180", triangle, "-o", output.path])
+        try await runTool("/usr/bin/gifsicle", ["-d", "10", "--loopcount=0", triangle, "--rotate-180", triangle, "-o", output.path])
         let gif = try GIFDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
         let alpha = { (pixels: [UInt8]) in stride(from: 3, to: pixels.count, by: 4).map { pixels[$0] } }
         #expect(gif.frames.count == 2)

@@ -42,22 +42,22 @@ struct GIFDecoderTests {
 
     /// video-001 full, then a 30×20 gray crop at (10, 10) with `disposal`, then a 2×2 frame at (0, 0);
     /// delays 50 ms, 10 ms (shown as 100 ms) and 200 ms; loop count 2; made by gifsicle.
-    static func animation(disposal: String) throws -> (animation: Image, base: Image, crop: Image) {
+    static func animation(disposal: String) async throws -> (animation: Image, base: Image, crop: Image) {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let output = try animationFile(disposal: disposal, in: directory)
+        let output = try await animationFile(disposal: disposal, in: directory)
         let crop = directory.appendingPathComponent("crop.gif")
         return (try decode(output), try decode(Corpus.root.appendingPathComponent("gif/video-001.gif")), try decode(crop))
     }
 
     /// The animation above written to `directory/anim.gif` (its crop frame as `crop.gif` beside it).
-    static func animationFile(disposal: String, in directory: URL) throws -> URL {
+    static func animationFile(disposal: String, in directory: URL) async throws -> URL {
         let gif = Corpus.root.appendingPathComponent("gif")
         let crop = directory.appendingPathComponent("crop.gif"), dot = directory.appendingPathComponent("dot.gif")
         let output = directory.appendingPathComponent("anim.gif")
-        try runTool("/usr/bin/gifsicle", ["--crop", "10,10+30x20", gif.appendingPathComponent("video-005.gray.gif").path, "-o", crop.path])
-        try runTool("/usr/bin/gifsicle", ["--crop", "0,0+2x2", gif.appendingPathComponent("triangle-001.gif").path, "-o", dot.path])
-        try runTool(
+        try await runTool("/usr/bin/gifsicle", ["--crop", "10,10+30x20", gif.appendingPathComponent("video-005.gray.gif").path, "-o", crop.path])
+        try await runTool("/usr/bin/gifsicle", ["--crop", "0,0+2x2", gif.appendingPathComponent("triangle-001.gif").path, "-o", dot.path])
+        try await runTool(
             "/usr/bin/gifsicle",
             [
                 "-m", "--loopcount=2", "-d", "5", gif.appendingPathComponent("video-001.gif").path,
@@ -72,8 +72,8 @@ struct GIFDecoderTests {
     }
 
     @Test("animated GIF frames are composited with disposal none, background and previous", arguments: ["none", "background", "previous"])
-    func disposal(disposal: String) throws {
-        let (animation, base, crop) = try Self.animation(disposal: disposal)
+    func disposal(disposal: String) async throws {
+        let (animation, base, crop) = try await Self.animation(disposal: disposal)
         #expect(animation.frames.count == 3)
         #expect(animation.loopCount == 2)
         #expect(animation.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
@@ -95,19 +95,19 @@ struct GIFDecoderTests {
     }
 
     @Test("blocks of part of the canvas with no delay are one picture painted in parts; whole frames of no delay stay frames")
-    func highColour() throws {
+    func highColour() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // 1,024 colours: four 16×16 blocks of 256 each, with local colour tables, no delay, kept
         // (ImageMagick writes the crop's tiles at their offsets), as the "high colour" GIFs are.
         let picture = directory.appendingPathComponent("picture.png"), gif = directory.appendingPathComponent("parts.gif")
-        try runTool(
+        try await runTool(
             "/usr/bin/convert",
             [
                 "-size", "32x32", "xc:", "-fx", "(i*8+j%8)/255", "-channel", "G", "-fx", "(j*8+i%8)/255", "-channel", "B", "-fx", "((i+j)*4)/255", "+channel",
                 "png24:\(picture.path)",
             ])
-        try runTool("/usr/bin/convert", [picture.path, "-crop", "16x16", "-set", "delay", "0", "-set", "dispose", "none", gif.path])
+        try await runTool("/usr/bin/convert", [picture.path, "-crop", "16x16", "-set", "delay", "0", "-set", "dispose", "none", gif.path])
         let image = try Self.decode(gif)
         let expected = try PNGDecoder().decode(try Data(contentsOf: picture), options: DecodingOptions())
         #expect(image.frames.count == 1, "one picture, not four frames")
@@ -115,13 +115,13 @@ struct GIFDecoderTests {
         #expect(!image.metadata.hasAlpha)
         // Whole-canvas frames without a delay are an animation browsers play at 100 ms a frame.
         let animation = directory.appendingPathComponent("animation.gif")
-        try runTool("/usr/bin/convert", ["-delay", "0", picture.path, "(", picture.path, "-negate", ")", animation.path])
+        try await runTool("/usr/bin/convert", ["-delay", "0", picture.path, "(", picture.path, "-negate", ")", animation.path])
         let animated = try Self.decode(animation)
         #expect(animated.frames.count == 2 && animated.frames.map(\.duration) == [.milliseconds(100), .milliseconds(100)])
     }
 
     @Test("frame limits are enforced while reading")
-    func frameLimit() throws {
+    func frameLimit() async throws {
         let data = try GIFDecoder().decode(Corpus.data("gif/video-001.gif"), options: DecodingOptions())
         #expect(data.frames.count == 1)
         var options = DecodingOptions()
@@ -130,7 +130,7 @@ struct GIFDecoderTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("three.gif")
         let frame = Corpus.root.appendingPathComponent("gif/video-001.gif").path
-        try runTool("/usr/bin/gifsicle", ["-m", frame, frame, frame, "-o", output.path])
+        try await runTool("/usr/bin/gifsicle", ["-m", frame, frame, frame, "-o", output.path])
         do {
             _ = try GIFDecoder().decode(Data(contentsOf: output), options: options)
             Issue.record("decoded past the frame limit")
@@ -140,7 +140,7 @@ struct GIFDecoderTests {
     }
 
     @Test("a GIF cut inside its first frame is an error; cut after a frame, it yields that frame")
-    func truncated() throws {
+    func truncated() async throws {
         let data = try Corpus.data("gif/video-001.gif")
         do {
             _ = try GIFDecoder().decode(data.prefix(data.count / 2), options: DecodingOptions())
@@ -156,7 +156,7 @@ struct GIFDecoderTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("two.gif")
         let frame = Corpus.root.appendingPathComponent("gif/video-001.gif").path
-        try runTool("/usr/bin/gifsicle", ["-m", frame, frame, "-o", output.path])
+        try await runTool("/usr/bin/gifsicle", ["-m", frame, frame, "-o", output.path])
         let two = try Data(contentsOf: output)
         let image = try GIFDecoder().decode(two.prefix(two.count - 200), options: DecodingOptions())
         #expect(image.frames.count == 1)

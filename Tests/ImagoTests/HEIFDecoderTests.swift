@@ -17,23 +17,23 @@
             ("basn6a08.png", [], []),
         ]
 
-        static func make(_ source: String, _ magick: [String], _ options: [String], in directory: URL) throws -> Data {
+        static func make(_ source: String, _ magick: [String], _ options: [String], in directory: URL) async throws -> Data {
             let input = directory.appendingPathComponent("in.png"), heic = directory.appendingPathComponent("out.heic")
-            try runTool(
+            try await runTool(
                 "/usr/bin/convert",
                 [Corpus.root.appendingPathComponent("png/\(source)").path] + magick + ["\(source.contains("6a") ? "png32" : "png24"):\(input.path)"])
-            try runTool("/usr/bin/heif-enc", options + [input.path, "-o", heic.path])
+            try await runTool("/usr/bin/heif-enc", options + [input.path, "-o", heic.path])
             return try Data(contentsOf: heic)
         }
 
         @Test("heif-enc's files decode to heif-convert's pixels", arguments: variants.indices)
-        func conformance(index: Int) throws {
+        func conformance(index: Int) async throws {
             let (source, magick, options) = Self.variants[index]
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let data = try Self.make(source, magick, options, in: directory)
+            let data = try await Self.make(source, magick, options, in: directory)
             let reference = directory.appendingPathComponent("reference.png")
-            try runTool("/usr/bin/heif-convert", [directory.appendingPathComponent("out.heic").path, reference.path])
+            try await runTool("/usr/bin/heif-convert", [directory.appendingPathComponent("out.heic").path, reference.path])
             let expected = try PNGDecoder().decode(try Data(contentsOf: reference), options: DecodingOptions())
             #expect(DecoderRegistry.standard().decoder(for: data) is HEIFDecoder)
             let image = try DecoderRegistry.standard().decode(data)
@@ -45,10 +45,10 @@
         }
 
         @Test("a small target decodes the file's thumbnail when it covers the target, else the image")
-        func thumbnail() throws {
+        func thumbnail() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let data = try Self.make("basn2c08.png", ["-resize", "256x256"], ["-t", "64"], in: directory)
+            let data = try await Self.make("basn2c08.png", ["-resize", "256x256"], ["-t", "64"], in: directory)
             func width(_ target: Int?) throws -> Int {
                 var options = DecodingOptions()
                 options.targetSize = target.map { PixelSize(width: $0, height: $0) }
@@ -64,13 +64,13 @@
         @Test(
             "rotation and mirror are applied: an irot/imir file reads as AVIFDecoder reads it",
             arguments: [["--irot", "1"], ["--imir", "1"], ["--irot", "3", "--imir", "0"]])
-        func transformations(options: [String]) throws {
+        func transformations(options: [String]) async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let source = directory.appendingPathComponent("s.png"), avif = directory.appendingPathComponent("o.avif")
-            try runTool(
+            try await runTool(
                 "/usr/bin/convert", [Corpus.root.appendingPathComponent("png/basn2c08.png").path, "-crop", "32x20+0+0", "+repage", "png24:\(source.path)"])
-            try runTool("/usr/bin/avifenc", ["-s", "10", "-l"] + options + [source.path, avif.path])
+            try await runTool("/usr/bin/avifenc", ["-s", "10", "-l"] + options + [source.path, avif.path])
             let data = try Data(contentsOf: avif)
             #expect(!HEIFDecoder().canDecode(data))
             let byLibheif = try HEIFDecoder().decode(data, options: DecodingOptions())
@@ -80,10 +80,10 @@
         }
 
         @Test("a size over the limits is refused before decoding; other files are not HEIF")
-        func limits() throws {
+        func limits() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let data = try Self.make("basn2c08.png", ["-resize", "64x48!"], [], in: directory)
+            let data = try await Self.make("basn2c08.png", ["-resize", "64x48!"], [], in: directory)
             var small = DecodingOptions()
             small.maxPixels = 1_000
             do {

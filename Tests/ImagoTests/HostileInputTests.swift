@@ -70,12 +70,12 @@ struct HostileInputTests {
     }
 
     @Test("the budget counts the canvas and every frame held: three frames need three buffers")
-    func budgetCountsFrames() throws {
+    func budgetCountsFrames() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("three.gif")
         let frame = Corpus.root.appendingPathComponent("gif/video-001.gif").path
-        try runTool("/usr/bin/gifsicle", ["-m", frame, frame, frame, "-o", output.path])
+        try await runTool("/usr/bin/gifsicle", ["-m", frame, frame, frame, "-o", output.path])
         let data = try Data(contentsOf: output)
         var options = DecodingOptions()
         options.maxDecodedBytes = 3 * 150 * 103 * 4
@@ -109,9 +109,9 @@ struct HostileInputTests {
 @Suite("Hostile input: agreement with libjpeg and giflib")
 struct DecoderAgreementTests {
     @Test("an invalid marker (0x80) inside the scan is refused, as djpeg refuses it; a truncated file is still shown")
-    func jpegInvalidMarker() throws {
+    func jpegInvalidMarker() async throws {
         let file = HostileFiles.root.appendingPathComponent("jpeg-marker-0x80-in-scan.jpeg")
-        #expect(try runProcess(URL(fileURLWithPath: "/usr/bin/djpeg"), [file.path]).status != 0)
+        #expect(try await runProcess(URL(fileURLWithPath: "/usr/bin/djpeg"), [file.path]).status != 0)
         do {
             let data = try Data(contentsOf: file)
             let image = try JPEGDecoder().decode(data, options: DecodingOptions())
@@ -137,14 +137,14 @@ struct DecoderAgreementTests {
     }
 
     @Test("a GIF using all 4096 LZW codes with a deferred clear decodes exactly as giflib's gif2rgb does")
-    func gifFullCodeTable() throws {
+    func gifFullCodeTable() async throws {
         let file = HostileFiles.root.appendingPathComponent("gif-4096-codes.gif")
         let image = try GIFDecoder().decode(Data(contentsOf: file), options: DecodingOptions())
         #expect((image.width, image.height) == (96, 96))
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let prefix = directory.appendingPathComponent("planes").path
-        try runTool("/usr/bin/gif2rgb", ["-o", prefix, file.path])
+        try await runTool("/usr/bin/gif2rgb", ["-o", prefix, file.path])
         let planes = try ["R", "G", "B"].map { try Data(contentsOf: URL(fileURLWithPath: "\(prefix).\($0)")) }
         var expected: [UInt8] = []
         for index in 0..<(96 * 96) { expected += [planes[0][index], planes[1][index], planes[2][index], 255] }

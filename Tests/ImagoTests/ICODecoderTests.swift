@@ -22,11 +22,11 @@ struct ICODecoderTests {
         ("basn6a08.png", ["-define", "icon:auto-resize=64,32,16"]),
     ]
 
-    static func make(_ source: String, _ options: [String], in directory: URL) throws -> (ico: Data, reference: Image) {
+    static func make(_ source: String, _ options: [String], in directory: URL) async throws -> (ico: Data, reference: Image) {
         let input = Corpus.root.appendingPathComponent("png/\(source)").path
         let ico = directory.appendingPathComponent("out.ico")
         let png = directory.appendingPathComponent("reference.png")
-        try runTool(convert, [input] + options + ["ico:\(ico.path)"])
+        try await runTool(convert, [input] + options + ["ico:\(ico.path)"])
         let data = try Data(contentsOf: ico)
         // The first entry is the largest in every variant above, the one Imago takes by default.
         // ImageMagick applies a PNG entry's gAMA chunk when it reads it (Pillow and browsers do
@@ -38,7 +38,7 @@ struct ICODecoderTests {
         if entry.starts(with: ICODecoder.pngSignature) {
             return (data, try PNGDecoder().decode(entry, options: DecodingOptions()))
         }
-        try runTool(convert, ["ico:\(ico.path)[0]", "png32:\(png.path)"])
+        try await runTool(convert, ["ico:\(ico.path)[0]", "png32:\(png.path)"])
         return (data, try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions()))
     }
 
@@ -53,11 +53,11 @@ struct ICODecoderTests {
     }
 
     @Test("ImageMagick's icons decode to ImageMagick's own pixels", arguments: variants.indices)
-    func conformance(index: Int) throws {
+    func conformance(index: Int) async throws {
         let (source, options) = Self.variants[index]
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (ico, reference) = try Self.make(source, options, in: directory)
+        let (ico, reference) = try await Self.make(source, options, in: directory)
         #expect(DecoderRegistry.standard().decoder(for: ico) is ICODecoder)
         let image = try DecoderRegistry.standard().decode(ico)
         #expect(image.metadata.format == .ico)
@@ -93,13 +93,13 @@ struct ICODecoderTests {
     @Test(
         "1-, 4-, 8- and 24-bit entries: the BMP's pixels, hidden where the AND mask says",
         arguments: [["-type", "bilevel"], ["-colors", "16", "-type", "palette"], ["-type", "palette"], []])
-    func maskedBitmaps(options: [String]) throws {
+    func maskedBitmaps(options: [String]) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = Corpus.root.appendingPathComponent("png/basn2c08.png").path
         let bmp = directory.appendingPathComponent("s.bmp"), png = directory.appendingPathComponent("s.png")
-        try runTool(Self.convert, [input] + options + ["-compress", "none", "bmp3:\(bmp.path)"])
-        try runTool(Self.convert, ["bmp:\(bmp.path)", "png32:\(png.path)"])
+        try await runTool(Self.convert, [input] + options + ["-compress", "none", "bmp3:\(bmp.path)"])
+        try await runTool(Self.convert, ["bmp:\(bmp.path)", "png32:\(png.path)"])
         let (ico, hidden) = try Self.icon(fromBMP: try Data(contentsOf: bmp))
         let bitmap = try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
         var expected = bitmap.pixels
@@ -114,10 +114,10 @@ struct ICODecoderTests {
     }
 
     @Test("the smallest entry that covers the target, else the largest; a cursor decodes like an icon")
-    func entryChoice() throws {
+    func entryChoice() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (ico, _) = try Self.make("basn6a08.png", ["-define", "icon:auto-resize=64,32,16"], in: directory)
+        let (ico, _) = try await Self.make("basn6a08.png", ["-define", "icon:auto-resize=64,32,16"], in: directory)
         func width(target: Int?, mode: DecodingOptions.TargetMode = .fill, _ data: Data = ico) throws -> Int {
             var options = DecodingOptions()
             options.targetSize = target.map { PixelSize(width: $0, height: $0) }
@@ -137,11 +137,11 @@ struct ICODecoderTests {
     }
 
     @Test("every truncated copy is a clean error; mutated copies never crash")
-    func truncatedAndMutated() throws {
+    func truncatedAndMutated() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (source, options) in Self.variants {
-            let (ico, _) = try Self.make(source, options, in: directory)
+            let (ico, _) = try await Self.make(source, options, in: directory)
             expectCleanFailures(ICODecoder(), ico)
         }
     }

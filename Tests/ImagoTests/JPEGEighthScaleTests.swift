@@ -118,24 +118,24 @@ struct JPEGEighthScaleTests {
         return url
     }
 
-    static func cjpeg(_ options: [String], source: String) throws -> Data {
+    static func cjpeg(_ options: [String], source: String) async throws -> Data {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.jpg")
-        try runTool("/usr/bin/cjpeg", options + ["-outfile", output.path, ppm(source, in: directory).path])
+        try await runTool("/usr/bin/cjpeg", options + ["-outfile", output.path, ppm(source, in: directory).path])
         return try Data(contentsOf: output)
     }
 
     @Test("JPEGs made by cjpeg with restart intervals, optimized tables, quality 100 and other samplings match libjpeg-turbo", arguments: cjpegOptions)
-    func cjpegLayouts(options: [String]) throws {
+    func cjpegLayouts(options: [String]) async throws {
         for source in ["jpeg/video-001.png", "jpeg/go-turns-two-280x360.jpeg"] {
-            try Self.expectMatchesTurboJPEG(Self.cjpeg(options, source: source))
+            try await Self.expectMatchesTurboJPEG(Self.cjpeg(options, source: source))
         }
     }
 
     @Test("what the DC decoder leaves alone (arithmetic coding, RGB, CMYK) is decoded by libjpeg-turbo at 1/8")
-    func fallbacks() throws {
-        let arithmetic = try Self.cjpeg(["-arithmetic"], source: "jpeg/video-001.png")
+    func fallbacks() async throws {
+        let arithmetic = try await Self.cjpeg(["-arithmetic"], source: "jpeg/video-001.png")
         #expect(Self.dcOnly(arithmetic).status == IMAGO_JPEG_DC_UNSUPPORTED)
         #expect(try Self.jpegDecoder(arithmetic).pixels == Self.turboJPEG(arithmetic).pixels)
 

@@ -19,27 +19,27 @@
             ("jpeg/video-001.jpeg", nil, []),
         ]
 
-        static func make(_ source: String, _ magick: [String]?, _ options: [String], in directory: URL) throws -> URL {
+        static func make(_ source: String, _ magick: [String]?, _ options: [String], in directory: URL) async throws -> URL {
             var input = Corpus.root.appendingPathComponent(source)
             if let magick {
                 let converted = directory.appendingPathComponent("in.png")
-                try runTool("/usr/bin/convert", [input.path, "\(magick[0]):\(converted.path)"])
+                try await runTool("/usr/bin/convert", [input.path, "\(magick[0]):\(converted.path)"])
                 input = converted
             }
             let jxl = directory.appendingPathComponent("out.jxl")
-            try runTool("/usr/bin/cjxl", [input.path, jxl.path, "--num_threads=0"] + options)
+            try await runTool("/usr/bin/cjxl", [input.path, jxl.path, "--num_threads=0"] + options)
             return jxl
         }
 
         @Test("cjxl's files decode to djxl's pixels", arguments: variants.indices)
-        func conformance(index: Int) throws {
+        func conformance(index: Int) async throws {
             let (source, magick, options) = Self.variants[index]
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let jxl = try Self.make(source, magick, options, in: directory)
+            let jxl = try await Self.make(source, magick, options, in: directory)
             let reference = directory.appendingPathComponent("reference.png")
             // djxl writes the file's own depth (its --bits_per_sample=8 garbles a linear 16-bit image).
-            try runTool("/usr/bin/djxl", [jxl.path, reference.path, "--num_threads=0"])
+            try await runTool("/usr/bin/djxl", [jxl.path, reference.path, "--num_threads=0"])
             let expected = try PNGDecoder().decode(try Data(contentsOf: reference), options: DecodingOptions())
             let data = try Data(contentsOf: jxl)
             #expect(DecoderRegistry.standard().decoder(for: data) is JXLDecoder)
@@ -52,14 +52,14 @@
         }
 
         @Test("a transcoded JPEG keeps its EXIF orientation, applied")
-        func orientation() throws {
+        func orientation() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let jpeg = directory.appendingPathComponent("turned.jpg")
             try FileManager.default.copyItem(at: Corpus.root.appendingPathComponent("jpeg/video-001.jpeg"), to: jpeg)
-            try runTool("/usr/bin/exiftool", ["-q", "-overwrite_original", "-Orientation=6", "-n", jpeg.path])
+            try await runTool("/usr/bin/exiftool", ["-q", "-overwrite_original", "-Orientation=6", "-n", jpeg.path])
             let jxl = directory.appendingPathComponent("turned.jxl")
-            try runTool("/usr/bin/cjxl", [jpeg.path, jxl.path, "--num_threads=0"])
+            try await runTool("/usr/bin/cjxl", [jpeg.path, jxl.path, "--num_threads=0"])
             let image = try JXLDecoder().decode(try Data(contentsOf: jxl), options: DecodingOptions())
             let upright = try JPEGDecoder().decode(try Data(contentsOf: jpeg), options: DecodingOptions())
             #expect(image.metadata.orientationApplied == .right)
@@ -74,13 +74,13 @@
         }
 
         @Test("an animation from a GIF keeps its frames and durations")
-        func animation() throws {
+        func animation() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let source = Corpus.root.appendingPathComponent("png/basn2c08.png").path
             let gif = directory.appendingPathComponent("a.gif"), jxl = directory.appendingPathComponent("a.jxl")
-            try runTool("/usr/bin/convert", ["-delay", "20", source, "-delay", "50", "(", source, "-negate", ")", "-loop", "0", gif.path])
-            try runTool("/usr/bin/cjxl", [gif.path, jxl.path, "-d", "0", "--num_threads=0"])
+            try await runTool("/usr/bin/convert", ["-delay", "20", source, "-delay", "50", "(", source, "-negate", ")", "-loop", "0", gif.path])
+            try await runTool("/usr/bin/cjxl", [gif.path, jxl.path, "-d", "0", "--num_threads=0"])
             let image = try JXLDecoder().decode(try Data(contentsOf: jxl), options: DecodingOptions())
             let original = try GIFDecoder().decode(try Data(contentsOf: gif), options: DecodingOptions())
             #expect(image.frames.count == 2)
@@ -92,10 +92,10 @@
         }
 
         @Test("a size over the limits is refused before pixels are allocated; other files are not JPEG XL")
-        func limits() throws {
+        func limits() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let data = try Data(contentsOf: try Self.make("png/basn2c08.png", ["png24"], ["-d", "1"], in: directory))
+            let data = try await Data(contentsOf: try Self.make("png/basn2c08.png", ["png24"], ["-d", "1"], in: directory))
             var small = DecodingOptions()
             small.maxPixels = 1_000
             do {

@@ -26,24 +26,24 @@ struct OrientationTests {
     }
 
     /// The corpus photo with its EXIF orientation set by exiftool.
-    static func tagged(_ orientation: Int) throws -> Data {
+    static func tagged(_ orientation: Int) async throws -> Data {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("imago-orientation-\(UUID().uuidString).jpeg")
         try Corpus.data("jpeg/video-001.jpeg").write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        try runTool("/usr/bin/exiftool", ["-q", "-n", "-overwrite_original", "-Orientation=\(orientation)", file.path])
+        try await runTool("/usr/bin/exiftool", ["-q", "-n", "-overwrite_original", "-Orientation=\(orientation)", file.path])
         return try Data(contentsOf: file)
     }
 
     @Test("orientations 1–8 come out upright; the raw option keeps the stored pixels", arguments: 1...8)
-    func orientation(value: Int) throws {
-        try Self.expectUpright(Self.tagged(value), value: value, options: DecodingOptions())
+    func orientation(value: Int) async throws {
+        try await Self.expectUpright(Self.tagged(value), value: value, options: DecodingOptions())
     }
 
     @Test("at 1/8 scale (the DC-only decoder) orientations 1–8 come out upright too", arguments: 1...8)
-    func orientationEighth(value: Int) throws {
+    func orientationEighth(value: Int) async throws {
         var options = DecodingOptions()
         options.targetSize = PixelSize(width: 1, height: 1)
-        try Self.expectUpright(Self.tagged(value), value: value, options: options)
+        try await Self.expectUpright(Self.tagged(value), value: value, options: options)
     }
 
     static func expectUpright(_ data: Data, value: Int, options: DecodingOptions) throws {
@@ -67,8 +67,8 @@ struct OrientationTests {
     }
 
     @Test("a scaled decode covers the target in upright terms")
-    func scaledRotated() throws {
-        let data = try Self.tagged(6)
+    func scaledRotated() async throws {
+        let data = try await Self.tagged(6)
         let full = try JPEGDecoder().decode(data, options: DecodingOptions())
         var options = DecodingOptions()
         options.targetSize = PixelSize(width: full.width / 2, height: full.height / 2)

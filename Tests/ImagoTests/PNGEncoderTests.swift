@@ -32,7 +32,7 @@ struct PNGEncoderTests {
     }
 
     @Test("every level round-trips exactly, read by libspng and by ImageMagick", arguments: [0, 1, 6, 9])
-    func roundTrip(level: Int) throws {
+    func roundTrip(level: Int) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (name, image) in try Self.images() {
@@ -42,7 +42,7 @@ struct PNGEncoderTests {
             #expect(Corpus.samePixels(back.pixels, image.pixels), "\(name) at level \(level)")
             let file = directory.appendingPathComponent("\(level).png")
             try data.write(to: file)
-            let magick = try runProcess(URL(fileURLWithPath: "/usr/bin/convert"), [file.path, "-depth", "8", "rgba:-"])
+            let magick = try await runProcess(URL(fileURLWithPath: "/usr/bin/convert"), [file.path, "-depth", "8", "rgba:-"])
             #expect(magick.status == 0 && Corpus.samePixels([UInt8](magick.output), image.pixels), "ImageMagick reads \(name) at level \(level)")
         }
     }
@@ -60,7 +60,7 @@ struct PNGEncoderTests {
     }
 
     @Test("strips compressed apart join into one stream that libspng and ImageMagick read exactly, hardly larger than one strip")
-    func strips() throws {
+    func strips() async throws {
         // 1,200 × 900 RGBA of smooth shapes and noise: 4.3 MB of filtered rows, four strips of over 1 MiB.
         let width = 1_200, height = 900
         let noise = [UInt8](payload(width * height, seed: 9))
@@ -89,7 +89,7 @@ struct PNGEncoderTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("joined.png")
         try joined.write(to: file)
-        let magick = try runProcess(URL(fileURLWithPath: "/usr/bin/convert"), [file.path, "-depth", "8", "rgba:-"])
+        let magick = try await runProcess(URL(fileURLWithPath: "/usr/bin/convert"), [file.path, "-depth", "8", "rgba:-"])
         #expect(magick.status == 0 && Corpus.samePixels([UInt8](magick.output), pixels), "ImageMagick reads the joined stream")
     }
 }

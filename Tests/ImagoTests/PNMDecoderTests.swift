@@ -28,21 +28,21 @@ struct PNMDecoderTests {
         ("basn2c08.png", "pam", [], 0),
     ]
 
-    static func make(_ source: String, _ spec: String, _ options: [String], in directory: URL) throws -> (pnm: Data, reference: Image) {
+    static func make(_ source: String, _ spec: String, _ options: [String], in directory: URL) async throws -> (pnm: Data, reference: Image) {
         let input = Corpus.root.appendingPathComponent("png/\(source)").path
         let pnm = directory.appendingPathComponent("out.\(spec)")
         let png = directory.appendingPathComponent("reference.png")
-        try runTool(convert, [input] + options + ["\(spec):\(pnm.path)"])
-        try runTool(convert, [pnm.path, "png32:\(png.path)"])
+        try await runTool(convert, [input] + options + ["\(spec):\(pnm.path)"])
+        try await runTool(convert, [pnm.path, "png32:\(png.path)"])
         return (try Data(contentsOf: pnm), try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions()))
     }
 
     @Test("ImageMagick's PBM, PGM, PPM and PAM files decode to ImageMagick's own pixels", arguments: variants.indices)
-    func conformance(index: Int) throws {
+    func conformance(index: Int) async throws {
         let (source, spec, options, tolerance) = Self.variants[index]
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (pnm, reference) = try Self.make(source, spec, options, in: directory)
+        let (pnm, reference) = try await Self.make(source, spec, options, in: directory)
         #expect(DecoderRegistry.standard().decoder(for: pnm) is PNMDecoder)
         let image = try DecoderRegistry.standard().decode(pnm)
         #expect(image.metadata.format == .pnm)
@@ -52,11 +52,11 @@ struct PNMDecoderTests {
     }
 
     @Test("every truncated copy is a clean error; mutated copies never crash")
-    func truncatedAndMutated() throws {
+    func truncatedAndMutated() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (source, spec, options, _) in Self.variants {
-            let (pnm, _) = try Self.make(source, spec, options, in: directory)
+            let (pnm, _) = try await Self.make(source, spec, options, in: directory)
             expectCleanFailures(PNMDecoder(), pnm)
         }
     }

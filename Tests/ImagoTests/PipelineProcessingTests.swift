@@ -191,7 +191,7 @@ extension ThumbnailTests {
         "thumbnails of EXIF-turned photos have the upright photo's proportions, for every content mode",
         arguments: [1, 6, 8], ImageProcessors.Resize.ContentMode.allCases)
     func orientedThumbnails(orientation: Int, mode: ImageProcessors.Resize.ContentMode) async throws {
-        let data = try OrientationTests.tagged(orientation)
+        let data = try await OrientationTests.tagged(orientation)
         let upright = try DecoderRegistry.standard().decode(data)
         try await withOrigin { origin, pipeline in
             let url = origin.serve(data, at: "/turned.jpg")

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 #if canImport(Glibc)
     import Glibc
@@ -91,8 +92,22 @@ final class Countdown: Sendable {
 }
 
 /// Runs a program to completion; returns its exit status and standard output (with standard
-/// error mixed in when `withStandardError`).
-func runProcess(_ executable: URL, _ arguments: [String], withStandardError: Bool = false) throws -> (status: Int32, output: Data) {
+/// error mixed in when `withStandardError`). The wait happens on a GCD thread: a child blocking one
+/// of the cooperative pool's two threads here for seconds starved the tests running beside it
+/// (a prefetch test's held transfer then outlived its 20 s minimum-rate window).
+func runProcess(_ executable: URL, _ arguments: [String], withStandardError: Bool = false) async throws -> (status: Int32, output: Data) {
+    try await offThePool { try runProcessBlocking(executable, arguments, withStandardError: withStandardError) }
+}
+
+/// Runs blocking work (a child process, a wait) on a GCD thread and awaits it, so the cooperative
+/// pool's threads stay free for the tests running beside it.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+private func runProcessBlocking(_ executable: URL, _ arguments: [String], withStandardError: Bool) throws -> (status: Int32, output: Data) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -106,8 +121,8 @@ func runProcess(_ executable: URL, _ arguments: [String], withStandardError: Boo
 }
 
 /// Runs a command-line tool (exiftool, dwebp, img2webp, …) and fails the test if it fails.
-func runTool(_ path: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let status = try runProcess(URL(fileURLWithPath: path), arguments).status
+func runTool(_ path: String, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let status = try await runProcess(URL(fileURLWithPath: path), arguments).status
     #expect(status == 0, "\(path) \(arguments.joined(separator: " ")) failed", sourceLocation: sourceLocation)
 }
 

@@ -24,23 +24,23 @@ struct TGADecoderTests {
         ("basn2c08.png", ["-orient", "top-left"]),
     ]
 
-    static func make(_ source: String, _ options: [String], in directory: URL) throws -> (tga: Data, reference: Image) {
+    static func make(_ source: String, _ options: [String], in directory: URL) async throws -> (tga: Data, reference: Image) {
         let input = Corpus.root.appendingPathComponent("png/\(source)").path
         let tga = directory.appendingPathComponent("out.tga")
         let png = directory.appendingPathComponent("reference.png")
-        try runTool(convert, [input] + options + ["tga:\(tga.path)"])
+        try await runTool(convert, [input] + options + ["tga:\(tga.path)"])
         // ImageMagick reads a bottom-left TGA's rows as they are stored and only records the
         // orientation; -auto-orient applies it, as Pillow, GIMP and browsers do when they decode.
-        try runTool(convert, ["tga:\(tga.path)", "-auto-orient", "png32:\(png.path)"])
+        try await runTool(convert, ["tga:\(tga.path)", "-auto-orient", "png32:\(png.path)"])
         return (try Data(contentsOf: tga), try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions()))
     }
 
     @Test("ImageMagick's TGA files decode to ImageMagick's own pixels", arguments: variants.indices)
-    func conformance(index: Int) throws {
+    func conformance(index: Int) async throws {
         let (source, options) = Self.variants[index]
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (tga, reference) = try Self.make(source, options, in: directory)
+        let (tga, reference) = try await Self.make(source, options, in: directory)
         #expect(DecoderRegistry.standard().decoder(for: tga) is TGADecoder)
         let image = try DecoderRegistry.standard().decode(tga)
         #expect(image.metadata.format == .tga)
@@ -49,11 +49,11 @@ struct TGADecoderTests {
     }
 
     @Test("every truncated copy is a clean error; mutated copies never crash")
-    func truncatedAndMutated() throws {
+    func truncatedAndMutated() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (source, options) in Self.variants {
-            let (tga, _) = try Self.make(source, options, in: directory)
+            let (tga, _) = try await Self.make(source, options, in: directory)
             expectCleanFailures(TGADecoder(), tga, truncatedBelow: tga.count - 26)
         }
     }

@@ -30,18 +30,18 @@
             ("basn6a08.png", [], ["-c", "lzw", "-t", "-w", "16", "-l", "16"]),
         ]
 
-        static func make(_ source: String, _ magick: [String], _ tiffcp: [String]?, in directory: URL) throws -> (tiff: Data, reference: Image) {
+        static func make(_ source: String, _ magick: [String], _ tiffcp: [String]?, in directory: URL) async throws -> (tiff: Data, reference: Image) {
             let input = Corpus.root.appendingPathComponent("png/\(source)").path
             let base = directory.appendingPathComponent("base.tif"), tiff = directory.appendingPathComponent("out.tif")
             let rgba = directory.appendingPathComponent("rgba.tif"), png = directory.appendingPathComponent("reference.png")
-            try runTool(convert, [input] + magick + ["-compress", "none", "tif:\(base.path)"])
+            try await runTool(convert, [input] + magick + ["-compress", "none", "tif:\(base.path)"])
             if let tiffcp {
-                try runTool("/usr/bin/tiffcp", tiffcp + [base.path, tiff.path])
+                try await runTool("/usr/bin/tiffcp", tiffcp + [base.path, tiff.path])
             } else {
                 try FileManager.default.copyItem(at: base, to: tiff)
             }
-            try runTool("/usr/bin/tiff2rgba", ["-c", "none", tiff.path, rgba.path])
-            try runTool(convert, ["tif:\(rgba.path)", "png32:\(png.path)"])
+            try await runTool("/usr/bin/tiff2rgba", ["-c", "none", tiff.path, rgba.path])
+            try await runTool(convert, ["tif:\(rgba.path)", "png32:\(png.path)"])
             return (try Data(contentsOf: tiff), try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions()))
         }
 
@@ -62,11 +62,11 @@
         }
 
         @Test("libtiff's tools' files decode to libtiff's reference conversion", arguments: variants.indices)
-        func conformance(index: Int) throws {
+        func conformance(index: Int) async throws {
             let (source, magick, tiffcp) = Self.variants[index]
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let (tiff, reference) = try Self.make(source, magick, tiffcp, in: directory)
+            let (tiff, reference) = try await Self.make(source, magick, tiffcp, in: directory)
             #expect(DecoderRegistry.standard().decoder(for: tiff) is TIFFDecoder)
             let image = try DecoderRegistry.standard().decode(tiff)
             #expect(image.metadata.format == .tiff)
@@ -78,15 +78,15 @@
         }
 
         @Test("all eight orientations are turned upright, as ImageMagick's -auto-orient turns them", arguments: 1...8)
-        func orientation(tag: Int) throws {
+        func orientation(tag: Int) async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let input = Corpus.root.appendingPathComponent("png/basn2c08.png").path
             let tiff = directory.appendingPathComponent("o.tif"), png = directory.appendingPathComponent("o.png")
             // A non-square image, so a turn that swaps the sides shows.
-            try runTool(Self.convert, [input, "-crop", "32x20+0+0", "+repage", "-compress", "none", "tif:\(tiff.path)"])
-            try runTool("/usr/bin/tiffset", ["-s", "274", "\(tag)", tiff.path])
-            try runTool(Self.convert, ["tif:\(tiff.path)", "-auto-orient", "png32:\(png.path)"])
+            try await runTool(Self.convert, [input, "-crop", "32x20+0+0", "+repage", "-compress", "none", "tif:\(tiff.path)"])
+            try await runTool("/usr/bin/tiffset", ["-s", "274", "\(tag)", tiff.path])
+            try await runTool(Self.convert, ["tif:\(tiff.path)", "-auto-orient", "png32:\(png.path)"])
             let reference = try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
             let image = try TIFFDecoder().decode(try Data(contentsOf: tiff), options: DecodingOptions())
             #expect(image.metadata.orientationApplied == ImageOrientation(rawValue: tag))
@@ -99,15 +99,15 @@
         }
 
         @Test("pages: the first by default, any other by number; a page that is not there is an error")
-        func pages() throws {
+        func pages() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let first = directory.appendingPathComponent("1.tif"), second = directory.appendingPathComponent("2.tif")
             let both = directory.appendingPathComponent("both.tif")
-            try runTool(Self.convert, [Corpus.root.appendingPathComponent("png/basn2c08.png").path, "-compress", "none", "tif:\(first.path)"])
-            try runTool(
+            try await runTool(Self.convert, [Corpus.root.appendingPathComponent("png/basn2c08.png").path, "-compress", "none", "tif:\(first.path)"])
+            try await runTool(
                 Self.convert, [Corpus.root.appendingPathComponent("png/basn0g08.png").path, "-resize", "16x8!", "-compress", "none", "tif:\(second.path)"])
-            try runTool("/usr/bin/tiffcp", [first.path, second.path, both.path])
+            try await runTool("/usr/bin/tiffcp", [first.path, second.path, both.path])
             let data = try Data(contentsOf: both)
             #expect(TIFFDecoder.pageCount(data) == 2)
             #expect(try TIFFDecoder().decode(data, options: DecodingOptions()).width == 32)
@@ -136,14 +136,14 @@
         }
 
         @Test("a header over the limits is refused before the pixels are allocated; other formats are not TIFF")
-        func limits() throws {
+        func limits() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let tiff = directory.appendingPathComponent("big.tif")
-            try runTool(Self.convert, [Corpus.root.appendingPathComponent("png/basn2c08.png").path, "-compress", "none", "tif:\(tiff.path)"])
+            try await runTool(Self.convert, [Corpus.root.appendingPathComponent("png/basn2c08.png").path, "-compress", "none", "tif:\(tiff.path)"])
             // Declares 60,000 × 60,000 with the 32 × 32 image's strips.
-            try runTool("/usr/bin/tiffset", ["-s", "256", "60000", tiff.path])
-            try runTool("/usr/bin/tiffset", ["-s", "257", "60000", tiff.path])
+            try await runTool("/usr/bin/tiffset", ["-s", "256", "60000", tiff.path])
+            try await runTool("/usr/bin/tiffset", ["-s", "257", "60000", tiff.path])
             let data = try Data(contentsOf: tiff)
             do {
                 _ = try TIFFDecoder().decode(data, options: DecodingOptions())

@@ -15,11 +15,11 @@ struct WebPDecoderTests {
     }
 
     /// Decodes with Debian's `dwebp` (the named peer) into PAM and reads it back.
-    static func dwebp(_ file: URL) throws -> (width: Int, height: Int, pixels: [UInt8]) {
+    static func dwebp(_ file: URL) async throws -> (width: Int, height: Int, pixels: [UInt8]) {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.pam")
-        try runTool("/usr/bin/dwebp", [file.path, "-pam", "-o", output.path])
+        try await runTool("/usr/bin/dwebp", [file.path, "-pam", "-o", output.path])
         let pam = try Data(contentsOf: output)
         let headerEnd = try #require(pam.range(of: Data("ENDHDR\n".utf8)))
         let header = String(decoding: pam[..<headerEnd.lowerBound], as: UTF8.self)
@@ -38,9 +38,9 @@ struct WebPDecoderTests {
     }
 
     @Test("lossy WebP equals dwebp's decode of the same file", arguments: files.filter { !$0.lastPathComponent.contains(".lossless.") })
-    func lossy(file: URL) throws {
+    func lossy(file: URL) async throws {
         let image = try WebPDecoder().decode(Data(contentsOf: file), options: DecodingOptions())
-        let peer = try Self.dwebp(file)
+        let peer = try await Self.dwebp(file)
         #expect((image.width, image.height) == (peer.width, peer.height))
         #expect(Corpus.samePixels(image.pixels, peer.pixels))
         #expect(image.metadata.hasAlpha == file.lastPathComponent.contains("alpha"))
@@ -59,12 +59,13 @@ struct WebPDecoderTests {
     }
 
     @Test("an animated WebP made by img2webp: frames, durations, loop count")
-    func animated() throws {
+    func animated() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("anim.webp")
         let frames = ["gopher-doc.1bpp.png", "gopher-doc.8bpp.png", "gopher-doc.2bpp.png"].map { Corpus.root.appendingPathComponent("webp/\($0)").path }
-        try runTool("/usr/bin/img2webp", ["-loop", "3", "-lossless", "-d", "80", frames[0], "-d", "120", frames[1], "-d", "200", frames[2], "-o", output.path])
+        try await runTool(
+            "/usr/bin/img2webp", ["-loop", "3", "-lossless", "-d", "80", frames[0], "-d", "120", frames[1], "-d", "200", frames[2], "-o", output.path])
         let image = try WebPDecoder().decode(Data(contentsOf: output), options: DecodingOptions())
         #expect(image.frames.count == 3)
         #expect(image.isAnimated)

@@ -201,7 +201,7 @@ struct ImageServerTests {
     func animatedSource() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let gif = try Data(contentsOf: try GIFDecoderTests.animationFile(disposal: "none", in: directory))
+        let gif = try await Data(contentsOf: try GIFDecoderTests.animationFile(disposal: "none", in: directory))
         try await withServer { server in
             let url = server.origin.serve(gif, at: "/anim.gif")
             let webp = try await server.get(ServerHarness.path(url.absoluteString, ["w:75"]), headers: [("Accept", "image/webp")])
@@ -219,7 +219,7 @@ struct ImageServerTests {
     func limitsAndRedirects() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let gif = try Data(contentsOf: try GIFDecoderTests.animationFile(disposal: "none", in: directory))
+        let gif = try await Data(contentsOf: try GIFDecoderTests.animationFile(disposal: "none", in: directory))
         try await withServer({
             $0.maxSourcePixels = 10_000
             $0.maxFrames = 2

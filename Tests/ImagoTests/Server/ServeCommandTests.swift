@@ -79,10 +79,10 @@ struct ServeCommandTests {
     }
 
     @Test("the README's settings table has a row for every flag and variable, and the command takes every flag")
-    func settingsDocumented() throws {
+    func settingsDocumented() async throws {
         let readme = try String(
             contentsOf: URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../README.md").standardizedFileURL, encoding: .utf8)
-        let help = String(decoding: try runProcess(Self.executable, ["serve", "--help"]).output, as: UTF8.self)
+        let help = String(decoding: try await runProcess(Self.executable, ["serve", "--help"]).output, as: UTF8.self)
         for setting in ServerSettings.table {
             #expect(readme.contains("| `\(setting.flag)` | `\(setting.variable)` |"), "\(setting.variable)")
             #expect(help.contains(setting.flag), "\(setting.flag)")
