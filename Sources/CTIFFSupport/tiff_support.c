@@ -148,3 +148,57 @@ int imago_tiff_read_cmyk(TIFF *tiff, uint32_t width, uint32_t height, uint8_t *p
     }
     return 1;
 }
+
+int imago_tiff_is_plain_16bit(TIFF *tiff) {
+    uint16_t photometric = 0, bits = 0, samples = 0, planar = PLANARCONFIG_CONTIG, format = SAMPLEFORMAT_UINT;
+    if (!TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric)) return 0;
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLEFORMAT, &format);
+    if (bits != 16 || planar != PLANARCONFIG_CONTIG || format != SAMPLEFORMAT_UINT || TIFFIsTiled(tiff)) return 0;
+    uint16_t extra_count = 0;
+    uint16_t *extra = NULL;
+    TIFFGetField(tiff, TIFFTAG_EXTRASAMPLES, &extra_count, &extra);
+    // Associated (premultiplied) alpha is left to the RGBA interface, which unpremultiplies nothing
+    // either way; only straight alpha or none is read here.
+    if (extra_count > 1 || (extra_count == 1 && (extra == NULL || extra[0] != EXTRASAMPLE_UNASSALPHA))) return 0;
+    if (photometric == PHOTOMETRIC_RGB) return samples == 3 + extra_count;
+    if (photometric == PHOTOMETRIC_MINISBLACK) return samples == 1 + extra_count;
+    return 0;
+}
+
+int imago_tiff_read_rgba16(TIFF *tiff, uint32_t width, uint32_t height, uint16_t *pixels, char *message) {
+    message[0] = 0;
+    uint16_t samples = 0;
+    TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    if (samples < 1 || samples > 4 || (uint64_t)TIFFScanlineSize64(tiff) != (uint64_t)width * samples * 2) {
+        snprintf(message, 1024, "unexpected 16-bit row size");
+        return 0;
+    }
+    // Each row is read into the end of its own output row (4 samples a pixel, the stored row has
+    // `samples`), then spread out from the left, so no row buffer is needed.
+    for (uint32_t row = 0; row < height; row++) {
+        uint16_t *out = pixels + (size_t)row * width * 4;
+        uint16_t *in = out + (size_t)width * (4 - samples);
+        if (TIFFReadScanline(tiff, in, row, 0) < 0) {
+            snprintf(message, 1024, "the image data could not be read");
+            return 0;
+        }
+        for (uint32_t x = 0; x < width; x++) {
+            const uint16_t *p = in + (size_t)x * samples;
+            uint16_t r, g, b, a = 65535;
+            if (samples >= 3) {
+                r = p[0], g = p[1], b = p[2];
+                if (samples == 4) a = p[3];
+            } else {
+                r = g = b = p[0];
+                if (samples == 2) a = p[1];
+            }
+            // Pixel x's output (4x..4x+3) never lies past its input (at least (4 - samples)w + x·samples),
+            // and every input it overwrites belongs to a pixel already read.
+            out[4 * x] = r, out[4 * x + 1] = g, out[4 * x + 2] = b, out[4 * x + 3] = a;
+        }
+    }
+    return 1;
+}

@@ -100,6 +100,55 @@ struct ColorDecodingTests {
         #expect(abs(Int(image.pixels[0]) - Int(source.pixels[1])) <= 2 && abs(Int(image.pixels[1]) - Int(source.pixels[0])) <= 2)
     }
 
+    /// The largest difference of any colour sample between two images of one size.
+    static func largestSampleDifference(_ a: Image, _ b: Image) -> Int {
+        guard a.width == b.width, a.height == b.height else { return .max }
+        return (0..<a.pixels.count).filter { $0 % 4 != 3 }.map { abs(Int(a.pixels[$0]) - Int(b.pixels[$0])) }.max() ?? 0
+    }
+
+    @Test("ProPhoto at 16 bits in PNG, TIFF and JPEG XL, and at 10 bits in HEIC: converted before the samples become 8-bit")
+    func wideSamplesConvertedFirst() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let png = try await Reference.tagged(Reference.proPhoto, "prophoto.png", in: directory, extra: ["-depth", "16"])
+        let reference = try await Reference.magickSRGB(png, in: directory)
+        // What the same picture gives once it has been cut to 8 bits first: ProPhoto's gamma of 1.8
+        // and wide gamut spread each dark 8-bit step over several sRGB steps.
+        let narrowed = directory.appendingPathComponent("prophoto-8.tif")
+        try await runTool(Reference.convert, [png.path, "-depth", "8", narrowed.path])
+        let fromEight = try TIFFDecoder().decode(try Data(contentsOf: narrowed), options: DecodingOptions())
+        #expect(Self.largestSampleDifference(fromEight, reference) >= 6, "converted from 8 bits, the picture is visibly off")
+        // From 16 bits, within 2 levels: ImageMagick's and Imago's answers are each within 1 of
+        // Little CMS's double-precision one (MatrixShaperTests).
+        let pngImage = try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+        #expect(Self.largestSampleDifference(pngImage, reference) <= 2, "PNG 16-bit")
+        #if TIFF
+            let tiff = directory.appendingPathComponent("prophoto-16.tif")
+            try await runTool(Reference.convert, [png.path, "-depth", "16", tiff.path])
+            let image = try TIFFDecoder().decode(try Data(contentsOf: tiff), options: DecodingOptions())
+            #expect(image.metadata.bitsPerSample == 16 && image.metadata.sourceColorProfile != nil)
+            #expect(Self.largestSampleDifference(image, reference) <= 2, "TIFF 16-bit")
+        #endif
+        #if JXL
+            let jxl = directory.appendingPathComponent("prophoto.jxl")
+            try await runTool("/usr/bin/cjxl", ["--quiet", "-d", "0", png.path, jxl.path])
+            let jxlImage = try JXLDecoder().decode(try Data(contentsOf: jxl), options: DecodingOptions())
+            #expect(jxlImage.metadata.bitsPerSample == 16 && jxlImage.metadata.sourceColorProfile != nil)
+            #expect(Self.largestSampleDifference(jxlImage, reference) <= 2, "JPEG XL 16-bit")
+        #endif
+        #if HEIF
+            // HEVC is lossy: the reference is libheif's own 16-bit decode (heif-convert, profile
+            // kept), converted by ImageMagick.
+            let heic = directory.appendingPathComponent("prophoto.heic"), decoded = directory.appendingPathComponent("heif-convert.png")
+            try await runTool("/usr/bin/heif-enc", ["-q", "90", "-b", "10", png.path, "-o", heic.path])
+            try await runTool("/usr/bin/heif-convert", ["--quiet", heic.path, decoded.path])
+            let heicImage = try HEIFDecoder().decode(try Data(contentsOf: heic), options: DecodingOptions())
+            #expect(heicImage.metadata.bitsPerSample == 10 && heicImage.metadata.sourceColorProfile != nil)
+            let heicReference = try await Reference.magickSRGB(decoded, in: directory)
+            #expect(Self.largestSampleDifference(heicImage, heicReference) <= 2, "HEIC 10-bit")
+        #endif
+    }
+
     @Test("alpha comes through a conversion unchanged, from 8 and from 16 bits")
     func alphaKept() async throws {
         let directory = try temporaryDirectory()

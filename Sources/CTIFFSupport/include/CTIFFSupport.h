@@ -51,4 +51,14 @@ int imago_tiff_is_plain_cmyk(TIFF *tiff);
 /// stored). 0 on failure, with the reason in `message` (1,024 bytes).
 int imago_tiff_read_cmyk(TIFF *tiff, uint32_t width, uint32_t height, uint8_t *pixels, char *message);
 
+/// Whether the current directory is 16-bit unsigned RGB or gray, with straight alpha or none, in
+/// strips, samples contiguous: what imago_tiff_read_rgba16 reads, so a colour conversion starts from
+/// 16 bits rather than libtiff's 8.
+int imago_tiff_is_plain_16bit(TIFF *tiff);
+
+/// Reads such a directory into `pixels` (width × height × 4 samples in the machine's byte order:
+/// RGBA, gray as R = G = B, 65535 alpha when it has none; rows as stored). 0 on failure, with the
+/// reason in `message` (1,024 bytes).
+int imago_tiff_read_rgba16(TIFF *tiff, uint32_t width, uint32_t height, uint16_t *pixels, char *message);
+
 #endif

@@ -5,8 +5,8 @@
     /// Decodes HEIC and other HEIF stills with libheif (HEVC through libde265): the primary image with
     /// its alpha and its rotation, mirror and crop applied, HDR samples reduced to 8 bits. When
     /// ``DecodingOptions/targetSize`` is small enough, the file's own thumbnail is decoded instead of
-    /// the full image, as long as it still covers the target. Colour from the ICC profile or `nclx`
-    /// (converted after the reduction to 8 bits). AVIF files, which are HEIF too, are left
+    /// the full image, as long as it still covers the target. Colour from the ICC profile or `nclx`,
+    /// converted from the file's own depth when it has more than 8 bits. AVIF files, which are HEIF too, are left
     /// to ``AVIFDecoder``.
     public struct HEIFDecoder: ImageDecoding {
         public let format = ImageFormat.heif
@@ -23,10 +23,13 @@
             return found.contains { Self.brands.contains($0) || $0 == "mif1" || $0 == "msf1" }
         }
 
-        /// libheif's output and Imago's copy of it.
+        /// libheif's output and Imago's copy of it; more for samples over 8 bits, which may be
+        /// converted from their own depth.
         public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
             try? Self.withImageHandle(data, options: options, estimating: true) { handle throws(ImagoError) in
-                DecodeEstimate.buffers(2, width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)), options: options)
+                DecodeEstimate.buffers(
+                    heif_image_handle_get_luma_bits_per_pixel(handle) > 8 ? 5 : 2, width: Int(heif_image_handle_get_width(handle)),
+                    height: Int(heif_image_handle_get_height(handle)), options: options)
             }
         }
 
@@ -35,12 +38,19 @@
                 let width = Int(heif_image_handle_get_width(handle)), height = Int(heif_image_handle_get_height(handle))
                 let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
                 try options.check(width: width, height: height)
-                try options.checkMemory(2, width: width, height: height)
+                let bits = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
+                let color = DecodeColor(stated: Self.colorProfile(handle), pixels: .rgb, bitsPerSample: bits, options: options)
+                // More than 8 bits to convert: libheif's samples are kept (twice an 8-bit buffer)
+                // and converted before they become 8-bit.
+                let wide = bits > 8 && color.wantsSixteenBits
+                // libheif's output, (when wide) its samples widened to 16 bits, and Imago's copy.
+                try options.checkMemory(wide ? 5 : 2, width: width, height: height)
                 guard let decoding = heif_decoding_options_alloc() else { throw Self.invalid("libheif could not make decoding options") }
                 defer { heif_decoding_options_free(decoding) }
-                decoding.pointee.convert_hdr_to_8bit = 1
+                decoding.pointee.convert_hdr_to_8bit = wide ? 0 : 1
                 var decoded: OpaquePointer?
-                try Self.check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding))
+                let chroma = wide ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA
+                try Self.check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, chroma, decoding))
                 guard let decoded else { throw Self.invalid("no image decoded") }
                 defer { heif_image_release(decoded) }
                 // The decoded size is the handle's after its transformations; read it back rather than trust it.
@@ -48,21 +58,28 @@
                 let outHeight = Int(heif_image_get_height(decoded, heif_channel_interleaved))
                 guard outWidth == width, outHeight == height else { throw Self.invalid("decoded \(outWidth)×\(outHeight), declared \(width)×\(height)") }
                 var stride: Int32 = 0
-                guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride), Int(stride) >= width * 4 else {
+                let bytesPerPixel = wide ? 8 : 4
+                guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride), Int(stride) >= width * bytesPerPixel else {
                     throw Self.invalid("no pixels")
                 }
-                var pixels = [UInt8](repeating: 0, count: width * height * 4)
-                pixels.withUnsafeMutableBytes { target in
-                    for row in 0..<height {
-                        let source = UnsafeRawBufferPointer(start: plane + row * Int(stride), count: width * 4)
-                        UnsafeMutableRawBufferPointer(rebasing: target[row * width * 4..<(row + 1) * width * 4]).copyMemory(from: source)
+                var pixels: [UInt8]
+                if wide {
+                    let range = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
+                    guard (9...16).contains(range) else { throw Self.invalid("\(range) bits a sample") }
+                    pixels = try Self.converted(plane, stride: Int(stride), width: width, height: height, bits: range, color: color)
+                } else {
+                    pixels = [UInt8](repeating: 0, count: width * height * 4)
+                    pixels.withUnsafeMutableBytes { target in
+                        for row in 0..<height {
+                            let source = UnsafeRawBufferPointer(start: plane + row * Int(stride), count: width * 4)
+                            UnsafeMutableRawBufferPointer(rebasing: target[row * width * 4..<(row + 1) * width * 4]).copyMemory(from: source)
+                        }
                     }
+                    color.apply(&pixels, width: width, height: height)
                 }
-                let color = DecodeColor(stated: Self.colorProfile(handle), pixels: .rgb, options: options)
-                color.apply(&pixels, width: width, height: height)
                 var metadata = ImageMetadata(format: .heif, originalWidth: width, originalHeight: height, hasAlpha: hasAlpha)
                 color.record(in: &metadata)
-                metadata.bitsPerSample = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
+                metadata.bitsPerSample = bits
                 if options.metadataHandling != .strip {
                     // libheif applies the container's rotation, so the EXIF orientation no longer holds.
                     (metadata.exif, metadata.xmp) = options.keptMetadata(
@@ -70,6 +87,25 @@
                 }
                 return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
             }
+        }
+
+        /// libheif's little-endian samples of `bits` bits, widened to 16 and converted through `color`.
+        private static func converted(
+            _ plane: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, bits: Int, color: DecodeColor
+        ) throws(ImagoError) -> [UInt8] {
+            let wide = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: width * height * 4)
+            defer { wide.deallocate() }
+            // v << (16 − bits) | v >> (2·bits − 16) spreads 0…2^bits − 1 over 0…65535 (both ends kept).
+            let (up, down) = (UInt16(16 - bits), UInt16(2 * bits - 16))
+            let mask = UInt16((1 << bits) - 1)
+            for row in 0..<height {
+                let source = UnsafeRawPointer(plane + row * stride)
+                for index in 0..<width * 4 {
+                    let value = UInt16(littleEndian: source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) & mask
+                    wide[row * width * 4 + index] = value << up | value >> down
+                }
+            }
+            return try color.apply(rgba16: UnsafeBufferPointer(wide), width: width, height: height)
         }
 
         static func invalid(_ message: String) -> ImagoError {

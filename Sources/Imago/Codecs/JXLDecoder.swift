@@ -20,21 +20,20 @@
             return head == [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
         }
 
-        /// One frame's output (an animation's further frames are checked as they come).
+        /// One frame's output (an animation's further frames are checked as they come), and 16-bit
+        /// output for samples over 8 bits, which may be converted from it.
         public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
             guard let info = try? Self.decode(data, options: options, headerOnly: true, keepOrientation: !options.appliesOrientation).info else { return nil }
-            return .buffers(info.have_animation != 0 ? 2 : 1, width: Int(info.xsize), height: Int(info.ysize), options: options)
+            let buffers = (info.have_animation != 0 ? 2 : 1) + (info.bits_per_sample > 8 ? 2 : 0)
+            return .buffers(buffers, width: Int(info.xsize), height: Int(info.ysize), options: options)
         }
 
         public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
             // libjxl reports the orientation it applies as none, so the stored one is read first (a
             // few header bytes).
             let stored = try Self.decode(data, options: options, headerOnly: true, keepOrientation: true).info
-            let (info, decodedFrames, profile) = try Self.decode(data, options: options, headerOnly: false, keepOrientation: !options.appliesOrientation)
-            guard !decodedFrames.isEmpty else { throw Self.invalid("no frame") }
-            var frames = decodedFrames
-            let color = DecodeColor(stated: profile, pixels: info.num_color_channels == 1 ? .gray : .rgb, options: options)
-            for index in frames.indices { color.apply(&frames[index].pixels, width: Int(info.xsize), height: Int(info.ysize)) }
+            let (info, frames, decodedColor) = try Self.decode(data, options: options, headerOnly: false, keepOrientation: !options.appliesOrientation)
+            guard !frames.isEmpty, let color = decodedColor else { throw Self.invalid("no frame") }
             let orientation = options.appliesOrientation ? ImageOrientation(rawValue: Int(stored.orientation.rawValue)) ?? .up : .up
             var metadata = ImageMetadata(
                 format: .jxl, originalWidth: Int(stored.xsize), originalHeight: Int(stored.ysize), orientationApplied: orientation,
@@ -49,13 +48,14 @@
         }
 
         /// Runs libjxl's event loop over `data`: the basic header, then (unless `headerOnly`) every
-        /// frame into a buffer of its own, each checked against `options` first. Unless
+        /// frame into a buffer of its own, each checked against `options` first and converted as its
+        /// colour is decided (from 16 bits when the file has more than 8 and is converted). Unless
         /// `keepOrientation`, libjxl turns the image upright and reports the turned size.
         private static func decode(
             _ data: Data, options: DecodingOptions, headerOnly: Bool, keepOrientation: Bool
-        ) throws(ImagoError) -> (info: JxlBasicInfo, frames: [Image.Frame], profile: ColorProfile?) {
-            let result = data.withUnsafeBytes { bytes -> Result<(JxlBasicInfo, [Image.Frame], ColorProfile?), ImagoError> in
-                Result { () throws(ImagoError) -> (JxlBasicInfo, [Image.Frame], ColorProfile?) in
+        ) throws(ImagoError) -> (info: JxlBasicInfo, frames: [Image.Frame], color: DecodeColor?) {
+            let result = data.withUnsafeBytes { bytes -> Result<(JxlBasicInfo, [Image.Frame], DecodeColor?), ImagoError> in
+                Result { () throws(ImagoError) -> (JxlBasicInfo, [Image.Frame], DecodeColor?) in
                     guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, let decoder = JxlDecoderCreate(nil) else { throw invalid("no data") }
                     defer { JxlDecoderDestroy(decoder) }
                     let events = Int32(
@@ -68,7 +68,8 @@
                     var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
                     var info = JxlBasicInfo()
                     var frames: [Image.Frame] = []
-                    var profile: ColorProfile?
+                    var color: DecodeColor?
+                    var wide = false
                     // libjxl writes a frame into this between two events, so it is memory of our own
                     // rather than an array's, whose address is only lent for a closure's length.
                     var output: UnsafeMutableRawBufferPointer?
@@ -85,6 +86,7 @@
                             // The space the pixels come out in, as ICC (libjxl writes one for an
                             // encoded colour space too); a profile over the limit is not read.
                             var size = 0
+                            var profile: ColorProfile?
                             let target = JXL_COLOR_PROFILE_TARGET_DATA
                             if JxlDecoderGetICCProfileSize(decoder, nil, target, &size) == JXL_DEC_SUCCESS, size > 0, size <= options.maxColorProfileSize {
                                 var bytes = [UInt8](repeating: 0, count: size)
@@ -92,18 +94,24 @@
                                     profile = ColorProfile(iccData: Data(bytes))
                                 }
                             }
+                            let decided = DecodeColor(
+                                stated: profile, pixels: info.num_color_channels == 1 ? .gray : .rgb, bitsPerSample: Int(info.bits_per_sample), options: options
+                            )
+                            wide = info.bits_per_sample > 8 && decided.wantsSixteenBits
+                            if wide { format.data_type = JXL_TYPE_UINT16 }
+                            color = decided
                         case JXL_DEC_FRAME:
                             var header = JxlFrameHeader()
                             guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else { throw invalid("unreadable frame header") }
                             let (width, height) = (Int(info.xsize), Int(info.ysize))
                             try options.checkFrames(frames.count + 1, width: width, height: height)
-                            // The frames so far, this one's output and its copy.
-                            try options.checkMemory(frames.count + 2, width: width, height: height)
+                            // The frames so far, this one's output (twice as large at 16 bits) and its copy.
+                            try options.checkMemory(frames.count + (wide ? 3 : 2), width: width, height: height)
                             duration = frameDuration(ticks: header.duration, info: info)
                         case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                             var size = 0
                             let (width, height) = (Int(info.xsize), Int(info.ysize))
-                            guard JxlDecoderImageOutBufferSize(decoder, &format, &size) == JXL_DEC_SUCCESS, size == width * height * 4 else {
+                            guard JxlDecoderImageOutBufferSize(decoder, &format, &size) == JXL_DEC_SUCCESS, size == width * height * (wide ? 8 : 4) else {
                                 throw invalid("unexpected output size")
                             }
                             output?.deallocate()
@@ -113,12 +121,20 @@
                                 throw invalid("output buffer refused")
                             }
                         case JXL_DEC_FULL_IMAGE:
-                            guard let buffer = output else { throw invalid("a frame without output") }
-                            frames.append(Image.Frame(pixels: [UInt8](buffer), duration: duration))
+                            guard let buffer = output, let color else { throw invalid("a frame without output") }
+                            let (width, height) = (Int(info.xsize), Int(info.ysize))
+                            var pixels: [UInt8]
+                            if wide {
+                                pixels = try color.apply(rgba16: UnsafeBufferPointer(buffer.bindMemory(to: UInt16.self)), width: width, height: height)
+                            } else {
+                                pixels = [UInt8](buffer)
+                                color.apply(&pixels, width: width, height: height)
+                            }
+                            frames.append(Image.Frame(pixels: pixels, duration: duration))
                             buffer.deallocate()
                             output = nil
                         case JXL_DEC_SUCCESS:
-                            return (info, frames, profile)
+                            return (info, frames, color)
                         case JXL_DEC_NEED_MORE_INPUT:
                             throw invalid("data cut short")
                         default:

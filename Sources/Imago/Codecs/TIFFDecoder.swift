@@ -26,11 +26,13 @@
                 || (head[0] == 0x4D && head[1] == 0x4D && head[2] == 0 && (head[3] == 42 || head[3] == 43))
         }
 
-        /// The output, and a turned copy when the orientation is applied.
+        /// The output, a turned copy when the orientation is applied, and 16-bit samples that may be
+        /// converted before they become 8-bit.
         public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
-            try? Self.withPage(page, of: data, options: options) { _, info throws(ImagoError) in
+            try? Self.withPage(page, of: data, options: options) { tiff, info throws(ImagoError) in
                 let turned = options.appliesOrientation && Self.orientation(info) != .up
-                return DecodeEstimate.buffers(turned ? 2 : 1, width: Int(info.width), height: Int(info.height), options: options)
+                let wide = imago_tiff_is_plain_16bit(tiff) != 0
+                return DecodeEstimate.buffers((turned ? 2 : 1) + (wide ? 2 : 0), width: Int(info.width), height: Int(info.height), options: options)
             }
         }
 
@@ -39,25 +41,33 @@
                 let width = Int(info.width), height = Int(info.height)
                 let orientation = options.appliesOrientation ? Self.orientation(info) : .up
                 try options.check(width: width, height: height)
-                try options.checkMemory(orientation == .up ? 1 : 2, width: width, height: height)
-                var pixels = [UInt8](repeating: 0, count: width * height * 4)
-                var message = [CChar](repeating: 0, count: 1024)
                 let isCMYK = imago_tiff_is_plain_cmyk(tiff) != 0
                 let isGray = info.photometric == 0 || info.photometric == 1
-                let color = DecodeColor(stated: Self.iccProfile(tiff), pixels: isCMYK ? .cmyk : isGray ? .gray : .rgb, options: options)
-                let ok =
-                    isCMYK
-                    ? pixels.withUnsafeMutableBytes { imago_tiff_read_cmyk(tiff, info.width, info.height, $0.bindMemory(to: UInt8.self).baseAddress, &message) }
-                    : pixels.withUnsafeMutableBytes { raster in
-                        imago_tiff_read_rgba(tiff, info.width, info.height, raster.bindMemory(to: UInt32.self).baseAddress, &message)
-                    }
-                guard ok != 0 else { throw Self.invalid(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
-                #if _endian(big)
-                    // libtiff packs each pixel as A<<24 | B<<16 | G<<8 | R: RGBA bytes only on little-endian.
-                    if !isCMYK { for index in stride(from: 0, to: pixels.count, by: 4) { pixels[index..<index + 4].reverse() } }
-                #endif
-                if info.has_alpha != 0, !isCMYK { Self.unpremultiply(&pixels) }
-                color.apply(&pixels, width: width, height: height)
+                let isWide = imago_tiff_is_plain_16bit(tiff) != 0
+                let color = DecodeColor(
+                    stated: Self.iccProfile(tiff), pixels: isCMYK ? .cmyk : isGray ? .gray : .rgb, bitsPerSample: isWide ? 16 : 8, options: options)
+                // 16-bit samples to convert are read as they are (twice an 8-bit buffer) and
+                // converted before they become 8-bit.
+                let readsWide = isWide && color.wantsSixteenBits
+                try options.checkMemory((orientation == .up ? 1 : 2) + (readsWide ? 2 : 0), width: width, height: height)
+                var message = [CChar](repeating: 0, count: 1024)
+                var pixels: [UInt8]
+                if readsWide {
+                    pixels = try Self.readConverted(tiff, info, color: color, message: &message)
+                } else {
+                    pixels = [UInt8](repeating: 0, count: width * height * 4)
+                    let ok =
+                        isCMYK
+                        ? pixels.withUnsafeMutableBytes {
+                            imago_tiff_read_cmyk(tiff, info.width, info.height, $0.bindMemory(to: UInt8.self).baseAddress, &message)
+                        }
+                        : pixels.withUnsafeMutableBytes { raster in
+                            imago_tiff_read_rgba(tiff, info.width, info.height, raster.bindMemory(to: UInt32.self).baseAddress, &message)
+                        }
+                    guard ok != 0 else { throw Self.invalid(Self.text(message)) }
+                    Self.finish(&pixels, isCMYK: isCMYK, hasAlpha: info.has_alpha != 0)
+                    color.apply(&pixels, width: width, height: height)
+                }
                 let upright = orientation.apply(to: pixels, width: width, height: height)
                 var metadata = ImageMetadata(
                     format: .tiff, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: info.has_alpha != 0)
@@ -74,6 +84,31 @@
 
         static func invalid(_ message: String) -> ImagoError {
             ImagoError(.invalidImage("TIFF: " + (message.isEmpty ? "unreadable" : message)), url: nil, stage: .decoding)
+        }
+
+        /// Reads a plain 16-bit directory and converts it to 8-bit RGBA through `color`.
+        private static func readConverted(
+            _ tiff: OpaquePointer, _ info: imago_tiff_info, color: DecodeColor, message: inout [CChar]
+        ) throws(ImagoError) -> [UInt8] {
+            let (width, height) = (Int(info.width), Int(info.height))
+            let wide = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: width * height * 4)
+            defer { wide.deallocate() }
+            guard imago_tiff_read_rgba16(tiff, info.width, info.height, wide.baseAddress, &message) != 0 else { throw invalid(text(message)) }
+            return try color.apply(rgba16: UnsafeBufferPointer(wide), width: width, height: height)
+        }
+
+        /// libtiff's RGBA raster as Imago's pixels: bytes in order on every machine, alpha straight.
+        private static func finish(_ pixels: inout [UInt8], isCMYK: Bool, hasAlpha: Bool) {
+            guard !isCMYK else { return }
+            #if _endian(big)
+                // libtiff packs each pixel as A<<24 | B<<16 | G<<8 | R: RGBA bytes only on little-endian.
+                for index in stride(from: 0, to: pixels.count, by: 4) { pixels[index..<index + 4].reverse() }
+            #endif
+            if hasAlpha { unpremultiply(&pixels) }
+        }
+
+        private static func text(_ message: [CChar]) -> String {
+            String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
 
         /// Tag 34675, the ICC profile.
