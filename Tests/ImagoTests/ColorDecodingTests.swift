@@ -128,6 +128,23 @@ struct ColorDecodingTests {
             let image = try TIFFDecoder().decode(try Data(contentsOf: tiff), options: DecodingOptions())
             #expect(image.metadata.bitsPerSample == 16 && image.metadata.sourceColorProfile != nil)
             #expect(Self.largestSampleDifference(image, reference) <= 2, "TIFF 16-bit")
+            // Gray at 16 bits with straight alpha, through a gray profile: gray it stays, alpha as stored.
+            let gray = directory.appendingPathComponent("gray16.tif")
+            try await runTool(
+                Reference.convert,
+                [
+                    png.path, "-colorspace", "gray", "-alpha", "set", "-channel", "A", "-evaluate", "set", "60%", "+channel", "-depth", "16",
+                    "-profile", "\(Reference.profiles)/Gray-CIE_L.icc", gray.path,
+                ])
+            let grayData = try Data(contentsOf: gray)
+            let grayImage = try TIFFDecoder().decode(grayData, options: DecodingOptions())
+            let grayStored = try TIFFDecoder().decode(grayData, options: Self.keeping())
+            #expect(grayImage.metadata.sourceColorProfile?.kind == .gray && grayImage.metadata.hasAlpha)
+            #expect(
+                stride(from: 0, to: grayImage.pixels.count, by: 4).allSatisfy {
+                    grayImage.pixels[$0] == grayImage.pixels[$0 + 2] && grayImage.pixels[$0 + 3] == 153
+                })
+            #expect(grayImage.pixels != grayStored.pixels, "the gray profile lightens the picture")
         #endif
         #if JXL
             let jxl = directory.appendingPathComponent("prophoto.jxl")
