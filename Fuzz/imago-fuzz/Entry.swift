@@ -2,12 +2,15 @@
 // (see Harness.all). `make fuzz` builds it with -sanitize=fuzzer,address and -DIMAGO_FUZZ; an
 // ordinary build makes a binary that says so.
 import Foundation
+import Imago
 
 #if IMAGO_FUZZ
     @_cdecl("LLVMFuzzerTestOneInput")
     public func fuzzOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         let data = start.map { Data(bytes: $0, count: count) } ?? Data()
         Harness.selected.run(data)
+        // What a global cache holds at exit reads as leaked (see ColorCaches): start each input afresh.
+        ColorCaches.removeAll()
         return 0
     }
 

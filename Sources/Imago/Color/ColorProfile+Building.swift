@@ -38,6 +38,11 @@ extension ColorProfile {
     /// Profiles built so far: every PNG of a site with the same `gAMA` gets the same bytes, made once.
     private static let built = Locked<[BuildKey: ColorProfile?]>([:])
 
+    /// Forgets the profiles built so far.
+    static func forgetBuiltProfiles() {
+        built.withLock { $0 = [:] }
+    }
+
     /// An RGB matrix/curve profile, or nil when Little CMS cannot make it (primaries that span no
     /// space).
     static func rgb(

@@ -44,4 +44,20 @@ final class ColorTransforms: Sendable {
             return made
         }
     }
+
+    /// Forgets every transform and refusal.
+    func removeAll() {
+        entries.withLock { $0 = Entries() }
+    }
+}
+
+/// The process's colour caches, for the fuzz harnesses, which empty them after each input: a
+/// `Data` or `Result` held in a global is stored with enum tag bits in its pointer, which
+/// LeakSanitizer cannot follow, so whatever a global cache holds at exit reads as leaked.
+package enum ColorCaches {
+    /// Empties the transform cache and the profiles built from PNG chunks and CICP.
+    package static func removeAll() {
+        ColorTransforms.shared.removeAll()
+        ColorProfile.forgetBuiltProfiles()
+    }
 }
