@@ -46,8 +46,9 @@ cluster-demo: deps
 DOCC ?= $(shell dirname $$(command -v $(SWIFT) 2>/dev/null || echo /usr/bin/swift))/docc
 docs: deps
 	rm -rf .build-docs/symbol-graphs .build-docs/imago-graphs
-	$(SWIFT) build --target Imago --scratch-path .build-docs -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build-docs/symbol-graphs
-	python3 scripts/doc-coverage.py .build-docs/symbol-graphs
+	$(SWIFT) build --target ImagoServer --scratch-path .build-docs -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build-docs/symbol-graphs
+	python3 scripts/doc-coverage.py .build-docs/symbol-graphs Imago
+	python3 scripts/doc-coverage.py .build-docs/symbol-graphs ImagoServer
 	mkdir -p .build-docs/imago-graphs && cp .build-docs/symbol-graphs/Imago.symbols.json .build-docs/symbol-graphs/Imago@*.symbols.json .build-docs/imago-graphs/
 	$(DOCC) convert Sources/Imago/Imago.docc --additional-symbol-graph-dir .build-docs/imago-graphs --output-path .build-docs/Imago.doccarchive \
 		--fallback-display-name Imago --fallback-bundle-identifier org.imago.Imago --warnings-as-errors

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Every public symbol of Imago has a doc comment: reads the symbol graphs `make docs` emits and
-lists the public symbols without one, failing if there is any. A member that implements a protocol
+"""Every public symbol of a module (Imago by default; `doc-coverage.py DIR MODULE`) has a doc
+comment: reads the symbol graphs `make docs` emits and lists the public symbols without one,
+failing if there is any. A member that implements a protocol
 requirement (Imago's own or the standard library's: `hash(into:)`, `==`, `description`, …) takes
 the requirement's documentation, as DocC shows it, and is not listed."""
 import glob, json, sys
 
 directory = sys.argv[1]
-graphs = [json.load(open(f)) for f in glob.glob(directory + "/Imago.symbols.json") + glob.glob(directory + "/Imago@*.symbols.json")]
+module = sys.argv[2] if len(sys.argv) > 2 else "Imago"
+graphs = [json.load(open(f)) for f in glob.glob(f"{directory}/{module}.symbols.json") + glob.glob(f"{directory}/{module}@*.symbols.json")]
+if not graphs:
+    sys.exit(f"no symbol graph for {module} in {directory}")
 inherited = {"hash(into:)", "hashValue", "==(_:_:)", "<(_:_:)", "description", "debugDescription", "rawValue", "init(rawValue:)", "id",
              "errorDescription", "failureReason", "recoverySuggestion", "helpAnchor", "makeIterator()", "next()"}
 symbols = {}
@@ -32,5 +36,5 @@ for symbol in symbols.values():
     missing.append(f"{location['uri'].split('/Sources/')[-1]}:{location['position']['line'] + 1}: {'.'.join(path)}")
 for line in sorted(missing):
     print(line)
-print(f"{total} public symbols, {len(missing)} without a doc comment")
+print(f"{module}: {total} public symbols, {len(missing)} without a doc comment")
 sys.exit(1 if missing else 0)

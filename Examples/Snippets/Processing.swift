@@ -7,9 +7,9 @@ func processing(pipeline: ImagePipeline, url: URL, url1x: URL, url2x: URL, urls:
     let avatar = ImageRequest(
         url: url,
         processors: [
-            try ImageProcessors.Resize(size: PixelSize(width: 300, height: 300), contentMode: .aspectFill, crop: true),
-            try ImageProcessors.RoundedCorners(radius: 12, border: .init(width: 2)),
-        ])  // also Crop, Circle, GaussianBlur, Grayscale, Composition; your own conform to ImageProcessing
+            try .resize(width: 300, height: 300, contentMode: .aspectFill, crop: true),
+            try .roundedCorners(radius: 12, border: .init(width: 2)),
+        ])  // also .crop, .circle, .gaussianBlur, .grayscale; your own conform to ImageProcessing
     print(try await pipeline.image(for: avatar).width)
 
     // Thumbnails at decode: JPEG DCT scaling or WebP scaled decode, then Lanczos3 to the exact size.

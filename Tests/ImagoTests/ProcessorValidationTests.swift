@@ -89,4 +89,20 @@ struct ProcessorValidationTests {
         #expect(String(decoding: run.output, as: UTF8.self).contains("Error:"))
         #expect(!FileManager.default.fileExists(atPath: output.path))
     }
+
+    @Test("the short names make the processors their types make, and refuse what they refuse")
+    func shortNames() throws {
+        let short: [any ImageProcessing] = [
+            try .resize(width: 300, height: 200, contentMode: .aspectFill, crop: true), try .crop(x: 1, y: 2, width: 3, height: 4),
+            try .gaussianBlur(radius: 2), .grayscale, try .roundedCorners(radius: 12, border: .init(width: 2)), try .circle(),
+        ]
+        let full: [any ImageProcessing] = [
+            try ImageProcessors.Resize(size: PixelSize(width: 300, height: 200), contentMode: .aspectFill, crop: true),
+            try ImageProcessors.Crop(x: 1, y: 2, width: 3, height: 4), try ImageProcessors.GaussianBlur(radius: 2), ImageProcessors.Grayscale(),
+            try ImageProcessors.RoundedCorners(radius: 12, border: .init(width: 2)), try ImageProcessors.Circle(),
+        ]
+        #expect(short.map(\.identifier) == full.map(\.identifier))
+        #expect(Self.reason { () throws(ImagoError) -> any ImageProcessing in try .resize(width: 0, height: 10) } != nil)
+        #expect(Self.reason { () throws(ImagoError) -> any ImageProcessing in try .gaussianBlur(radius: .nan) } != nil)
+    }
 }

@@ -164,6 +164,10 @@
                     guard let base = bytes.baseAddress, let context = heif_context_alloc() else { throw invalid("no data") }
                     defer { heif_context_free(context) }
                     heif_context_set_maximum_image_size_limit(context, Int32(clamping: options.maxSide))
+                    // A grid's tiles on this thread: the CPU stage already runs decodes in parallel, and a
+                    // grid of thousands of tiles made libheif start threads until none could be had
+                    // (a fuzz input, Tests/Hostile/heif-grid-threads.heic).
+                    heif_context_set_max_decoding_threads(context, 0)
                     try check(heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
                     var primary: OpaquePointer?
                     try check(heif_context_get_primary_image_handle(context, &primary))

@@ -1,4 +1,5 @@
-// Built with the `HTTPClientLoader` trait (on by default): AsyncHTTPClient, SwiftNIO, BoringSSL.
+// Built with the `HTTPClientLoader` trait (on by default): Imago's HTTP/1.1 client on SwiftNIO and
+// BoringSSL, and AsyncHTTPClient for a caller who brings one.
 #if HTTPClientLoader
 
     import AsyncHTTPClient

@@ -125,8 +125,8 @@ extension ImagePipeline {
     }
 
     /// Loads `request` into `sink`, trying again as the retry policy allows after a transient
-    /// failure, each attempt through the request modifier. Returns when the last attempt's
-    /// response was received.
+    /// failure, each attempt through the request modifier. Returns the time the last attempt was
+    /// sent, taken before its load: the request time from which RFC 9111 reckons a response's age.
     private func attempts(_ request: DataLoadRequest, with loader: any DataLoading, into sink: DataSink) async throws -> Date {
         var retry = 0
         while true {

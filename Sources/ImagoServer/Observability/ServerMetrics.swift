@@ -6,6 +6,7 @@ import Synchronization
 /// from, requests in flight, work in flight and joined. The pipeline's own metrics (transfers,
 /// bytes, transfer durations, errors by kind) go to the same registry.
 public final class ServerMetrics: Sendable {
+    /// The registry every metric is in, which `/metrics` renders in Prometheus' text format.
     public let registry: PrometheusCollectorRegistry
     let inFlight: Gauge
     let workInFlight: Gauge

@@ -15,7 +15,9 @@ import Tracing
 /// negotiated format. Each answer is counted in ``metrics`` and logged with its request id (never
 /// its path, whose source URL may carry a token).
 public final class ImageService: Sendable {
+    /// The settings the service was made with.
     public let configuration: ServerConfiguration
+    /// The service's counters, gauges and timers.
     public let metrics: ServerMetrics
     let pipeline: ImagePipeline
     private let logger: Logger

@@ -4,7 +4,14 @@ import Imago
 /// A format the server writes, chosen by the path's extension or `format` option, else by the
 /// client's `Accept` and the image.
 public enum OutputFormat: String, Sendable, Hashable {
-    case jpeg, png, webp, avif
+    /// JPEG (TurboJPEG).
+    case jpeg
+    /// PNG.
+    case png
+    /// WebP (libwebp).
+    case webp
+    /// AVIF (libavif), when Imago was built with it.
+    case avif
 
     /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, and `avif` when Imago was
     /// built with AVIF), or nil.
@@ -20,6 +27,7 @@ public enum OutputFormat: String, Sendable, Hashable {
         }
     }
 
+    /// The media type (`image/jpeg`, …), for `Content-Type`.
     public var mimeType: String { "image/\(rawValue)" }
 
     /// The media types an `Accept` header names explicitly, without those it gives `q=0`.

@@ -67,17 +67,18 @@ public enum ServerSettings {
         configuration.cacheDirectory = values["IMAGO_CACHE_DIR"].map { URL(fileURLWithPath: $0) }
         configuration.cacheControl = values["IMAGO_CACHE_CONTROL"] ?? configuration.cacheControl
         configuration.defaultQuality = try integer("IMAGO_QUALITY", 1...100) ?? configuration.defaultQuality
-        configuration.negotiatesAVIF = try boolean("IMAGO_AVIF") ?? false
+        configuration.negotiatesAVIF = try boolean("IMAGO_AVIF") ?? configuration.negotiatesAVIF
         configuration.maxSourceBytes = Int64(try integer("IMAGO_MAX_SOURCE_BYTES", 1...(1 << 40)) ?? Int(configuration.maxSourceBytes))
         configuration.maxSourcePixels = try integer("IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000) ?? configuration.maxSourcePixels
         configuration.maxFrames = try integer("IMAGO_MAX_FRAMES", 1...100_000) ?? configuration.maxFrames
-        configuration.sourceTimeout = .seconds(try integer("IMAGO_SOURCE_TIMEOUT", 1...3600) ?? 20)
-        configuration.workTimeout = .seconds(try integer("IMAGO_TIMEOUT", 1...3600) ?? 30)
+        configuration.sourceTimeout = try integer("IMAGO_SOURCE_TIMEOUT", 1...3600).map { .seconds($0) } ?? configuration.sourceTimeout
+        configuration.workTimeout = try integer("IMAGO_TIMEOUT", 1...3600).map { .seconds($0) } ?? configuration.workTimeout
         configuration.maxConcurrentWork = try integer("IMAGO_MAX_CONCURRENT_WORK", 1...100_000) ?? configuration.maxConcurrentWork
-        configuration.requestHeadTimeout = .seconds(try integer("IMAGO_REQUEST_HEAD_TIMEOUT", 1...3600) ?? 10)
-        configuration.stripsColorProfile = try boolean("IMAGO_STRIP_COLOR_PROFILE") ?? true
-        configuration.stripsMetadata = try boolean("IMAGO_STRIP_METADATA") ?? true
-        configuration.keepsCopyright = try boolean("IMAGO_KEEP_COPYRIGHT") ?? true
+        configuration.requestHeadTimeout =
+            try integer("IMAGO_REQUEST_HEAD_TIMEOUT", 1...3600).map { .seconds($0) } ?? configuration.requestHeadTimeout
+        configuration.stripsColorProfile = try boolean("IMAGO_STRIP_COLOR_PROFILE") ?? configuration.stripsColorProfile
+        configuration.stripsMetadata = try boolean("IMAGO_STRIP_METADATA") ?? configuration.stripsMetadata
+        configuration.keepsCopyright = try boolean("IMAGO_KEEP_COPYRIGHT") ?? configuration.keepsCopyright
 
         let listen = values["IMAGO_LISTEN"] ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {

@@ -6,11 +6,14 @@ public struct ServiceRequest: Sendable {
     public var method: String
     /// The path, percent-encoding kept, without the query.
     public var path: String
+    /// The `Accept` header, which picks the format when the URL names none.
     public var accept: String?
+    /// The `If-None-Match` header, answered with `304` when it names the variant's ETag.
     public var ifNoneMatch: String?
     /// The client's `X-Request-Id`, kept when it is short and plain; otherwise one is made.
     public var requestID: String?
 
+    /// Makes a request.
     public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil, requestID: String? = nil) {
         self.method = method
         self.path = path
@@ -25,8 +28,11 @@ public struct ServiceRequest: Sendable {
 /// The service's answer: status, headers and body (empty for `HEAD` and `304`, whose
 /// `Content-Length` still names the image's).
 public struct ServiceResponse: Sendable {
+    /// The HTTP status.
     public var status: Int
+    /// The headers, in order.
     public var headers: [(name: String, value: String)]
+    /// The body.
     public var body: Data
 
     static func error(_ error: ServerError, head: Bool) -> ServiceResponse {

@@ -25,17 +25,27 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Where a crop keeps the image: the compass points and the centre. imgproxy's smart
     /// gravity (`sm`) is taken as the centre.
     public enum Gravity: String, Sendable, Hashable {
+        /// The top edge (`no`).
         case north = "no"
+        /// The bottom edge (`so`).
         case south = "so"
+        /// The right edge (`ea`).
         case east = "ea"
+        /// The left edge (`we`).
         case west = "we"
+        /// The top right corner (`noea`).
         case northEast = "noea"
+        /// The top left corner (`nowe`).
         case northWest = "nowe"
+        /// The bottom right corner (`soea`).
         case southEast = "soea"
+        /// The bottom left corner (`sowe`).
         case southWest = "sowe"
+        /// The centre (`ce`), the default.
         case center = "ce"
     }
 
+    /// How the image meets the box (`rt`); `fit` by default.
     public var resizingType = ResizingType.fit
     /// The box's width in points; 0 takes it from the height and the image's aspect.
     public var width = 0
@@ -45,6 +55,7 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var dpr = 1.0
     /// Whether an image smaller than the box is scaled up.
     public var enlarge = false
+    /// Where a crop keeps the image (`g`); the centre by default.
     public var gravity = Gravity.center
     /// The crop's offset from the gravity's edge, in pixels.
     public var gravityOffset = (x: 0.0, y: 0.0)

@@ -7,15 +7,19 @@ import Foundation
 public struct URLSigner: Sendable {
     /// One key and its salt, as bytes.
     public struct Pair: Sendable {
+        /// The HMAC key.
         public var key: [UInt8]
+        /// The salt put before the path.
         public var salt: [UInt8]
 
+        /// Makes a pair.
         public init(key: [UInt8], salt: [UInt8]) {
             self.key = key
             self.salt = salt
         }
     }
 
+    /// The pairs a signature is checked against; any of them verifies it.
     public let pairs: [Pair]
 
     /// A signer with `pairs`; none turns signing off (every signature passes).
