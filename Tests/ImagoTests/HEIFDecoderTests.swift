@@ -96,6 +96,29 @@
             #expect(!HEIFDecoder().canDecode(try Corpus.data("png/basn2c08.png")))
         }
 
+        @Test("a grid made of itself (dimg 2 → 2) is refused before libheif follows it; the same grid made of its tile decodes")
+        func gridMadeOfItself() throws {
+            let hostile = try HostileFiles.data("fuzz-heif-grid-made-of-itself.heic")
+            do {
+                _ = try HEIFDecoder().decode(hostile, options: DecodingOptions())
+                Issue.record("a grid made of itself decoded")
+            } catch {
+                #expect(error.code == .invalidImage("HEIF: an image made of itself") && error.stage == .decoding)
+            }
+            #expect(HEIFDecoder().estimate(hostile, options: DecodingOptions()) == nil)
+            // The reference pointed at the tile (item 1) instead: no cycle, left to libheif (decoded
+            // or refused, never a trap).
+            var bytes = [UInt8](hostile)
+            let reference: [UInt8] = Array("dimg".utf8) + [0, 2, 0, 1, 0, 2]
+            let at = try #require((0...(bytes.count - reference.count)).first { Array(bytes[$0..<($0 + reference.count)]) == reference })
+            bytes[at + 9] = 1
+            do {
+                _ = try HEIFDecoder().decode(Data(bytes), options: DecodingOptions())
+            } catch {
+                #expect(error.code != .invalidImage("HEIF: an image made of itself"))
+            }
+        }
+
         @Test("an item past its idat is refused before libheif reads it; a grid's declared canvas is held to the limits")
         func itemChecks() throws {
             let hostile = try HostileFiles.data("fuzz-heif-grid-past-idat.heic")

@@ -166,7 +166,7 @@
                     heif_context_set_maximum_image_size_limit(context, Int32(clamping: options.maxSide))
                     // A grid's tiles on this thread: the CPU stage already runs decodes in parallel, and a
                     // grid of thousands of tiles made libheif start threads until none could be had
-                    // (a fuzz input, Tests/Hostile/heif-grid-threads.heic).
+                    // (a fuzz input whose grid was made of itself, Tests/Hostile/fuzz-heif-grid-made-of-itself.heic).
                     heif_context_set_max_decoding_threads(context, 0)
                     try check(heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
                     var primary: OpaquePointer?

@@ -4,8 +4,10 @@
     /// What libheif 1.15 trusts before it checks: where each item's bytes are (`iloc`) and how large
     /// a derived image says it is (`grid`, `iovl`). Read here from the `meta` box in safe Swift, so a
     /// file whose items point past its end or past its `idat`, or whose grid or overlay declares a
-    /// canvas over the limits, is refused before libheif allocates for it. (A fuzzed file with a grid
-    /// read past its `idat` made libheif allocate 2 GB and then crash; Tests/Hostile keeps it.)
+    /// canvas over the limits, is refused before libheif allocates for it; so is a derived image that
+    /// is built, through its `dimg` references, from itself, which libheif follows until its stack or
+    /// its threads run out. (A fuzzed file with a grid read past its `idat` made libheif allocate
+    /// 2 GB and then crash; a grid made of itself took 4 GB in threads. Tests/Hostile keeps both.)
     struct HEIFItemCheck {
         struct Location {
             var method: Int
@@ -17,6 +19,8 @@
         private(set) var locations: [UInt32: Location] = [:]
         /// Where the `idat` box's data lies in the file.
         private(set) var idat: Range<Int>?
+        /// Each derived image's `dimg` references: the items it is made of.
+        private(set) var ingredients: [UInt32: [UInt32]] = [:]
 
         /// Refuses `data` when an item lies outside the file or its `idat`, or (with `checksCanvas`) a
         /// grid or overlay declares a canvas over `options`' limits. A file without a `meta` box is
@@ -28,6 +32,7 @@
             guard meta.body.count >= 4 else { throw HEIFDecoder.invalid("damaged meta box") }
             var items = HEIFItemCheck()
             try items.read(bytes, children: Box.children(of: bytes, in: (meta.body.lowerBound + 4)..<meta.body.upperBound))
+            guard !items.hasReferenceCycle else { throw HEIFDecoder.invalid("an image made of itself") }
             for (id, location) in items.locations {
                 let range = try items.range(of: location, fileSize: bytes.count)
                 guard checksCanvas, let type = items.types[id], type == "grid" || type == "iovl" else { continue }
@@ -43,6 +48,7 @@
                 case "idat": idat = box.body
                 case "iloc": try readLocations(Reader(bytes, box.body))
                 case "iinf": try readTypes(bytes, Reader(bytes, box.body))
+                case "iref": try readReferences(bytes, Reader(bytes, box.body))
                 default: continue
                 }
             }
@@ -90,6 +96,50 @@
                 _ = try infe.integer(2)  // protection index
                 types[id] = try infe.fourCC()
             }
+        }
+
+        /// `iref`'s `dimg` entries (ISO/IEC 14496-12 §8.11.12): 16-bit item ids in version 0, 32-bit in 1.
+        private mutating func readReferences(_ bytes: [UInt8], _ reader: Reader) throws(ImagoError) {
+            var reader = reader
+            let version = try reader.integer(1)
+            _ = try reader.integer(3)
+            let idSize = version == 0 ? 2 : 4
+            for entry in Box.children(of: bytes, in: reader.position..<reader.end) where entry.type == "dimg" {
+                var references = Reader(bytes, entry.body)
+                let from = UInt32(truncatingIfNeeded: try references.integer(idSize))
+                let count = try references.integer(2)
+                for _ in 0..<count { ingredients[from, default: []].append(UInt32(truncatingIfNeeded: try references.integer(idSize))) }
+            }
+        }
+
+        /// Whether some image is made, directly or through others, of itself (a depth-first walk
+        /// that meets an item it is still inside).
+        var hasReferenceCycle: Bool {
+            enum Mark { case visiting, done }
+            var marks: [UInt32: Mark] = [:]
+            for start in ingredients.keys where marks[start] == nil {
+                // An explicit stack of (item, next ingredient to visit), so a long chain cannot
+                // exhaust this thread's stack either.
+                var stack: [(item: UInt32, next: Int)] = [(start, 0)]
+                marks[start] = .visiting
+                while let (item, next) = stack.last {
+                    let children = ingredients[item] ?? []
+                    guard next < children.count else {
+                        marks[item] = .done
+                        stack.removeLast()
+                        continue
+                    }
+                    stack[stack.count - 1].next += 1
+                    switch marks[children[next]] {
+                    case .visiting: return true
+                    case .done: continue
+                    case nil:
+                        marks[children[next]] = .visiting
+                        stack.append((children[next], 0))
+                    }
+                }
+            }
+            return false
         }
 
         /// The bytes of an item's first extent, checked to lie inside the file (construction method
