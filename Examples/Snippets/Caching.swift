@@ -27,7 +27,11 @@ func errors(pipeline: ImagePipeline, url: URL) async {
         _ = try await pipeline.image(for: url)
     } catch let error as ImagoError {
         print(error.localizedDescription)  // "loading http://127.0.0.1:1/a.jpg failed: could not connect to 127.0.0.1:1: connection refused"
-        if error.code == .httpStatus(404) { print("missing") }
+        switch error.code.kind {  // a `default` is needed, so new codes never break it
+        case .httpStatus where error.code.httpStatus == 404: print("missing")
+        case .timedOut, .tooSlow: print("try again later")
+        default: break
+        }
         print(error.code.name, error.code.httpStatus ?? 0, error.url?.absoluteString ?? "", error.underlying.map { "\($0)" } ?? "")
     } catch {
         print(error)  // only ImagoError is thrown; this is for the compiler

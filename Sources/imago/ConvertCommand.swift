@@ -84,7 +84,7 @@ struct ConvertCommand: AsyncParsableCommand {
         do {
             return try make()
         } catch {
-            guard error.code.name == "processingFailed", let reason = error.code.message else { throw error }
+            guard error.code.kind == .processingFailed, let reason = error.code.message else { throw error }
             throw ValidationError(reason)
         }
     }

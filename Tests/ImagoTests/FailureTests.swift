@@ -79,8 +79,8 @@ struct FailureTests {
             let error = await loadError(pipeline, ImageRequest(url: origin.url("/reset.jpg?reset=50000")))
             let code = try #require(error?.code)
             // Depending on when the RST lands, the client sees a reset or a close mid-body.
-            switch code.name {
-            case "connectionReset", "truncated": break
+            switch code.kind {
+            case .connectionReset, .truncated: break
             default: Issue.record("expected connectionReset or truncated, got \(code)")
             }
             await origin.wait { $0.openConnections == 0 }

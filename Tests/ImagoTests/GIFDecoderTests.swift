@@ -146,7 +146,7 @@ struct GIFDecoderTests {
             _ = try GIFDecoder().decode(data.prefix(data.count / 2), options: DecodingOptions())
             Issue.record("decoded half a frame")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else {
+            guard error.code.kind == .invalidImage, let message = error.code.message else {
                 Issue.record("got \(error)")
                 return
             }

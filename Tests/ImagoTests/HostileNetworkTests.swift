@@ -66,7 +66,7 @@ struct HostileNetworkTests {
             let url = URL(string: "http://\(host):\(origin.port)/a.png")!
             origin.serve(payload(10), at: "/a.png")
             let error = await loadError(pipeline, ImageRequest(url: url))
-            guard error?.code.name == "addressRefused", let address = error?.code.message else {
+            guard error?.code.kind == .addressRefused, let address = error?.code.message else {
                 Issue.record("got \(String(describing: error))")
                 return
             }
@@ -98,7 +98,7 @@ struct HostileNetworkTests {
             route.redirect = location
             origin.setRoute("/go.png", route)
             let error = await loadError(pipeline, ImageRequest(url: origin.url("/go.png")))
-            guard error?.code.name == "addressRefused" else {
+            guard error?.code.kind == .addressRefused else {
                 Issue.record("got \(String(describing: error))")
                 return
             }

@@ -77,7 +77,7 @@ struct HostileOriginTests {
             let gzip = Self.serveCacheable(Data([0x1F, 0x8B, 0x08, 0x00] + Array(repeating: 0, count: 60)), at: "/body.png", on: fixture.origin)
             for url in [html, gzip] {
                 let error = try await Self.error(fixture, ImageRequest(url: url))
-                guard error?.code.name == "unsupportedFormat" else {
+                guard error?.code.kind == .unsupportedFormat else {
                     Issue.record("got \(String(describing: error))")
                     continue
                 }

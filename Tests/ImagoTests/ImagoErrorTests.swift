@@ -23,7 +23,7 @@ struct ImagoErrorTests {
         #expect(ImagoError.Code.invalidImage("JPEG: bad Huffman table").message == "JPEG: bad Huffman table")
         #expect(ImagoError.Code.truncated(received: 10, expected: 20).receivedBytes?.expected == 20)
         let error = ImagoError(.httpStatus(404), url: URL(string: "https://user:secret@example.com/a.jpg"))
-        #expect(error.kind == "httpStatus")
+        #expect(error.kind == .httpStatus && error.kind.name == "httpStatus")
         #expect(error.description == "loading https://user:***@example.com/a.jpg failed: HTTP status 404")
         // LocalizedError: the sentence, not "The operation could not be completed".
         #expect((error as any Error).localizedDescription == error.description)

@@ -89,9 +89,9 @@ struct JPEGDecoderTests {
         do {
             _ = try JPEGDecoder().decode(data, options: DecodingOptions())
         } catch {
-            switch error.code.name {
-            case "invalidImage": #expect(error.code.message?.hasPrefix("JPEG:") == true)
-            case "emptyImage": break  // libjpeg may read a 0×0 header out of the garbage
+            switch error.code.kind {
+            case .invalidImage: #expect(error.code.message?.hasPrefix("JPEG:") == true)
+            case .emptyImage: break  // libjpeg may read a 0×0 header out of the garbage
             default: Issue.record("got \(error)")
             }
             #expect(error.stage == .decoding)
@@ -105,7 +105,7 @@ struct JPEGDecoderTests {
             _ = try JPEGDecoder().decode(bomb, options: DecodingOptions())
             Issue.record("decoded 600 extra scans")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else {
+            guard error.code.kind == .invalidImage, let message = error.code.message else {
                 Issue.record("got \(error)")
                 return
             }
@@ -120,7 +120,7 @@ struct JPEGDecoderTests {
         #expect {
             try JPEGDecoder().decode(Corpus.data("jpeg/video-001.jpeg"), options: options)
         } throws: { error in
-            guard (error as? ImagoError)?.code.name == "imageTooLarge" else { return false }
+            guard (error as? ImagoError)?.code.kind == .imageTooLarge else { return false }
             return true
         }
     }

@@ -55,7 +55,7 @@ struct PNGDecoderTests {
             let image = try PNGDecoder().decode(data, options: DecodingOptions())
             #expect(name == "invalid-noend.png", "\(name) decoded to \(image.width)×\(image.height)")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else {
+            guard error.code.kind == .invalidImage, let message = error.code.message else {
                 Issue.record("\(name): \(error)")
                 return
             }
@@ -80,7 +80,7 @@ struct PNGDecoderTests {
             #expect {
                 try PNGDecoder().decode(data, options: DecodingOptions())
             } throws: { error in
-                guard let error = error as? ImagoError, error.code.name == "invalidImage", let message = error.code.message else { return false }
+                guard let error = error as? ImagoError, error.code.kind == .invalidImage, let message = error.code.message else { return false }
                 return message.hasPrefix("PNG:")
             }
         }

@@ -84,7 +84,7 @@ struct PipelineProcessingTests {
             await #expect {
                 try await bad.response
             } throws: { error in
-                guard let error = error as? ImagoError, error.code.name == "processingFailed" else { return false }
+                guard let error = error as? ImagoError, error.code.kind == .processingFailed else { return false }
                 return error.stage == .processing && error.url == url
             }
             #expect(try await good.response.image?.width == 32)

@@ -138,7 +138,7 @@ struct ProcessingTests {
         #expect {
             try ImageProcessors.Crop(x: 20, y: 0, width: 5, height: 5).process(image)
         } throws: { error in
-            guard let error = error as? ImagoError, error.code.name == "processingFailed", let reason = error.code.message else { return false }
+            guard let error = error as? ImagoError, error.code.kind == .processingFailed, let reason = error.code.message else { return false }
             return error.stage == .processing && reason.contains("outside")
         }
     }

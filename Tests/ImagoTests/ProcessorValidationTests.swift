@@ -12,7 +12,7 @@ struct ProcessorValidationTests {
             Issue.record("made \(processor.identifier)", sourceLocation: sourceLocation)
             return nil
         } catch {
-            guard error.code.name == "processingFailed", let reason = error.code.message else {
+            guard error.code.kind == .processingFailed, let reason = error.code.message else {
                 Issue.record("got \(error)", sourceLocation: sourceLocation)
                 return nil
             }

@@ -89,7 +89,7 @@ struct WebPDecoderTests {
             _ = try WebPDecoder().decode(tux, options: options)
             Issue.record("decoded over the limit")
         } catch {
-            guard error.code.name == "imageTooLarge" else {
+            guard error.code.kind == .imageTooLarge else {
                 Issue.record("got \(error)")
                 return
             }
@@ -100,7 +100,7 @@ struct WebPDecoderTests {
             _ = try WebPDecoder().decode(corrupt, options: DecodingOptions())
             Issue.record("decoded corrupt data")
         } catch {
-            guard error.code.name == "invalidImage", let message = error.code.message else {
+            guard error.code.kind == .invalidImage, let message = error.code.message else {
                 Issue.record("got \(error)")
                 return
             }

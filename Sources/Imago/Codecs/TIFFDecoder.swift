@@ -158,7 +158,7 @@
                         } catch {
                             // libtiff's own words, when it had any, say more than the wrapper's.
                             let detail = message(source)
-                            if error.code.name == "invalidImage", !detail.isEmpty { throw invalid(detail) }
+                            if error.code.kind == .invalidImage, !detail.isEmpty { throw invalid(detail) }
                             throw error
                         }
                     }

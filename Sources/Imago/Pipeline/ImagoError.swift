@@ -38,8 +38,9 @@ public struct ImagoError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// A short, stable name for the code, used in logs, metrics dimensions and JSON output.
-    public var kind: String { code.name }
+    /// The code's kind, to `switch` over (``Code/Kind``); its `name` is what logs, metrics
+    /// dimensions and JSON output carry.
+    public var kind: Code.Kind { code.kind }
 
     /// True when the request was cancelled by its caller.
     public var isCancelled: Bool { code == .cancelled }

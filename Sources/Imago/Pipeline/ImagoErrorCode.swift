@@ -127,38 +127,117 @@ extension ImagoError {
         /// A processor could not make its image; carries why.
         public static func processingFailed(_ reason: String) -> Code { Code(.processingFailed(reason)) }
 
-        /// A short, stable name for the code, used in logs, metrics dimensions and JSON output.
-        public var name: String {
+        /// What kind of code this is, without its details: something to `switch` over. A `switch`
+        /// needs a `default`, so codes added later never break it:
+        ///
+        /// ```swift
+        /// switch error.code.kind {
+        /// case .timedOut, .tooSlow: retryLater()
+        /// case .httpStatus where error.code.httpStatus == 404: showMissing()
+        /// default: showFailure(error)
+        /// }
+        /// ```
+        public struct Kind: Sendable, Hashable, CustomStringConvertible {
+            /// The kind's stable name, as ``ImagoError/Code/name`` gives it.
+            public let name: String
+
+            private init(_ name: String) {
+                self.name = name
+            }
+
+            public var description: String { name }
+
+            /// Codes made by ``ImagoError/Code/cancelled``.
+            public static let cancelled = Kind("cancelled")
+            /// Codes made by ``ImagoError/Code/timedOut``.
+            public static let timedOut = Kind("timedOut")
+            /// Codes made by ``ImagoError/Code/tooSlow(…)``.
+            public static let tooSlow = Kind("tooSlow")
+            /// Codes made by ``ImagoError/Code/redirectToUnsupportedScheme(…)``.
+            public static let redirectToUnsupportedScheme = Kind("redirectToUnsupportedScheme")
+            /// Codes made by ``ImagoError/Code/addressRefused(…)``.
+            public static let addressRefused = Kind("addressRefused")
+            /// Codes made by ``ImagoError/Code/httpStatus(…)``.
+            public static let httpStatus = Kind("httpStatus")
+            /// Codes made by ``ImagoError/Code/notModified``.
+            public static let notModified = Kind("notModified")
+            /// Codes made by ``ImagoError/Code/tooLarge(…)``.
+            public static let tooLarge = Kind("tooLarge")
+            /// Codes made by ``ImagoError/Code/emptyResponse``.
+            public static let emptyResponse = Kind("emptyResponse")
+            /// Codes made by ``ImagoError/Code/truncated(…)``.
+            public static let truncated = Kind("truncated")
+            /// Codes made by ``ImagoError/Code/connectionReset``.
+            public static let connectionReset = Kind("connectionReset")
+            /// Codes made by ``ImagoError/Code/connectionFailed``.
+            public static let connectionFailed = Kind("connectionFailed")
+            /// Codes made by ``ImagoError/Code/tlsFailure``.
+            public static let tlsFailure = Kind("tlsFailure")
+            /// Codes made by ``ImagoError/Code/tooManyRedirects(…)``.
+            public static let tooManyRedirects = Kind("tooManyRedirects")
+            /// Codes made by ``ImagoError/Code/redirectLoop``.
+            public static let redirectLoop = Kind("redirectLoop")
+            /// Codes made by ``ImagoError/Code/insecureRedirect``.
+            public static let insecureRedirect = Kind("insecureRedirect")
+            /// Codes made by ``ImagoError/Code/invalidResponse``.
+            public static let invalidResponse = Kind("invalidResponse")
+            /// Codes made by ``ImagoError/Code/noLoader``.
+            public static let noLoader = Kind("noLoader")
+            /// Codes made by ``ImagoError/Code/invalidURL``.
+            public static let invalidURL = Kind("invalidURL")
+            /// Codes made by ``ImagoError/Code/fileNotFound``.
+            public static let fileNotFound = Kind("fileNotFound")
+            /// Codes made by ``ImagoError/Code/loaderFailed``.
+            public static let loaderFailed = Kind("loaderFailed")
+            /// Codes made by ``ImagoError/Code/unsupportedFormat(…)``.
+            public static let unsupportedFormat = Kind("unsupportedFormat")
+            /// Codes made by ``ImagoError/Code/invalidImage(…)``.
+            public static let invalidImage = Kind("invalidImage")
+            /// Codes made by ``ImagoError/Code/imageTooLarge(…)``.
+            public static let imageTooLarge = Kind("imageTooLarge")
+            /// Codes made by ``ImagoError/Code/emptyImage(…)``.
+            public static let emptyImage = Kind("emptyImage")
+            /// Codes made by ``ImagoError/Code/notCached``.
+            public static let notCached = Kind("notCached")
+            /// Codes made by ``ImagoError/Code/processingFailed(…)``.
+            public static let processingFailed = Kind("processingFailed")
+        }
+
+        /// The code's kind, to `switch` over.
+        public var kind: Kind {
             switch value {
-            case .cancelled: "cancelled"
-            case .timedOut: "timedOut"
-            case .tooSlow: "tooSlow"
-            case .redirectToUnsupportedScheme: "redirectToUnsupportedScheme"
-            case .addressRefused: "addressRefused"
-            case .httpStatus: "httpStatus"
-            case .notModified: "notModified"
-            case .tooLarge: "tooLarge"
-            case .emptyResponse: "emptyResponse"
-            case .truncated: "truncated"
-            case .connectionReset: "connectionReset"
-            case .connectionFailed: "connectionFailed"
-            case .tlsFailure: "tlsFailure"
-            case .tooManyRedirects: "tooManyRedirects"
-            case .redirectLoop: "redirectLoop"
-            case .insecureRedirect: "insecureRedirect"
-            case .invalidResponse: "invalidResponse"
-            case .noLoader: "noLoader"
-            case .invalidURL: "invalidURL"
-            case .fileNotFound: "fileNotFound"
-            case .loaderFailed: "loaderFailed"
-            case .unsupportedFormat: "unsupportedFormat"
-            case .invalidImage: "invalidImage"
-            case .imageTooLarge: "imageTooLarge"
-            case .emptyImage: "emptyImage"
-            case .notCached: "notCached"
-            case .processingFailed: "processingFailed"
+            case .cancelled: .cancelled
+            case .timedOut: .timedOut
+            case .tooSlow: .tooSlow
+            case .redirectToUnsupportedScheme: .redirectToUnsupportedScheme
+            case .addressRefused: .addressRefused
+            case .httpStatus: .httpStatus
+            case .notModified: .notModified
+            case .tooLarge: .tooLarge
+            case .emptyResponse: .emptyResponse
+            case .truncated: .truncated
+            case .connectionReset: .connectionReset
+            case .connectionFailed: .connectionFailed
+            case .tlsFailure: .tlsFailure
+            case .tooManyRedirects: .tooManyRedirects
+            case .redirectLoop: .redirectLoop
+            case .insecureRedirect: .insecureRedirect
+            case .invalidResponse: .invalidResponse
+            case .noLoader: .noLoader
+            case .invalidURL: .invalidURL
+            case .fileNotFound: .fileNotFound
+            case .loaderFailed: .loaderFailed
+            case .unsupportedFormat: .unsupportedFormat
+            case .invalidImage: .invalidImage
+            case .imageTooLarge: .imageTooLarge
+            case .emptyImage: .emptyImage
+            case .notCached: .notCached
+            case .processingFailed: .processingFailed
             }
         }
+
+        /// A short, stable name for the code, used in logs, metrics dimensions and JSON output.
+        public var name: String { kind.name }
 
         /// The status of an `httpStatus` code.
         public var httpStatus: Int? {

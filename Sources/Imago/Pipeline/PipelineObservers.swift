@@ -89,7 +89,7 @@ final class PipelineObservers: Sendable {
             bytes.increment(by: count)
             logger.debug("transfer finished", metadata: ["url": "\(url.redactedString)", "bytes": "\(count)"])
         case .failure(let error):
-            Counter(label: "imago.errors", dimensions: [("kind", error.kind)], factory: factory).increment()
+            Counter(label: "imago.errors", dimensions: [("kind", error.kind.name)], factory: factory).increment()
             logger.debug("transfer failed", metadata: ["url": "\(url.redactedString)", "error": "\(error)"])
         }
         emit(.finished(url: url, result: result))

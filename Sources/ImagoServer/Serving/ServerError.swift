@@ -28,18 +28,18 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// passed on (a 401 from the origin is the server's problem, not the client's), except that a
     /// missing source is a 404.
     init(loading error: ImagoError) {
-        switch error.code.name {
-        case "httpStatus" where error.code.httpStatus == 404 || error.code.httpStatus == 410, "fileNotFound":
+        switch error.code.kind {
+        case .httpStatus where error.code.httpStatus == 404 || error.code.httpStatus == 410, .fileNotFound:
             self.init(status: 404, "source not found")
-        case "addressRefused", "redirectToUnsupportedScheme", "insecureRedirect":
+        case .addressRefused, .redirectToUnsupportedScheme, .insecureRedirect:
             self.init(status: 403, "source not allowed")
-        case "tooLarge", "imageTooLarge":
+        case .tooLarge, .imageTooLarge:
             self.init(status: 413, "source too large")
-        case "unsupportedFormat", "invalidImage", "emptyImage", "emptyResponse":
+        case .unsupportedFormat, .invalidImage, .emptyImage, .emptyResponse:
             self.init(status: 422, "source is not an image Imago reads")
-        case "timedOut", "tooSlow":
+        case .timedOut, .tooSlow:
             self.init(status: 504, "source took too long")
-        case "processingFailed":
+        case .processingFailed:
             self.init(status: 400, "the options cannot be applied to this image")
         default:
             self.init(status: 502, "source failed")
