@@ -25,7 +25,7 @@ func errors(pipeline: ImagePipeline, url: URL) async {
     // snippet: errors
     do {
         _ = try await pipeline.image(for: url)
-    } catch let error as ImagoError {
+    } catch {  // an ImagoError: the pipeline throws nothing else
         print(error.localizedDescription)  // "loading http://127.0.0.1:1/a.jpg failed: could not connect to 127.0.0.1:1: connection refused"
         switch error.code.kind {  // a `default` is needed, so new codes never break it
         case .httpStatus where error.code.httpStatus == 404: print("missing")
@@ -33,8 +33,6 @@ func errors(pipeline: ImagePipeline, url: URL) async {
         default: break
         }
         print(error.code.name, error.code.httpStatus ?? 0, error.url?.absoluteString ?? "", error.underlying.map { "\($0)" } ?? "")
-    } catch {
-        print(error)  // only ImagoError is thrown; this is for the compiler
     }
     // end snippet
 }

@@ -67,9 +67,7 @@ struct BatchLoader {
                 )
                 group.addTask {
                     let result: Result<ImageResponse, ImagoError>
-                    do { result = .success(try await task.response) } catch let error as ImagoError { result = .failure(error) } catch {
-                        result = .failure(ImagoError(.loaderFailed, url: url))
-                    }
+                    do throws(ImagoError) { result = .success(try await task.response) } catch { result = .failure(error) }
                     return (index, result, finished.seconds ?? (ContinuousClock.now - made) / .seconds(1))
                 }
             }

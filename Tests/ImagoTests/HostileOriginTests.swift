@@ -29,7 +29,7 @@ struct HostileOriginTests {
             let response = try await pipeline.response(for: request)
             Issue.record("loaded \(response.data.count) bytes", sourceLocation: sourceLocation)
             return nil
-        } catch let error as ImagoError {
+        } catch {
             await pipeline.waitUntilIdle()
             return error
         }

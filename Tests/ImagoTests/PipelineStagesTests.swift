@@ -130,7 +130,7 @@ struct PipelineStagesTests {
             _ = try await task.response
             return nil
         } catch {
-            return (error as? ImagoError)?.code
+            return error.code
         }
     }
 }

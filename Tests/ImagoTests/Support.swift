@@ -46,11 +46,8 @@ func loadError(_ pipeline: ImagePipeline, _ request: ImageRequest, sourceLocatio
         let data = try await pipeline.data(for: request)
         Issue.record("expected an error, got \(data.count) bytes", sourceLocation: sourceLocation)
         return nil
-    } catch let error as ImagoError {
-        return error
     } catch {
-        Issue.record("expected an ImagoError, got \(error)", sourceLocation: sourceLocation)
-        return nil
+        return error
     }
 }
 

@@ -222,33 +222,33 @@ public final class ImagePipeline: Sendable {
 
     /// Loads and decodes `request` and returns the response with its image. Cancelling the calling
     /// task cancels the load.
-    public func response(for request: ImageRequest) async throws -> ImageResponse {
+    public func response(for request: ImageRequest) async throws(ImagoError) -> ImageResponse {
         try await imageTask(with: request).response
     }
 
     /// Loads and decodes `request`.
-    public func image(for request: ImageRequest) async throws -> Image {
+    public func image(for request: ImageRequest) async throws(ImagoError) -> Image {
         // An image task always completes with an image or an error.
         try await response(for: request).image!
     }
 
     /// Loads and decodes `url`.
-    public func image(for url: URL) async throws -> Image {
+    public func image(for url: URL) async throws(ImagoError) -> Image {
         try await image(for: ImageRequest(url: url))
     }
 
     /// Loads `request`'s bytes, without decoding, and returns the response.
-    public func dataResponse(for request: ImageRequest) async throws -> ImageResponse {
+    public func dataResponse(for request: ImageRequest) async throws(ImagoError) -> ImageResponse {
         try await dataTask(with: request).response
     }
 
     /// Loads `request` and returns its bytes, without decoding.
-    public func data(for request: ImageRequest) async throws -> Data {
+    public func data(for request: ImageRequest) async throws(ImagoError) -> Data {
         try await dataResponse(for: request).data
     }
 
     /// Loads `url` and returns its bytes.
-    public func data(for url: URL) async throws -> Data {
+    public func data(for url: URL) async throws(ImagoError) -> Data {
         try await data(for: ImageRequest(url: url))
     }
 

@@ -40,7 +40,7 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
         var onProgress: ProgressHandler?
         var onCompletion: Completion?
         var onPreview: PreviewHandler?
-        var waiters: [CheckedContinuation<ImageResponse, any Error>] = []
+        var waiters: [CheckedContinuation<Result<ImageResponse, ImagoError>, Never>] = []
         var streams: [AsyncStream<Event>.Continuation] = []
     }
 
@@ -108,18 +108,19 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
 
     /// Waits for the result. Cancelling the waiting Swift task cancels this handle.
     public var response: ImageResponse {
-        get async throws {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+        get async throws(ImagoError) {
+            let result = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResponse, ImagoError>, Never>) in
                     let result = state.withLock { state in
                         if state.result == nil { state.waiters.append(continuation) }
                         return state.result
                     }
-                    if let result { continuation.resume(with: result) }
+                    if let result { continuation.resume(returning: result) }
                 }
             } onCancel: {
                 self.cancel()
             }
+            return try result.get()
         }
     }
 
@@ -154,7 +155,8 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     @discardableResult
     func complete(with result: Result<ImageResponse, ImagoError>) -> Bool {
         let delivery = self.delivery
-        let taken = state.withLock { state -> (Completion?, [CheckedContinuation<ImageResponse, any Error>], [AsyncStream<Event>.Continuation])? in
+        let taken = state.withLock {
+            state -> (Completion?, [CheckedContinuation<Result<ImageResponse, ImagoError>, Never>], [AsyncStream<Event>.Continuation])? in
             guard state.result == nil else { return nil }
             state.result = result
             if delivery.isQueued, let completion = state.onCompletion {
@@ -172,7 +174,7 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
         }
         guard let (completion, waiters, streams) = taken else { return false }
         completion?(result)
-        for waiter in waiters { waiter.resume(with: result) }
+        for waiter in waiters { waiter.resume(returning: result) }
         for stream in streams {
             stream.yield(.finished(result))
             stream.finish()

@@ -52,7 +52,11 @@ public enum ServerSettings {
         }
 
         var configuration = ServerConfiguration()
-        configuration.signer = try URLSigner(hexKeys: list("IMAGO_KEY") ?? [], hexSalts: list("IMAGO_SALT") ?? [])
+        do {
+            configuration.signer = try URLSigner(hexKeys: list("IMAGO_KEY") ?? [], hexSalts: list("IMAGO_SALT") ?? [])
+        } catch {
+            throw ServerError(status: 500, "\(flag("IMAGO_KEY")) (IMAGO_KEY) and \(flag("IMAGO_SALT")) (IMAGO_SALT): \(error.message)")
+        }
         for preset in list("IMAGO_PRESETS") ?? [] {
             let parts = preset.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, !parts[0].isEmpty else { throw invalid("IMAGO_PRESETS") }

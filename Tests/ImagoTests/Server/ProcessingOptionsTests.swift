@@ -75,7 +75,6 @@ struct ProcessingOptionsTests {
         ] {
             #expect(throws: ServerError.self) { try ServerSettings.configuration(bad) }
         }
-        #expect(ServerSettings.table.count == 21)
         // imgproxy's defaults: profiles stripped (converted to sRGB), metadata stripped, copyright kept.
         let defaults = try ServerSettings.configuration([:]).configuration
         #expect(defaults.stripsColorProfile && defaults.stripsMetadata && defaults.keepsCopyright)
@@ -83,5 +82,18 @@ struct ProcessingOptionsTests {
             .configuration
         #expect(!changed.stripsColorProfile && !changed.stripsMetadata && !changed.keepsCopyright)
         #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_STRIP_METADATA": "sometimes"]) }
+    }
+
+    @Test("every variable in the settings table is read: a value it cannot use is refused naming its flag, any other shows in what it configures")
+    func everySettingRead() throws {
+        let baseline = String(describing: try ServerSettings.configuration([:]))
+        for row in ServerSettings.table {
+            do {
+                let changed = String(describing: try ServerSettings.configuration([row.variable: "bogus-value-1"]))
+                #expect(changed != baseline, "\(row.variable) is in the table but not read")
+            } catch {
+                #expect(error.message.contains(row.flag) && error.message.contains(row.variable), "\(error.message)")
+            }
+        }
     }
 }

@@ -39,7 +39,7 @@ cancelled.cancel()
 pipeline.resume()
 do {
     _ = try await cancelled.response
-} catch let error as ImagoError {
+} catch {
     print("cancelled: \(error.code == .cancelled)")
 }
 
