@@ -1,6 +1,5 @@
 import Foundation
 import Imago
-import Synchronization
 
 /// What loading a batch of URLs produced, in the shape `--json` prints.
 struct BatchReport: Codable {
@@ -125,7 +124,7 @@ struct InvalidInput: Error {
 
 /// When one handle completed, written by its completion callback.
 private final class Finished: Sendable {
-    private let elapsed = Mutex<Double?>(nil)
+    private let elapsed = Locked<Double?>(nil)
 
     func record(since made: ContinuousClock.Instant) {
         let seconds = (ContinuousClock.now - made) / .seconds(1)

@@ -1,6 +1,5 @@
 import Foundation
 import Imago
-import Synchronization
 
 /// Shows a batch's progress on standard error: on a terminal, a live bar per file in flight and one
 /// for the total, redrawn ten times a second; otherwise one plain line per finished file.
@@ -22,7 +21,7 @@ final class ProgressDisplay: Sendable {
 
     private let isTerminal: Bool
     private let isQuiet: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// `quiet` prints nothing (for `--json` when standard error is not a terminal).
     init(quiet: Bool = false) {

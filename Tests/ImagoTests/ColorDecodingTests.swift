@@ -59,6 +59,33 @@ struct ColorDecodingTests {
         #endif
     }
 
+    @Test("previews of a tagged PNG and WebP come in the colour of the whole decode")
+    func previewsConverted() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let png = try await Reference.tagged(Reference.adobeRGB, "adobe.png", in: directory)
+        let icc = directory.appendingPathComponent("adobe.icc"), plain = directory.appendingPathComponent("plain.webp")
+        let webp = directory.appendingPathComponent("adobe.webp")
+        try FileManager.default.copyItem(at: URL(fileURLWithPath: Reference.adobeRGB), to: icc)
+        try await runTool("/usr/bin/cwebp", ["-quiet", "-lossless", "-exact", png.path, "-o", plain.path])
+        try await runTool("/usr/bin/webpmux", ["-set", "icc", icc.path, plain.path, "-o", webp.path])
+        let split = directory.appendingPathComponent("adobe-split.png")
+        try Self.splittingImageData(try Data(contentsOf: png)).write(to: split)
+        for file in [split, webp] {
+            let data = try Data(contentsOf: file)
+            let whole = try DecoderRegistry.standard().decode(data)
+            var previews = PreviewDecoder()
+            guard let preview = previews.preview(of: data.prefix(data.count * 3 / 4)) else {
+                Issue.record("no preview of \(file.lastPathComponent)")
+                continue
+            }
+            #expect(preview.metadata.sourceColorProfile != nil && preview.metadata.colorProfile == nil)
+            // The first rows, which every preview of three quarters of the bytes has, as the whole decode has them.
+            let rowBytes = whole.width * 4 * 10
+            #expect(preview.pixels.prefix(rowBytes) == whole.pixels.prefix(rowBytes), "\(file.lastPathComponent): the first rows differ")
+        }
+    }
+
     @Test("HEIC with an ICC profile: its own decode as stored, converted by ImageMagick")
     func heicProfile() async throws {
         #if HEIF
@@ -284,6 +311,37 @@ struct ColorDecodingTests {
             result.append(contentsOf: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: crc >> $0) })
         }
         result.append(png.dropFirst(33))
+        return result
+    }
+
+    /// `png` with its image data in chunks of at most 1,024 bytes, as encoders that stream write
+    /// it: libspng gives the rows of a partial file a whole chunk at a time.
+    static func splittingImageData(_ png: Data) -> Data {
+        let bytes = [UInt8](png)
+        var result = Data(bytes.prefix(8)), imageData: [UInt8] = [], position = 8
+        func chunk(_ type: String, _ body: ArraySlice<UInt8>) -> Data {
+            let typed = Data(type.utf8) + body
+            let length = UInt32(body.count), crc = crc32(typed)
+            return Data([24, 16, 8, 0].map { UInt8(truncatingIfNeeded: length >> $0) }) + typed
+                + Data([24, 16, 8, 0].map { UInt8(truncatingIfNeeded: crc >> $0) })
+        }
+        while position + 12 <= bytes.count {
+            let length = bytes[position..<(position + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let type = String(decoding: bytes[(position + 4)..<(position + 8)], as: UTF8.self)
+            let body = bytes[(position + 8)..<(position + 8 + length)]
+            if type == "IDAT" {
+                imageData += body
+            } else {
+                if !imageData.isEmpty {
+                    for start in stride(from: 0, to: imageData.count, by: 1024) {
+                        result += chunk("IDAT", imageData[start..<min(start + 1024, imageData.count)])
+                    }
+                    imageData = []
+                }
+                result += chunk(type, body)
+            }
+            position += 12 + length
+        }
         return result
     }
 

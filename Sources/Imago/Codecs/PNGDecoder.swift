@@ -135,8 +135,8 @@ public struct PNGDecoder: ImageDecoding {
         return ColorProfile.png(gamma: hasGamma ? gamma : nil, chromaticities: chromaticities)
     }
 
-    /// The rows of a non-interlaced PNG decodable from the bytes so far (the rest transparent), for
-    /// previews; nil when the header is incomplete, the image is interlaced or over the limits.
+    /// The rows of a non-interlaced PNG decodable from the bytes so far (the rest transparent), in
+    /// the colour the decode gives, for previews; nil when the header is incomplete, the image is interlaced or over the limits.
     func partialImage(_ data: Data, options: DecodingOptions) -> (image: Image, rows: Int)? {
         guard let context = spng_ctx_new(0) else { return nil }
         defer { spng_ctx_free(context) }
@@ -147,6 +147,9 @@ public struct PNGDecoder: ImageDecoding {
             guard spng_get_ihdr(context, &header) == 0, header.interlace_method == 0 else { return nil }
             let width = Int(header.width), height = Int(header.height)
             guard (try? options.check(width: width, height: height)) != nil else { return nil }
+            // Read before the decode starts, as the whole decode reads it: the chunks before the image
+            // data, iCCP among them, have arrived.
+            let stated = Self.colorProfile(context)
             let format = Int32(SPNG_FMT_RGBA8.rawValue)
             let flags = Int32(SPNG_DECODE_TRNS.rawValue | SPNG_DECODE_PROGRESSIVE.rawValue)
             guard spng_decode_image(context, nil, 0, format, flags) == 0 else { return nil }
@@ -156,10 +159,14 @@ public struct PNGDecoder: ImageDecoding {
                 while rows < height, spng_decode_row(context, out.baseAddress! + rows * width * 4, width * 4) == 0 { rows += 1 }
             }
             guard rows > 0 else { return nil }
-            let image = Image(
-                width: width, height: height, frames: [Image.Frame(pixels: pixels)],
-                metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
-            return (image, rows)
+            // The rows so far in the colour the whole image will have (8-bit: a preview need not be exact).
+            let colorType = Int(header.color_type)
+            let isGray = colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE.rawValue) || colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue)
+            let color = DecodeColor(stated: stated, pixels: isGray ? .gray : .rgb, options: options)
+            color.apply(&pixels, width: width, height: height)
+            var metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true)
+            color.record(in: &metadata)
+            return (Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata), rows)
         }
     }
 

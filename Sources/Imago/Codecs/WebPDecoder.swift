@@ -100,7 +100,9 @@ public struct WebPDecoder: ImageDecoding {
     private static func chunk(_ fourCC: String, _ base: UnsafePointer<UInt8>, count: Int) -> Data? {
         guard count >= 16, UnsafeBufferPointer(start: base + 12, count: 4).elementsEqual("VP8X".utf8) else { return nil }
         var data = WebPData(bytes: base, size: count)
-        guard let demux = WebPDemux(&data) else { return nil }
+        // Partial, so a preview of the bytes so far finds the chunks before the image data.
+        var state = WEBP_DEMUX_PARSING_HEADER
+        guard let demux = WebPDemuxPartial(&data, &state) else { return nil }
         defer { WebPDemuxDelete(demux) }
         var iterator = WebPChunkIterator()
         guard WebPDemuxGetChunk(demux, fourCC, 1, &iterator) != 0 else { return nil }
@@ -130,10 +132,12 @@ public struct WebPDecoder: ImageDecoding {
                     (out.baseAddress! + row * Int(width) * 4).copyMemory(from: rgba + row * Int(stride), byteCount: Int(width) * 4)
                 }
             }
-            let image = Image(
-                width: Int(width), height: Int(height), frames: [Image.Frame(pixels: pixels)],
-                metadata: ImageMetadata(format: .webp, originalWidth: Int(width), originalHeight: Int(height), hasAlpha: true))
-            return (image, Int(lastRow))
+            // In the colour the whole image will have: an ICCP chunk comes before the image data.
+            let color = DecodeColor(stated: Self.iccProfile(base, count: bytes.count), pixels: .rgb, options: options)
+            color.apply(&pixels, width: Int(width), height: Int(height))
+            var metadata = ImageMetadata(format: .webp, originalWidth: Int(width), originalHeight: Int(height), hasAlpha: true)
+            color.record(in: &metadata)
+            return (Image(width: Int(width), height: Int(height), frames: [Image.Frame(pixels: pixels)], metadata: metadata), Int(lastRow))
         }
     }
 

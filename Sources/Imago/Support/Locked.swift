@@ -18,9 +18,10 @@
 /// ThreadSanitizer cannot see `Mutex` on Linux (it waits in a futex TSan does not intercept), so
 /// every state guarded by it would be reported as a race. `make sanitize` builds its TSan run with
 /// `-DIMAGO_THREAD_SANITIZER`, which makes this a pthread mutex (of glibc's adaptive kind, which
-/// also spins before sleeping) that TSan does see.
+/// also spins before sleeping) that TSan does see. `package`, so ImagoServer and the CLI lock
+/// with it too.
 @usableFromInline
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     #if IMAGO_THREAD_SANITIZER
         @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     #else
@@ -29,7 +30,7 @@ final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let value: UnsafeMutablePointer<Value>
 
     @inlinable
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
         self.value.initialize(to: value)
         #if IMAGO_THREAD_SANITIZER
@@ -57,7 +58,7 @@ final class Locked<Value>: @unchecked Sendable {
     /// Runs `body` with the value while holding the lock. `body` must not call back into code
     /// that takes the same lock, nor run user code.
     @inlinable
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         let value = self.value
         #if IMAGO_THREAD_SANITIZER
             pthread_mutex_lock(mutex)

@@ -1,5 +1,5 @@
 import Prometheus
-import Synchronization
+import Imago
 
 /// What `/metrics` reports, in Prometheus' text format: requests by status, latency histograms
 /// (the whole request; the source fetch; the decode with the processing; the encode), where images came
@@ -55,10 +55,10 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Counters by label, kept: the registry builds a key and takes its lock for every lookup.
-    private let statuses = Mutex<[String: Counter]>([:])
-    private let layers = Mutex<[String: Counter]>([:])
+    private let statuses = Locked<[String: Counter]>([:])
+    private let layers = Locked<[String: Counter]>([:])
 
-    private func counter(_ counters: borrowing Mutex<[String: Counter]>, _ label: String, make: (String) -> Counter) -> Counter {
+    private func counter(_ counters: Locked<[String: Counter]>, _ label: String, make: (String) -> Counter) -> Counter {
         if let counter = counters.withLock({ $0[label] }) { return counter }
         let counter = make(label)
         counters.withLock { $0[label] = counter }

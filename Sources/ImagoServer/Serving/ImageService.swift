@@ -4,7 +4,6 @@ import Foundation
 import Imago
 import Logging
 import Prometheus
-import Synchronization
 import Tracing
 
 /// The image service without its HTTP server: takes a request's method, path and headers and
@@ -28,7 +27,7 @@ public final class ImageService: Sendable {
     /// key: a repeat skips parsing, signature check and source resolution, which depend on nothing
     /// else and come out the same every time.
     private let answeredPaths: MemoryCache<String, AnsweredPath>
-    private let making = Mutex<[String: Task<EncodedVariant, any Error>]>([:])
+    private let making = Locked<[String: Task<EncodedVariant, any Error>]>([:])
     private let stages: StageRecorder
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and

@@ -1,4 +1,4 @@
-import Synchronization
+import Imago
 
 /// Bounds the time a client waits for work: the work's value, or ``ServerError/workTimedOut``
 /// once the deadline passes, whichever comes first. On the deadline the work is cancelled (the
@@ -25,7 +25,7 @@ enum WorkDeadline {
 
     /// The continuation, resumed by the first of the work and the timer.
     private final class Outcome<Value: Sendable>: Sendable {
-        let continuation = Mutex<CheckedContinuation<Value, any Error>?>(nil)
+        let continuation = Locked<CheckedContinuation<Value, any Error>?>(nil)
 
         /// Resumes the waiter unless the other side already has; true when this call did.
         @discardableResult

@@ -1,10 +1,10 @@
-import Synchronization
+import Imago
 
 /// Counts requests making an image; past the limit a request is refused at once (503) rather
 /// than queued, so memory stays bounded under any load.
 final class WorkLimiter: Sendable {
     private let limit: Int
-    private let running = Mutex(0)
+    private let running = Locked(0)
 
     init(limit: Int) {
         self.limit = max(limit, 1)

@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
-import Synchronization
 import ServiceLifecycle
+import Imago
 
 /// The demo's origin: a Hummingbird server on 127.0.0.1 serving sample files with its file
 /// middleware (Content-Length, ETag, Last-Modified, `304` on If-None-Match, Range), the real
@@ -91,7 +91,7 @@ struct ThrottleMiddleware<Context: RequestContext>: RouterMiddleware {
 
 /// Bytes sent so far by one response.
 private final class ByteCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
 
     func add(_ bytes: Int) -> Int {
         count.withLock { count in
