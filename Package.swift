@@ -14,7 +14,10 @@ let package = Package(
     // codecs and processing only.
     traits: [
         .trait(name: "DiskCache", description: "DiskCache, Imago's disk cache of original bytes (GRDB, SQLite, xxHash)."),
-        .trait(name: "HTTPClientLoader", description: "HTTPDataLoader, http(s) on Imago's HTTP/1.1 client (SwiftNIO, BoringSSL), or on a caller's AsyncHTTPClient."),
+        .trait(
+            name: "HTTPClientLoader",
+            description: "HTTPDataLoader, http(s) on Imago's HTTP/1.1 client (SwiftNIO, BoringSSL), or on a caller's AsyncHTTPClient."
+        ),
         .trait(name: "URLSessionLoader", description: "URLSessionDataLoader, http(s) on URLSession (FoundationNetworking, libcurl)."),
         .trait(name: "TIFF", description: "TIFFDecoder, TIFF through libtiff (libtiff-dev)."),
         .trait(name: "AVIF", description: "AVIFDecoder and AVIFEncoder, AVIF through libavif with dav1d and libaom (libavif-dev)."),
