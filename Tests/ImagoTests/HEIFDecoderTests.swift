@@ -96,15 +96,20 @@
             #expect(!HEIFDecoder().canDecode(try Corpus.data("png/basn2c08.png")))
         }
 
-        @Test("a grid made of itself (dimg 2 → 2) is refused before libheif follows it; the same grid made of its tile decodes")
+        /// Expects `data` to be refused by Imago's own item check, with `reason`, at the decoding stage.
+        static func expectRefused(_ data: Data, _ reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            do {
+                _ = try HEIFDecoder().decode(data, options: DecodingOptions())
+                Issue.record("decoded, where it should be refused: \(reason)", sourceLocation: sourceLocation)
+            } catch {
+                #expect(error.code == .invalidImage("HEIF: " + reason) && error.stage == .decoding, sourceLocation: sourceLocation)
+            }
+        }
+
+        @Test("a grid made of itself (dimg 2 → 2) is refused before libheif follows it; the same grid made of its tile is left to libheif")
         func gridMadeOfItself() throws {
             let hostile = try HostileFiles.data("fuzz-heif-grid-made-of-itself.heic")
-            do {
-                _ = try HEIFDecoder().decode(hostile, options: DecodingOptions())
-                Issue.record("a grid made of itself decoded")
-            } catch {
-                #expect(error.code == .invalidImage("HEIF: an image made of itself") && error.stage == .decoding)
-            }
+            Self.expectRefused(hostile, "an image made of itself")
             #expect(HEIFDecoder().estimate(hostile, options: DecodingOptions()) == nil)
             // The reference pointed at the tile (item 1) instead: no cycle, left to libheif (decoded
             // or refused, never a trap).
@@ -122,12 +127,7 @@
         @Test("an item past its idat is refused before libheif reads it; a grid's declared canvas is held to the limits")
         func itemChecks() throws {
             let hostile = try HostileFiles.data("fuzz-heif-grid-past-idat.heic")
-            do {
-                _ = try HEIFDecoder().decode(hostile, options: DecodingOptions())
-                Issue.record("a grid read past its idat decoded")
-            } catch {
-                #expect(error.code == .invalidImage("HEIF: an item lies outside the file"))
-            }
+            Self.expectRefused(hostile, "an item lies outside the file")
             #expect(HEIFDecoder().estimate(hostile, options: DecodingOptions()) == nil)
             // The grid item's base offset into the idat, 7, made 0: the grid now lies inside it.
             var bytes = [UInt8](hostile)

@@ -98,10 +98,11 @@ func runProcess(_ executable: URL, _ arguments: [String], withStandardError: Boo
 
 /// Runs blocking work (a child process, a wait) on a GCD thread and awaits it, so the cooperative
 /// pool's threads stay free for the tests running beside it.
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+func offThePool<T: Sendable, Failure: Error>(_ work: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
+    let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
+        DispatchQueue.global().async { continuation.resume(returning: Result { () throws(Failure) -> T in try work() }) }
     }
+    return try result.get()
 }
 
 private func runProcessBlocking(_ executable: URL, _ arguments: [String], withStandardError: Bool) throws -> (status: Int32, output: Data) {

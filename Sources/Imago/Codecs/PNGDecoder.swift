@@ -57,8 +57,7 @@ public struct PNGDecoder: ImageDecoding {
         try options.check(width: width, height: height)
         try options.checkMemory(1, width: width, height: height)
         let colorType = Int(header.color_type)
-        let isGray = colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE.rawValue) || colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue)
-        let color = DecodeColor(stated: Self.colorProfile(context), pixels: isGray ? .gray : .rgb, bitsPerSample: Int(header.bit_depth), options: options)
+        let color = DecodeColor(stated: Self.colorProfile(context), pixels: Self.pixelKind(header), bitsPerSample: Int(header.bit_depth), options: options)
         var pixels: [UInt8]
         if colorType == Int(SPNG_COLOR_TYPE_INDEXED.rawValue) {
             pixels = try Self.decodeIndexed(context, width: width, height: height, bitDepth: Int(header.bit_depth))
@@ -114,6 +113,13 @@ public struct PNGDecoder: ImageDecoding {
 
     /// The colour the PNG states: `iCCP`; else none for `sRGB`; else a profile built from
     /// `gAMA` and `cHRM` (libvips #1238 ignored them), as the PNG specification orders them.
+    /// Gray for the gray colour types (with or without alpha), RGB for the others.
+    private static func pixelKind(_ header: spng_ihdr) -> ColorProfile.Kind {
+        let type = Int(header.color_type)
+        let isGray = type == Int(SPNG_COLOR_TYPE_GRAYSCALE.rawValue) || type == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue)
+        return isGray ? .gray : .rgb
+    }
+
     private static func colorProfile(_ context: OpaquePointer) -> ColorProfile? {
         var icc = spng_iccp()
         if spng_get_iccp(context, &icc) == 0, let bytes = icc.profile, icc.profile_len > 0 {
@@ -160,9 +166,7 @@ public struct PNGDecoder: ImageDecoding {
             }
             guard rows > 0 else { return nil }
             // The rows so far in the colour the whole image will have (8-bit: a preview need not be exact).
-            let colorType = Int(header.color_type)
-            let isGray = colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE.rawValue) || colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue)
-            let color = DecodeColor(stated: stated, pixels: isGray ? .gray : .rgb, options: options)
+            let color = DecodeColor(stated: stated, pixels: Self.pixelKind(header), options: options)
             color.apply(&pixels, width: width, height: height)
             var metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true)
             color.record(in: &metadata)

@@ -44,12 +44,10 @@ struct ClusterDemoTests {
         process.standardError = output
         try process.run()
         // Read and wait on a GCD thread: the demo takes seconds, too long to hold the cooperative pool.
-        let (status, text) = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, text))
-            }
+        let (status, text) = await offThePool {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
         }
         #expect(status == 0, "\(text)")
         let summary = try JSONDecoder().decode(Summary.self, from: Data(contentsOf: json))

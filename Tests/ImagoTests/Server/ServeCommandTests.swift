@@ -36,11 +36,9 @@ struct ServeCommandTests {
     }
 
     static func waitForExit(_ process: Process) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
-            }
+        await offThePool {
+            process.waitUntilExit()
+            return process.terminationStatus
         }
     }
 
