@@ -68,6 +68,10 @@ public final class ImageService: Sendable {
     /// Requests making an image now.
     public var workInFlight: Int { work.inFlight }
 
+    /// Returns once no image is being made, including work cut off by its deadline that is still
+    /// winding down.
+    public func untilNoWork() async { await work.untilIdle() }
+
     /// The answer to `request`, with its `X-Request-Id`.
     public func respond(to request: ServiceRequest) async -> ServiceResponse {
         let start = ContinuousClock.now

@@ -3,8 +3,13 @@ import Imago
 /// Counts requests making an image; past the limit a request is refused at once (503) rather
 /// than queued, so memory stays bounded under any load.
 final class WorkLimiter: Sendable {
+    private struct State {
+        var running = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
     private let limit: Int
-    private let running = Locked(0)
+    private let state = Locked(State())
 
     init(limit: Int) {
         self.limit = max(limit, 1)
@@ -12,16 +17,35 @@ final class WorkLimiter: Sendable {
 
     /// Takes a place, or false when all are taken.
     func tryAcquire() -> Bool {
-        running.withLock { running in
-            guard running < limit else { return false }
-            running += 1
+        state.withLock { state in
+            guard state.running < limit else { return false }
+            state.running += 1
             return true
         }
     }
 
     func release() {
-        running.withLock { $0 -= 1 }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
-    var inFlight: Int { running.withLock { $0 } }
+    var inFlight: Int { state.withLock { $0.running } }
+
+    /// Returns once no place is taken (at once when none is): how a drain or a test knows that
+    /// cancelled work has really ended, without polling.
+    func untilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                if state.running == 0 { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
 }
