@@ -2,13 +2,13 @@ import Foundation
 import Imago
 
 /// Stands for the app's own display code in the snippets.
-@MainActor func show(_ image: Image?) {}
+@MainActor func show(_ image: Image) {}
 
 func loading(pipeline: ImagePipeline, url: URL) async throws {
     // snippet: async-loading
     let response = try await pipeline.response(for: ImageRequest(url: url, priority: .high))
     print(response.statusCode ?? 0, response.url, response.source)  // .network, .memory, .disk, .revalidated
-    let bytes = try await pipeline.data(for: url)  // the bytes only, not decoded
+    let bytes = try await pipeline.data(for: ImageRequest(url: url)).data  // the bytes only, not decoded
 
     let task = pipeline.imageTask(with: ImageRequest(url: url))
     task.priority = .veryHigh  // re-orders the queue at once
@@ -25,15 +25,15 @@ func callbacks(url: URL) {
     configuration.callbackDelivery = .mainActor  // default .immediately: on the pipeline's own threads
     let pipeline = ImagePipeline(configuration: configuration)
 
-    let task = pipeline.loadImage(with: url, options: .previews) { received, expected, _ in
-        print("\(received) of \(expected ?? -1) bytes")
-    } completion: { result in
+    let task = pipeline.imageTask(with: ImageRequest(url: url, options: .previews)) { result in
         MainActor.assumeIsolated {  // true: the pipeline delivers on the main actor
             switch result {
             case .success(let response): show(response.image)
             case .failure(let error): print(error.localizedDescription)  // "loading https://… failed: HTTP status 404"
             }
         }
+    } progress: { received, expected, _ in
+        print("\(received) of \(expected ?? -1) bytes")
     } preview: { preview in
         MainActor.assumeIsolated { show(preview.image) }  // progressive scans; preview.isPreview == true
     }

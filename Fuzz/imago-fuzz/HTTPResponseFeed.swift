@@ -32,7 +32,7 @@ enum HTTPResponseFeed {
             head: head, timeoutWithoutBytes: .seconds(5),
             onHead: { response in
                 if dropsRedirects, (300..<400).contains(response.status.code) { return .discard }
-                try sink.receive(HTTPDataLoader.dataResponse(url: url, status: Int(response.status.code), headers: response.headers))
+                try sink.receive(HTTPDataLoader.head(url: url, status: Int(response.status.code), headers: response.headers))
                 return .deliver
             },
             onBody: { buffer in try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) } })

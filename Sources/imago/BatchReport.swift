@@ -61,8 +61,8 @@ struct BatchLoader {
                 let finished = Finished()
                 let task = pipeline.imageTask(
                     with: ImageRequest(url: url),
-                    progress: { received, expected, _ in display.progress(url, received: received, expected: expected) },
-                    completion: { _ in finished.record(since: made) }
+                    completion: { _ in finished.record(since: made) },
+                    progress: { received, expected, _ in display.progress(url, received: received, expected: expected) }
                 )
                 group.addTask {
                     let result: Result<ImageResponse, ImagoError>
@@ -90,8 +90,8 @@ struct BatchLoader {
                 images.append(
                     .init(
                         url: url.redactedString, status: "ok", error: nil, bytes: response.data.count, source: response.source.rawValue,
-                        width: response.image?.width, height: response.image?.height,
-                        format: response.image?.metadata.format.rawValue, frames: response.image?.frames.count, seconds: seconds
+                        width: response.image.width, height: response.image.height,
+                        format: response.image.metadata.format.rawValue, frames: response.image.frames.count, seconds: seconds
                     ))
             case (.success(let url), .some((.failure(let error), let seconds))):
                 images.append(.init(url: url.redactedString, status: "error", error: error.description, bytes: 0, source: nil, seconds: seconds))

@@ -78,7 +78,7 @@ struct InfoCommand: AsyncParsableCommand {
     static func info(_ url: URL, box: PixelSize, pipeline: ImagePipeline) async -> Info {
         let input = url.isFileURL ? url.path : url.redactedString
         do {
-            let data = try await pipeline.data(for: url)
+            let data = try await pipeline.data(for: ImageRequest(url: url)).data
             var options = DecodingOptions()
             options.colorProfileHandling = .keep
             options.metadataHandling = .all

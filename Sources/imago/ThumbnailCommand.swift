@@ -138,7 +138,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         do {
             let response = try await task.response
             display.finished(url, result: .success(response))
-            guard let image = response.image else { throw ImagoError(.loaderFailed, url: url) }
+            let image = response.image
             let data = try encoder.encode(image)
             try data.write(to: output, options: .atomic)
             return Report.Result(

@@ -23,13 +23,13 @@ struct CallbackDeliveryTests {
             for round in 0..<2 {
                 let calls = Recorder<Call>()
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    pipeline.loadImage(
-                        with: origin.url("/a.jpg"),
-                        progress: { _, _, _ in calls.append(Call(kind: "progress", inPlace: check())) },
+                    pipeline.imageTask(
+                        with: ImageRequest(url: origin.url("/a.jpg")),
                         completion: { result in
                             calls.append(Call(kind: (try? result.get().image) != nil ? "completed" : "failed", inPlace: check()))
                             done.resume()
-                        })
+                        },
+                        progress: { _, _, _ in calls.append(Call(kind: "progress", inPlace: check())) })
                 }
                 // One run of progress calls is enough to compare.
                 let kinds = calls.all.reduce(into: [Call]()) { if $0.last != $1 { $0.append($1) } }
@@ -69,7 +69,7 @@ struct CallbackDeliveryTests {
             origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg")
             _ = try await pipeline.image(for: origin.url("/a.jpg"))
             let completed = Recorder<Bool>()
-            pipeline.loadImage(with: origin.url("/a.jpg")) { result in completed.append((try? result.get()) != nil) }
+            pipeline.imageTask(with: ImageRequest(url: origin.url("/a.jpg"))) { result in completed.append((try? result.get()) != nil) }
             #expect(completed.all == [true])
         }
     }

@@ -11,7 +11,7 @@ struct CoalescingTests {
             let body = payload(100_000)
             let url = origin.serve(body, at: "/one.jpg")
             let results = try await withThrowingTaskGroup(of: Data.self) { group in
-                for _ in 0..<100 { group.addTask { try await pipeline.data(for: url) } }
+                for _ in 0..<100 { group.addTask { try await pipeline.data(for: ImageRequest(url: url)).data } }
                 return try await group.reduce(into: [Data]()) { $0.append($1) }
             }
             #expect(results.count == 100)
@@ -113,7 +113,7 @@ struct CoalescingTests {
         try await withOrigin { origin, pipeline in
             origin.serve(payload(100), at: "/held.jpg")
             let url = origin.url("/held.jpg?gate=never")
-            let task = Task { try await pipeline.data(for: url) }
+            let task = Task { try await pipeline.data(for: ImageRequest(url: url)) }
             await origin.wait { $0.requests.count == 1 }
             task.cancel()
             let result = await task.result
@@ -132,7 +132,7 @@ struct CoalescingTests {
             await origin.wait { $0.requests.count == 1 }
             first.cancel()
             origin.release("later")
-            let data = try await pipeline.data(for: held)
+            let data = try await pipeline.data(for: ImageRequest(url: held)).data
             #expect(data == body)
             #expect(origin.log.requests.count == 2)
         }
@@ -158,7 +158,7 @@ struct SchedulingTests {
     private func order(
         _ configure: @escaping (inout ImagePipeline.Configuration) -> Void,
         queue: [(String, ImageRequest.Priority)],
-        whileQueued: @escaping ([String: ImageTask]) -> Void = { _ in }
+        whileQueued: @escaping ([String: DataTask]) -> Void = { _ in }
     ) async throws -> [String] {
         var seen: [String] = []
         try await withOrigin(configure: {
@@ -168,7 +168,7 @@ struct SchedulingTests {
             origin.serve(payload(10), at: "/blocker.jpg")
             let blocker = pipeline.dataTask(with: ImageRequest(url: origin.url("/blocker.jpg?gate=open")))
             await origin.wait { $0.requests.count == 1 }
-            var handles: [String: ImageTask] = [:]
+            var handles: [String: DataTask] = [:]
             for (name, priority) in queue {
                 let url = origin.serve(payload(10), at: "/\(name).jpg")
                 handles[name] = pipeline.dataTask(with: ImageRequest(url: url, priority: priority))

@@ -74,7 +74,7 @@ struct DeadlineTimerTests {
             origin.serve(payload(100), at: "/stalled.jpg")
             let stalled = await loadError(pipeline, ImageRequest(url: origin.url("/stalled.jpg?gate=never"), deadline: .milliseconds(300)))
             #expect(stalled?.code == .timedOut)
-            let data = try await pipeline.data(for: ImageRequest(url: origin.url("/stalled.jpg")))
+            let data = try await pipeline.data(for: ImageRequest(url: origin.url("/stalled.jpg"))).data
             #expect(data.count == 100)
             #expect(pipeline.deadlines.count == 0)
         }

@@ -67,7 +67,7 @@ struct DisplayTargetTests {
             #expect(pipeline.statistics.coalesced == 0)
 
             let result = await Self.load(view, other, pipeline: pipeline)
-            #expect((try? result.get())?.image?.width == 150)
+            #expect((try? result.get())?.image.width == 150)
             await pipeline.waitUntilIdle()
             #expect(pipeline.statistics.stopped == 1)  // the held load was cancelled
             #expect(view.widths == [1, 1, 150])

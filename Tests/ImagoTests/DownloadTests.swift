@@ -10,7 +10,7 @@ struct DownloadTests {
         try await withOrigin { origin, pipeline in
             let body = payload(300_000)
             let url = origin.serve(body, at: "/photo.jpg")
-            let response = try await pipeline.dataResponse(for: ImageRequest(url: url))
+            let response = try await pipeline.data(for: ImageRequest(url: url))
             #expect(response.data == body)
             #expect(response.statusCode == 200)
             #expect(response.url == url)
@@ -32,9 +32,11 @@ struct DownloadTests {
             let seen = Recorder<(Int64, Int64?, URL)>()
             let results = Recorder<Result<ImageResponse, ImagoError>>()
             let done = Countdown(1)
-            let task = pipeline.loadImage(with: url, progress: { seen.append(($0, $1, $2)) }) { result in
+            let task = pipeline.imageTask(with: ImageRequest(url: url)) { result in
                 results.append(result)
                 done.signal()
+            } progress: {
+                seen.append(($0, $1, $2))
             }
             await done.wait()
             let steps = seen.all
@@ -44,7 +46,7 @@ struct DownloadTests {
             #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.0 < $1.0 })
             #expect(task.progress.receivedBytes == Int64(body.count))
             let response = try #require(try results.all.first?.get())
-            #expect(response.image?.metadata.format == .png)
+            #expect(response.image.metadata.format == .png)
             #expect(response.data == body)
         }
     }
@@ -55,7 +57,11 @@ struct DownloadTests {
             let url = origin.serve(payload(50_000), at: "/a.gif")
             let seen = Recorder<Int64?>()
             let done = Countdown(1)
-            pipeline.dataTask(with: ImageRequest(url: url), progress: { _, expected, _ in seen.append(expected) }) { _ in done.signal() }
+            pipeline.dataTask(with: ImageRequest(url: url)) { _ in
+                done.signal()
+            } progress: { _, expected, _ in
+                seen.append(expected)
+            }
             await done.wait()
             #expect(!seen.all.isEmpty)
             #expect(seen.all.allSatisfy { $0 == 50_000 })
@@ -111,14 +117,14 @@ struct DownloadTests {
                         return route
                     }())
             }
-            let fromConfiguration = try await pipeline.data(for: origin.url("/config.png"))
+            let fromConfiguration = try await pipeline.data(for: ImageRequest(url: origin.url("/config.png"))).data
             #expect(fromConfiguration == body)
             let fromRequest = try await pipeline.data(
                 for: ImageRequest(url: origin.url("/request.png"), credentials: .init(user: "request", password: "secret")))
-            #expect(fromRequest == body)
+            #expect(fromRequest.data == body)
             let withUserInfo = URL(string: "http://url:secret@127.0.0.1:\(origin.port)/url.png")!
-            let fromUserInfo = try await pipeline.data(for: withUserInfo)
-            #expect(fromUserInfo == body)
+            let fromUserInfo = try await pipeline.data(for: ImageRequest(url: withUserInfo))
+            #expect(fromUserInfo.data == body)
 
             let error = await loadError(pipeline, ImageRequest(url: origin.url("/request.png")))
             #expect(error?.code == .httpStatus(401))
@@ -163,7 +169,7 @@ struct DownloadTests {
         try await withOrigin { origin, pipeline in
             let body = payload(1000)
             origin.serve(body, at: "/t.jpg")
-            let served = try await pipeline.data(for: origin.url("/t.jpg?content_type=\(contentType)"))
+            let served = try await pipeline.data(for: ImageRequest(url: origin.url("/t.jpg?content_type=\(contentType)"))).data
             #expect(served == body)
         }
     }
@@ -173,7 +179,7 @@ struct DownloadTests {
         try await withOrigin { origin, pipeline in
             let body = payload(1000)
             let url = origin.serve(body, at: "/r.jpg")
-            let response = try await pipeline.dataResponse(for: ImageRequest(url: url, headers: ["Range": "bytes=100-199"]))
+            let response = try await pipeline.data(for: ImageRequest(url: url, headers: ["Range": "bytes=100-199"]))
             #expect(response.statusCode == 206)
             #expect(response.data == body.subdata(in: 100..<200))
         }

@@ -24,7 +24,7 @@ struct FailureTests {
             // A connection made first, so the trickling request goes out at once: one still being
             // set up when the deadline passes (seen under the sanitizers) goes to the pool idle and
             // is never closed, which is right but not what this test is about.
-            let whole = try await pipeline.data(for: ImageRequest(url: origin.url("/trickle.jpg")))
+            let whole = try await pipeline.data(for: ImageRequest(url: origin.url("/trickle.jpg"))).data
             #expect(whole.count == 100_000)
             let request = ImageRequest(url: origin.url("/trickle.jpg?rate=1000"), deadline: .milliseconds(500))
             #expect(await loadError(pipeline, request)?.code == .timedOut)
@@ -92,7 +92,7 @@ struct FailureTests {
         try await withOrigin { origin, pipeline in
             let body = payload(500)
             origin.serve(body, at: "/hop.jpg")
-            let response = try await pipeline.dataResponse(for: ImageRequest(url: origin.url("/hop.jpg?redirects=5")))
+            let response = try await pipeline.data(for: ImageRequest(url: origin.url("/hop.jpg?redirects=5")))
             #expect(response.data == body)
             #expect(response.url == origin.url("/hop.jpg?redirects=0"))
             #expect(origin.log.requests.count == 6)
@@ -134,7 +134,7 @@ struct FailureTests {
             let url = origin.serve(body, at: "/secure.png")
             #expect(url.scheme == "https")
             #expect(await loadError(pipeline, ImageRequest(url: url))?.code == .tlsFailure)
-            let accepted = try await pipeline.data(for: ImageRequest(url: url, options: .allowInvalidCertificates))
+            let accepted = try await pipeline.data(for: ImageRequest(url: url, options: .allowInvalidCertificates)).data
             #expect(accepted == body)
         }
     }

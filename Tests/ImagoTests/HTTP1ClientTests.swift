@@ -16,7 +16,7 @@ struct HTTP1ConnectionTests {
         try await withOrigin { origin, pipeline in
             for index in 0..<5 { origin.serve(payload(1000 + index), at: "/\(index).jpg") }
             for index in 0..<5 {
-                let data = try await pipeline.data(for: ImageRequest(url: origin.url("/\(index).jpg")))
+                let data = try await pipeline.data(for: ImageRequest(url: origin.url("/\(index).jpg"))).data
                 #expect(data.count == 1000 + index)
             }
             #expect(origin.log.connectionsAccepted == 1)
@@ -31,7 +31,7 @@ struct HTTP1ConnectionTests {
             let body = payload(2000)
             origin.serve(body, at: "/second.jpg")
             _ = try await pipeline.data(for: ImageRequest(url: origin.url("/first.jpg")))
-            let second = try await pipeline.data(for: ImageRequest(url: origin.url("/second.jpg?close_if_reused=1")))
+            let second = try await pipeline.data(for: ImageRequest(url: origin.url("/second.jpg?close_if_reused=1"))).data
             #expect(second == body)
             #expect(origin.log.requests(to: "/second.jpg").count == 2)
             #expect(origin.log.connectionsAccepted == 2)

@@ -81,7 +81,7 @@ struct HostileNetworkTests {
         try await withOrigin(configure: { $0.addressPolicy = Self.onlyTestOrigin }) { origin, pipeline in
             let body = payload(100)
             origin.serve(body, at: "/a.png")
-            let data = try await pipeline.data(for: ImageRequest(url: URL(string: "http://localhost:\(origin.port)/a.png")!))
+            let data = try await pipeline.data(for: ImageRequest(url: URL(string: "http://localhost:\(origin.port)/a.png")!)).data
             #expect(data == body)
             #expect(origin.log.requests.first?.header("host") == "localhost:\(origin.port)")
         }

@@ -59,7 +59,7 @@ struct InjectionTests {
         let pipeline = ImagePipeline(configuration: configuration, loaders: loaders)
         let origin = try await TestOrigin.start()
         let url = origin.serve(Self.photo, at: "/a.jpg")
-        let data = try await pipeline.data(for: ImageRequest(url: url))
+        let data = try await pipeline.data(for: ImageRequest(url: url)).data
         #expect(data == Self.photo)
         try await client.shutdown()
         var uncached = ImageRequest(url: url)

@@ -10,7 +10,7 @@ private struct MemoryLoader: DataLoading {
     func canLoad(_ url: URL) -> Bool { url.scheme == "memory" }
     func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
         let bytes = Data("\(tag):\(request.url.host ?? "")".utf8)
-        try sink.receive(DataResponse(url: request.url, expectedContentLength: Int64(bytes.count)))
+        try sink.receive(ResponseHead(url: request.url, expectedContentLength: Int64(bytes.count)))
         try sink.receive(bytes)
     }
 }
@@ -26,17 +26,16 @@ struct LoaderTests {
         let pipeline = ImagePipeline()
         let steps = Recorder<Int64>()
         let done = Countdown(1)
-        let task = pipeline.loadImage(
-            with: url,
-            progress: { received, expected, _ in
-                #expect(expected == Int64(body.count))
-                steps.append(received)
-            }
-        ) { _ in done.signal() }
+        let task = pipeline.imageTask(with: ImageRequest(url: url)) { _ in
+            done.signal()
+        } progress: { received, expected, _ in
+            #expect(expected == Int64(body.count))
+            steps.append(received)
+        }
         await done.wait()
         let response = try await task.response
         #expect(response.data == body)
-        #expect(response.image?.metadata.format == .png)
+        #expect(response.image.metadata.format == .png)
         #expect(steps.all.count == 1 + body.count / (256 * 1024))  // 256 KiB chunks
         #expect(steps.all.last == Int64(body.count))
     }
@@ -61,13 +60,13 @@ struct LoaderTests {
         let pipeline = ImagePipeline()
         let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0xFF, 0x10])
         let base64 = URL(string: "data:image/png;base64,\(bytes.base64EncodedString())")!
-        let loadedBase64 = try await pipeline.data(for: base64)
+        let loadedBase64 = try await pipeline.data(for: ImageRequest(url: base64)).data
         #expect(loadedBase64 == bytes)
         let percent = URL(string: "data:image/png,%89PNG%00%FF%10")!
-        let loadedPercent = try await pipeline.data(for: percent)
+        let loadedPercent = try await pipeline.data(for: ImageRequest(url: percent)).data
         #expect(loadedPercent == bytes)
         let plain = URL(string: "data:,hello%20world")!
-        let loadedPlain = try await pipeline.data(for: plain)
+        let loadedPlain = try await pipeline.data(for: ImageRequest(url: plain)).data
         #expect(loadedPlain == Data("hello world".utf8))
         let broken = URL(string: "data:image/png;base64,@@@@")!
         #expect(await loadError(pipeline, ImageRequest(url: broken))?.code == .invalidURL)
@@ -81,7 +80,7 @@ struct LoaderTests {
         #expect(error?.code == .noLoader)
         #expect(error?.description.contains("memory") == true)
         pipeline.loaders.register(MemoryLoader(loaderPriority: 0, tag: "first"))
-        let loaded = try await pipeline.data(for: url)
+        let loaded = try await pipeline.data(for: ImageRequest(url: url)).data
         #expect(loaded == Data("first:cat".utf8))
     }
 
@@ -104,14 +103,14 @@ struct LoaderTests {
             pipeline.loaders.register(loader)
             let body = payload(300_000)
             let url = origin.serve(body, at: "/us.jpg")
-            let response = try await pipeline.dataResponse(for: ImageRequest(url: url, headers: ["X-Via": "urlsession"]))
+            let response = try await pipeline.data(for: ImageRequest(url: url, headers: ["X-Via": "urlsession"]))
             #expect(response.data == body)
             #expect(response.statusCode == 200)
             #expect(origin.log.requests.first?.header("x-via") == "urlsession")
             #expect(origin.log.requests.first?.header("accept")?.contains("image/webp") == true)
 
             #expect(await loadError(pipeline, ImageRequest(url: origin.url("/us.jpg?status=404")))?.code == .httpStatus(404))
-            let hops = try await pipeline.data(for: origin.url("/us.jpg?redirects=2"))
+            let hops = try await pipeline.data(for: ImageRequest(url: origin.url("/us.jpg?redirects=2"))).data
             #expect(hops == body)
         }
     }

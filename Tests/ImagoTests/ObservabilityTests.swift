@@ -13,8 +13,8 @@ struct ObservabilityTests {
         try await withOrigin { origin, pipeline in
             let events = pipeline.events()
             let url = origin.serve(payload(1000), at: "/ev.jpg")
-            async let a = pipeline.data(for: url)
-            async let b = pipeline.data(for: url)
+            async let a = pipeline.data(for: ImageRequest(url: url))
+            async let b = pipeline.data(for: ImageRequest(url: url))
             _ = try await (a, b)
             let held = origin.url("/ev.jpg?gate=never")
             let task = pipeline.dataTask(with: ImageRequest(url: held))
@@ -46,7 +46,7 @@ struct ObservabilityTests {
         logger.logLevel = .debug
         try await withOrigin(configure: { $0.logger = logger }) { origin, pipeline in
             let url = origin.serve(payload(10), at: "/log.png")
-            _ = try await pipeline.data(for: url)
+            _ = try await pipeline.data(for: ImageRequest(url: url))
             _ = await loadError(pipeline, ImageRequest(url: origin.url("/log.png?status=500")))
         }
         let messages = logs.entries.map { "\($0.level) \($0.message)" }
@@ -61,8 +61,8 @@ struct ObservabilityTests {
         let metrics = TestMetrics()
         try await withOrigin(configure: { $0.metricsFactory = metrics }) { origin, pipeline in
             let url = origin.serve(payload(1234), at: "/m.png")
-            async let a = pipeline.data(for: url)
-            async let b = pipeline.data(for: url)
+            async let a = pipeline.data(for: ImageRequest(url: url))
+            async let b = pipeline.data(for: ImageRequest(url: url))
             _ = try await (a, b)
             _ = await loadError(pipeline, ImageRequest(url: origin.url("/m.png?status=404")))
             _ = await loadError(pipeline, ImageRequest(url: origin.url("/m.png?length=5000")))

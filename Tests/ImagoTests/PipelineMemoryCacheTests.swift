@@ -15,7 +15,7 @@ struct PipelineMemoryCacheTests {
             #expect(second.source == .memory)
             #expect(second.request.priority == .high)
             #expect(second.data == first.data)
-            #expect(Corpus.samePixels(second.image!.pixels, first.image!.pixels))
+            #expect(Corpus.samePixels(second.image.pixels, first.image.pixels))
             #expect(origin.log.requests.count == 1)
             #expect(pipeline.statistics.memoryHits == 1)
             #expect(pipeline.cachedResponse(for: ImageRequest(url: url))?.source == .memory)
@@ -28,7 +28,7 @@ struct PipelineMemoryCacheTests {
             let url = origin.serve(try Corpus.data("png/basn2c08.png"), at: "/s.png")
             _ = try await pipeline.image(for: url)
             let delivered = Recorder<ImageResponse.Source>()
-            let task = pipeline.loadImage(with: url) { result in delivered.append((try? result.get())?.source ?? .network) }
+            let task = pipeline.imageTask(with: ImageRequest(url: url)) { result in delivered.append((try? result.get())?.source ?? .network) }
             #expect(delivered.all == [.memory])
             #expect(task.isFinished)
             #expect(pipeline.activity == (0, 0) as (Int, Int))
@@ -39,10 +39,10 @@ struct PipelineMemoryCacheTests {
     func whatIsCached() async throws {
         try await withOrigin { origin, pipeline in
             let url = origin.serve(try Corpus.data("png/basn2c08.png"), at: "/d.png")
-            _ = try await pipeline.data(for: url)
+            _ = try await pipeline.data(for: ImageRequest(url: url))
             #expect(pipeline.cachedResponse(for: ImageRequest(url: url)) == nil)
             _ = try await pipeline.image(for: url)
-            let bytes = try await pipeline.dataResponse(for: ImageRequest(url: url))
+            let bytes = try await pipeline.data(for: ImageRequest(url: url))
             #expect(bytes.source == .network)
             #expect(origin.log.requests.count == 3)
 

@@ -27,7 +27,7 @@ struct PipelineProcessingTests {
             await origin.wait { $0.requests.count == 1 }
             origin.release("go")
             var images: [Image] = []
-            for handle in handles { images.append(try await handle.response.image!) }
+            for handle in handles { images.append(try await handle.response.image) }
 
             #expect(origin.log.requests.count == 1)
             #expect(pipeline.statistics.transfers == 1)
@@ -48,8 +48,8 @@ struct PipelineProcessingTests {
             // only once its source is cached, which the memory cache does not hold by source.
             for (index, processors) in Self.variants.enumerated() {
                 let cached = pipeline.cachedResponse(for: ImageRequest(url: url, processors: processors))
-                #expect(cached?.image?.width == images[index * 2].width)
-                #expect(cached?.image?.pixels == images[index * 2].pixels)
+                #expect(cached?.image.width == images[index * 2].width)
+                #expect(cached?.image.pixels == images[index * 2].pixels)
             }
             #expect(pipeline.cachedResponse(for: ImageRequest(url: url, processors: [try ImageProcessors.GaussianBlur(radius: 2)])) == nil)
         }
@@ -61,9 +61,9 @@ struct PipelineProcessingTests {
             let url = origin.serve(try Corpus.data("png/basn2c08.png"), at: "/p.png")
             let small = ImageRequest(url: url, processors: [try Resize(size: PixelSize(width: 8, height: 8))])
             let first = try await pipeline.response(for: small)
-            #expect(first.image?.width == 8 && first.source == .network)
+            #expect(first.image.width == 8 && first.source == .network)
             let again = try await pipeline.response(for: small)
-            #expect(again.source == .memory && again.image?.pixels == first.image?.pixels)
+            #expect(again.source == .memory && again.image.pixels == first.image.pixels)
             let full = try await pipeline.image(for: url)
             #expect(full.width == 32)
             #expect(origin.log.requests.count == 2)
@@ -87,7 +87,7 @@ struct PipelineProcessingTests {
                 guard let error = error as? ImagoError, error.code.kind == .processingFailed else { return false }
                 return error.stage == .processing && error.url == url
             }
-            #expect(try await good.response.image?.width == 32)
+            #expect(try await good.response.image.width == 32)
             #expect(pipeline.cachedResponse(for: failing) == nil)
             #expect(pipeline.activity == (0, 0) as (Int, Int))
         }
@@ -105,10 +105,10 @@ struct PipelineProcessingTests {
             let task = pipeline.imageTask(
                 with: request,
                 preview: { preview in
-                    previews.append(preview.image?.width ?? -1)
+                    previews.append(preview.image.width)
                     origin.release("previewed")
                 })
-            let final = try await task.response.image!
+            let final = try await task.response.image
             #expect(final.width == 40)
             #expect(!previews.all.isEmpty)
             #expect(previews.all.allSatisfy { $0 == 40 })
@@ -151,7 +151,7 @@ struct ThumbnailTests {
             await origin.wait { $0.requests.count == 1 }
             origin.release("go")
             var images: [Image] = []
-            for handle in handles { images.append(try await handle.response.image!) }
+            for handle in handles { images.append(try await handle.response.image) }
             #expect((images[0].width, images[0].height) == (300, 225))
             #expect((images[1].width, images[1].height) == (100, 100))
             #expect((images[2].width, images[2].height) == (100, 100) && images[2].pixel(x: 0, y: 0).a == 0)
@@ -160,8 +160,8 @@ struct ThumbnailTests {
             // Full size, the fitted thumbnail and the filled one (shared by its two variants).
             #expect(pipeline.statistics.decodes == 3)
             #expect(pipeline.statistics.processed == 1)
-            #expect(pipeline.cachedResponse(for: fill)?.image?.width == 100)
-            #expect(pipeline.cachedResponse(for: fit)?.image?.width == 300)
+            #expect(pipeline.cachedResponse(for: fill)?.image.width == 100)
+            #expect(pipeline.cachedResponse(for: fit)?.image.width == 300)
             // The gradient survives: left dark, right bright.
             #expect(images[0].pixel(x: 2, y: 100).r < 20 && images[0].pixel(x: 297, y: 100).r > 235)
         }

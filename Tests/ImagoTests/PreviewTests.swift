@@ -80,7 +80,7 @@ struct PreviewTests {
             _ = try await plain.response
             #expect(!final.isPreview)
             #expect(previews.all.count >= 1)
-            #expect(previews.all.allSatisfy { $0.isPreview && $0.image?.width == final.image?.width })
+            #expect(previews.all.allSatisfy { $0.isPreview && $0.image.width == final.image.width })
             #expect(plainPreviews.all.isEmpty)
             var kinds: [String] = []
             for await event in events {

@@ -62,7 +62,7 @@ struct RequestHooksTests {
             }
         }) { origin, pipeline in
             origin.serve(Self.photo, at: "/private.jpg")
-            let data = try await pipeline.data(for: ImageRequest(url: origin.url("/private.jpg?fail_first=1")))
+            let data = try await pipeline.data(for: ImageRequest(url: origin.url("/private.jpg?fail_first=1"))).data
             #expect(data == Self.photo)
             #expect(origin.log.requests.map { $0.header("authorization") } == ["Bearer token-1", "Bearer token-2"])
             #expect(pipeline.statistics.retries == 1)
@@ -96,7 +96,7 @@ struct RequestHooksTests {
             origin.serve(Self.photo, at: "/flaky.jpg")
             let request = ImageRequest(url: origin.url("/flaky.jpg?" + query))
             if succeeds {
-                let data = try await pipeline.data(for: request)
+                let data = try await pipeline.data(for: request).data
                 #expect(data == Self.photo)
             } else {
                 #expect(await loadError(pipeline, request)?.code.httpStatus != nil)

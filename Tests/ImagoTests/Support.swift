@@ -43,7 +43,7 @@ func payload(_ count: Int, seed: UInt8 = 7) -> Data {
 /// The error a load ends with; fails the test if it succeeds.
 func loadError(_ pipeline: ImagePipeline, _ request: ImageRequest, sourceLocation: SourceLocation = #_sourceLocation) async -> ImagoError? {
     do {
-        let data = try await pipeline.data(for: request)
+        let data = try await pipeline.data(for: request).data
         Issue.record("expected an error, got \(data.count) bytes", sourceLocation: sourceLocation)
         return nil
     } catch {

@@ -14,7 +14,7 @@ struct TestOriginTests {
             let body = payload(100)
             origin.serve(body, at: "/late.jpg")
             #expect(await loadError(pipeline, ImageRequest(url: origin.url("/late.jpg?latency_ms=10000")))?.code == .timedOut)
-            let quick = try await pipeline.data(for: origin.url("/late.jpg?latency_ms=10"))
+            let quick = try await pipeline.data(for: ImageRequest(url: origin.url("/late.jpg?latency_ms=10"))).data
             #expect(quick == body)
         }
     }
@@ -27,7 +27,7 @@ struct TestOriginTests {
             route.lastModified = Date(timeIntervalSince1970: 1_700_000_000)
             route.headers = [("Cache-Control", "max-age=60"), ("Expires", "Wed, 21 Oct 2099 07:28:00 GMT")]
             origin.setRoute("/c.png", route)
-            let response = try await pipeline.dataResponse(for: ImageRequest(url: origin.url("/c.png")))
+            let response = try await pipeline.data(for: ImageRequest(url: origin.url("/c.png")))
             let header = { (name: String) in response.headers.first { $0.name.lowercased() == name }?.value }
             #expect(header("cache-control") == "max-age=60")
             #expect(header("expires") == "Wed, 21 Oct 2099 07:28:00 GMT")
@@ -45,7 +45,7 @@ struct TestOriginTests {
             let fresh = ImageRequest(url: origin.url("/lm.png"), headers: ["If-Modified-Since": "Tue, 14 Nov 2023 22:13:20 GMT"])
             #expect(await loadError(pipeline, fresh)?.code == .notModified)
             let older = ImageRequest(url: origin.url("/lm.png"), headers: ["If-Modified-Since": "Mon, 13 Nov 2023 00:00:00 GMT"])
-            let data = try await pipeline.data(for: older)
+            let data = try await pipeline.data(for: older).data
             #expect(data.count == 100)
         }
     }
@@ -59,7 +59,7 @@ struct TestOriginTests {
         try await withOrigin { origin, pipeline in
             let body = payload(1000)
             let url = origin.serve(body, at: "/r.bin")
-            let response = try await pipeline.dataResponse(for: ImageRequest(url: url, headers: ["Range": header]))
+            let response = try await pipeline.data(for: ImageRequest(url: url, headers: ["Range": header]))
             #expect(response.statusCode == 206)
             #expect(response.data == body.subdata(in: slice))
         }
@@ -73,7 +73,7 @@ struct TestOriginTests {
         let body = payload(500)
         try body.write(to: directory.appendingPathComponent("sub/x.webp"))
         let origin = try await TestOrigin.start(serving: directory)
-        let response = try await ImagePipeline().dataResponse(for: ImageRequest(url: origin.url("/sub/x.webp")))
+        let response = try await ImagePipeline().data(for: ImageRequest(url: origin.url("/sub/x.webp")))
         #expect(response.data == body)
         #expect(response.headers.contains { $0.name.lowercased() == "content-type" && $0.value == "image/webp" })
         try await origin.shutdown()

@@ -15,11 +15,11 @@ enum CoalescingBenchmark {
         origin.serve(Measure.payload(size), at: "/one.jpg")
         let url = origin.url("/one.jpg?latency_ms=20")
         let pipeline = ImagePipeline()
-        _ = try await pipeline.data(for: url)  // warm the connection, as for the coalesced round
+        _ = try await pipeline.data(for: ImageRequest(url: url))  // warm the connection, as for the coalesced round
 
         var single: [Double] = []
         for _ in 0..<21 {
-            single.append(try await Measure.seconds { _ = try await pipeline.data(for: url) })
+            single.append(try await Measure.seconds { _ = try await pipeline.data(for: ImageRequest(url: url)) })
         }
         origin.clearRequests()
         var together: [Double] = []

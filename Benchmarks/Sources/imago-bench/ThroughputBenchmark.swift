@@ -32,7 +32,7 @@ enum ThroughputBenchmark {
                 return try await Measure.seconds {
                     // Each body is checked and let go, as curl writes each to /dev/null: the
                     // handles are dropped once read, so 100 MB is not held to the end.
-                    var tasks: [ImageTask?] = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
+                    var tasks: [DataTask?] = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
                     for index in tasks.indices {
                         guard let task = tasks[index] else { continue }
                         tasks[index] = nil
@@ -76,7 +76,7 @@ enum ThroughputBenchmark {
             configuration.maxConcurrentDownloads = 6
             let pipeline = ImagePipeline(configuration: configuration, loaders: LoaderRegistry([loader]))
             let start = Measure.cpuSeconds()
-            var tasks: [ImageTask?] = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
+            var tasks: [DataTask?] = urls.map { pipeline.dataTask(with: ImageRequest(url: $0)) }
             for index in tasks.indices {
                 guard let task = tasks[index] else { continue }
                 tasks[index] = nil
@@ -92,7 +92,7 @@ enum ThroughputBenchmark {
         let body: Data
         func canLoad(_ url: URL) -> Bool { true }
         func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
-            try sink.receive(DataResponse(url: request.url, statusCode: 200, expectedContentLength: Int64(body.count)))
+            try sink.receive(ResponseHead(url: request.url, statusCode: 200, expectedContentLength: Int64(body.count)))
             try sink.receive(body)
         }
     }

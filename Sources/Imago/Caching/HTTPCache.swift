@@ -80,7 +80,7 @@ struct HTTPCache: Sendable {
     }
 
     /// What a response received at `receivedAt` says of caching, whether or not there is a cache.
-    static func metadata(of response: DataResponse, receivedAt: Date, heuristicLifetime: Duration) -> CacheMetadata {
+    static func metadata(of response: ResponseHead, receivedAt: Date, heuristicLifetime: Duration) -> CacheMetadata {
         let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
         return CacheMetadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
     }
@@ -92,7 +92,7 @@ struct HTTPCache: Sendable {
 
     /// A `200` (or other full response) received at `receivedAt` for `key`. With `writes`, a
     /// storable 200 is to be stored, and a `no-store` response removes what the key held.
-    func received(_ response: DataResponse, at receivedAt: Date, key: String, writes: Bool) -> Received {
+    func received(_ response: ResponseHead, at receivedAt: Date, key: String, writes: Bool) -> Received {
         let metadata = Self.metadata(of: response, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
         let freshness = metadata.freshness
         var pendingWrite: PendingWrite?
@@ -108,7 +108,7 @@ struct HTTPCache: Sendable {
 
     /// A `304` received at `receivedAt` in answer to revalidating `stale`: its headers update the
     /// stored ones (RFC 9111 §4.3.4), validators it omits are kept.
-    func revalidated(_ head: DataResponse, stale: CacheEntry, at receivedAt: Date, key: String, writes: Bool) -> Received {
+    func revalidated(_ head: ResponseHead, stale: CacheEntry, at receivedAt: Date, key: String, writes: Bool) -> Received {
         var headers = head.headers
         if head.header("ETag") == nil, let etag = stale.metadata.freshness.etag { headers.append(("ETag", etag)) }
         if head.header("Last-Modified") == nil, let modified = stale.metadata.freshness.lastModified { headers.append(("Last-Modified", modified)) }

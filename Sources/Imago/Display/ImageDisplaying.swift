@@ -48,8 +48,8 @@ extension ImageDisplaying {
         }
         if binding.isLoading(request.cacheKey) { return }
         binding.cancel()
-        if let cached = pipeline.cachedResponse(for: request), let image = cached.image {
-            display(image)
+        if let cached = pipeline.cachedResponse(for: request) {
+            display(cached.image)
             success?(cached)
             return
         }

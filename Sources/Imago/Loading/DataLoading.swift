@@ -69,7 +69,7 @@ public struct DataLoadRequest: Sendable {
 }
 
 /// The head of a response: where it finally came from, its status and headers.
-public struct DataResponse: Sendable {
+public struct ResponseHead: Sendable {
     /// The URL the body came from, after redirects.
     public var url: URL
     /// The HTTP status, or nil for loaders without one (`file`, `data`).

@@ -6,7 +6,7 @@ import Foundation
 /// must stop.
 public final class DataSink: Sendable {
     private struct State {
-        var response: DataResponse?
+        var response: ResponseHead?
         var data = Data()
         var isCancelled = false
         /// Cancelled because the transfer's deadline passed: later receives say `timedOut`.
@@ -18,7 +18,7 @@ public final class DataSink: Sendable {
     private let url: URL
     private let maxSize: Int64
     private let minimumRate: TransferRate?
-    private let onResponse: @Sendable (DataResponse) -> Void
+    private let onResponse: @Sendable (ResponseHead) -> Void
     private let onProgress: @Sendable (_ received: Int64, _ expected: Int64?) -> Void
     private let state = Locked(State())
 
@@ -28,7 +28,7 @@ public final class DataSink: Sendable {
         url: URL,
         maxSize: Int64,
         minimumRate: TransferRate? = nil,
-        onResponse: @escaping @Sendable (DataResponse) -> Void = { _ in },
+        onResponse: @escaping @Sendable (ResponseHead) -> Void = { _ in },
         onProgress: @escaping @Sendable (_ received: Int64, _ expected: Int64?) -> Void = { _, _ in }
     ) {
         self.url = url
@@ -40,7 +40,7 @@ public final class DataSink: Sendable {
 
     /// Takes the response head. Throws for a status that is not a success and for an announced
     /// length above the limit, before any body byte is read.
-    public func receive(_ response: DataResponse) throws(ImagoError) {
+    public func receive(_ response: ResponseHead) throws(ImagoError) {
         if let status = response.statusCode {
             if status == 304 {
                 // Kept: its headers refresh the cached entry's freshness.
@@ -125,7 +125,7 @@ public final class DataSink: Sendable {
     }
 
     /// The response head, once received.
-    var response: DataResponse? {
+    var response: ResponseHead? {
         state.withLock { $0.response }
     }
 
@@ -141,9 +141,9 @@ public final class DataSink: Sendable {
 
     /// Ends the transfer: the response and the whole body, or an error when the body is empty or
     /// shorter than announced.
-    func finish() throws(ImagoError) -> (DataResponse, Data) {
+    func finish() throws(ImagoError) -> (ResponseHead, Data) {
         let (response, data) = state.withLock { state in
-            (state.response ?? DataResponse(url: url), state.data)
+            (state.response ?? ResponseHead(url: url), state.data)
         }
         if let expected = response.expectedContentLength, Int64(data.count) < expected {
             throw ImagoError(.truncated(received: Int64(data.count), expected: expected), url: response.url)

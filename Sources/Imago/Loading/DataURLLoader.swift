@@ -14,7 +14,7 @@ public struct DataURLLoader: DataLoading {
     public func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
         let (mediaType, data) = try Self.decode(request.url)
         try sink.receive(
-            DataResponse(
+            ResponseHead(
                 url: request.url,
                 headers: [("Content-Type", mediaType)],
                 expectedContentLength: Int64(data.count)

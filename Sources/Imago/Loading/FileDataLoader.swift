@@ -27,7 +27,7 @@ public struct FileDataLoader: DataLoading {
         // Not seekable (a pipe, a device): stream it with an unknown length.
         let size = try? Int64(handle.seekToEnd())
         if size != nil { try? handle.seek(toOffset: 0) }
-        try sink.receive(DataResponse(url: url, expectedContentLength: size))
+        try sink.receive(ResponseHead(url: url, expectedContentLength: size))
         while true {
             try Task.checkCancellation()
             let chunk: Data?

@@ -103,7 +103,7 @@
                         redirect.withLock { $0 = next }
                         return .discard
                     }
-                    try sink.receive(Self.dataResponse(url: url, status: status, headers: response.headers))
+                    try sink.receive(Self.head(url: url, status: status, headers: response.headers))
                     return .deliver
                 },
                 onBody: { buffer in
@@ -127,7 +127,7 @@
                 _ = try? await response.body.collect(upTo: HTTP1Exchange.maxDiscardedBytes)
                 return next
             }
-            try sink.receive(Self.dataResponse(url: url, status: status, headers: response.headers))
+            try sink.receive(Self.head(url: url, status: status, headers: response.headers))
             for try await buffer in response.body {
                 try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
             }
@@ -135,8 +135,8 @@
         }
 
         /// The response head the sink takes, from an HTTP head (also the fuzz harness's).
-        static func dataResponse(url: URL, status: Int, headers: HTTPHeaders) -> DataResponse {
-            DataResponse(
+        static func head(url: URL, status: Int, headers: HTTPHeaders) -> ResponseHead {
+            ResponseHead(
                 url: url,
                 statusCode: status,
                 headers: headers.map { ($0.name, $0.value) },

@@ -126,7 +126,7 @@
             }
             do {
                 try sink.receive(
-                    DataResponse(
+                    ResponseHead(
                         url: response.url ?? dataTask.originalRequest?.url ?? URL(fileURLWithPath: "/"),
                         statusCode: http?.statusCode,
                         headers: headers,

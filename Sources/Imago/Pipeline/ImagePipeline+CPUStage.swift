@@ -177,17 +177,15 @@ extension ImagePipeline {
         guard case .success(let decoded) = image, loaded.isStorable else { return }
         remember(
             ImageResponse(
-                request: request, data: loaded.data, image: decoded, url: loaded.response.url,
+                request: request, image: decoded, data: loaded.data, url: loaded.response.url,
                 statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source
             ))
     }
 
     /// Puts `response` in the memory cache under its request's key, unless the request forbids it.
     func remember(_ response: ImageResponse) {
-        guard let cache = configuration.memoryCache, let image = response.image,
-            !response.request.options.contains(.disableMemoryCacheWrites)
-        else { return }
-        cache.setValue(response, forKey: response.request.cacheKey, cost: image.cost + response.data.count)
+        guard let cache = configuration.memoryCache, !response.request.options.contains(.disableMemoryCacheWrites) else { return }
+        cache.setValue(response, forKey: response.request.cacheKey, cost: response.image.cost + response.data.count)
     }
 
     /// Ends the transfer and completes its handles. A handle that wants an image may have joined
@@ -229,21 +227,29 @@ extension ImagePipeline {
         }
         var decoded = decoded
         for member in members {
-            let task = member.handle
-            let outcome = result.flatMap { loaded -> Result<ImageResponse, ImagoError> in
-                let image: Result<Image?, ImagoError> = task.decodes ? variant(for: task.request, of: &decoded, loaded: loaded).map { $0 } : .success(nil)
-                return image.map { image in
-                    var response = ImageResponse(
-                        request: task.request, data: loaded.data, image: image, url: loaded.response.url,
-                        statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source,
-                        joinedTransfer: member.joined
-                    )
-                    if image != nil { response.timings = decoded.variantTimings[task.request.cacheKey] ?? response.timings }
-                    response.timings.load = loading
-                    return response
-                }
+            switch member.handle {
+            case .data(let task):
+                task.complete(
+                    with: result.map { loaded in
+                        DataResponse(
+                            request: task.request, data: loaded.data, url: loaded.response.url, statusCode: loaded.response.statusCode,
+                            headers: loaded.response.headers, source: loaded.source, joinedTransfer: member.joined, loadTime: loading)
+                    })
+            case .image(let task):
+                task.complete(
+                    with: result.flatMap { loaded in
+                        variant(for: task.request, of: &decoded, loaded: loaded).map { image in
+                            var response = ImageResponse(
+                                request: task.request, image: image, data: loaded.data, url: loaded.response.url,
+                                statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source,
+                                joinedTransfer: member.joined
+                            )
+                            response.timings = decoded.variantTimings[task.request.cacheKey] ?? response.timings
+                            response.timings.load = loading
+                            return response
+                        }
+                    })
             }
-            task.complete(with: outcome)
         }
     }
 }

@@ -45,7 +45,7 @@ extension ImagePipeline {
                 }
                 let headers = HTTPCache.headers(of: entry)
                 var response = ImageResponse(
-                    request: request, data: entry.data, image: image, url: request.url, statusCode: 200, headers: headers, source: .disk)
+                    request: request, image: image, data: entry.data, url: request.url, statusCode: 200, headers: headers, source: .disk)
                 remember(response)
                 response.timings = ImageResponse.Timings(load: read, decode: decodeStart..<ContinuousClock.now)
                 state.withLock { $0.statistics.diskHits += 1 }
@@ -56,7 +56,7 @@ extension ImagePipeline {
     }
 
     private func endVariantLookup(of task: ImageTask, served: Bool) {
-        if !served && !task.isFinished { attach(task) }
+        if !served && !task.isFinished { attach(TransferHandle(task)) }
         updateState { $0.transfers.endLookup() }
     }
 
@@ -71,7 +71,7 @@ extension ImagePipeline {
             case (.fresh(let entry), let cache?):
                 let headers = HTTPCache.headers(of: entry)
                 let loaded = Loaded(
-                    response: DataResponse(url: request.url, statusCode: 200, headers: headers, expectedContentLength: Int64(entry.data.count)),
+                    response: ResponseHead(url: request.url, statusCode: 200, headers: headers, expectedContentLength: Int64(entry.data.count)),
                     data: entry.data, source: .disk, isStorable: true, metadata: entry.metadata,
                     pendingWrite: cache.served(request.diskCacheKey)
                 )

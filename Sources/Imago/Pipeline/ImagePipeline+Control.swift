@@ -27,7 +27,7 @@ extension ImagePipeline {
         }
         for cancellation in cancellations {
             cancellation.job?.cancel()
-            cancellation.handle.complete(with: .failure(ImagoError(.cancelled, url: cancellation.handle.request.url)))
+            cancellation.handle.fail(ImagoError(.cancelled, url: cancellation.handle.request.url))
             if let stopped = cancellation.stoppedRequest { observers.stopped(stopped.url) }
         }
     }

@@ -6,7 +6,7 @@ import Foundation
 extension ImagePipeline {
     /// A transfer's bytes and where they came from.
     struct Loaded: Sendable {
-        var response: DataResponse
+        var response: ResponseHead
         var data: Data
         var source: ImageResponse.Source
         /// False for `Cache-Control: no-store`: no cache may keep it.
@@ -114,10 +114,10 @@ extension ImagePipeline {
         } catch let error as ImagoError where error.code == .notModified {
             // A 304 is an answer only to our conditional request; otherwise it stays an error.
             guard let stale, let cache, !validators.isEmpty else { throw error }
-            let head = sink.response ?? DataResponse(url: request.url, statusCode: 304)
+            let head = sink.response ?? ResponseHead(url: request.url, statusCode: 304)
             let received = cache.revalidated(head, stale: stale, at: receivedAt, key: key, writes: writes)
             return Loaded(
-                response: DataResponse(url: head.url, statusCode: 304, headers: head.headers, expectedContentLength: Int64(stale.data.count)),
+                response: ResponseHead(url: head.url, statusCode: 304, headers: head.headers, expectedContentLength: Int64(stale.data.count)),
                 data: stale.data, source: .revalidated, isStorable: received.isStorable,
                 metadata: received.metadata, pendingWrite: received.pendingWrite
             )

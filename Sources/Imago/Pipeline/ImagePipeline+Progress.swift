@@ -35,10 +35,10 @@ extension ImagePipeline {
                     let steps = (request.thumbnail.map { [$0.resize] } ?? []) + request.processors
                     variants[key] = try? process(image, with: steps, url: request.url).get()
                 }
-                guard let processed = variants[key] ?? nil else { continue }
-                member.handle.reportPreview(
+                guard case .image(let task) = member.handle, let processed = variants[key] ?? nil else { continue }
+                task.reportPreview(
                     ImageResponse(
-                        request: request, data: data, image: processed, url: request.url,
+                        request: request, image: processed, data: data, url: request.url,
                         statusCode: nil, headers: [], source: .network, isPreview: true
                     ))
             }

@@ -19,7 +19,7 @@ import Foundation
 /// want an image, after its download slot is given back and its decodes have room in the
 /// ``Configuration/decodeMemoryBudget``; decoding runs on the pipeline's CPU stage.
 public final class ImagePipeline: Sendable {
-    typealias Transfers = TransferStateMachine<ImageTask, RunningDownload, CacheEntry>
+    typealias Transfers = TransferStateMachine<TransferHandle, RunningDownload, CacheEntry>
 
     /// A download under way: cancelling both stops the loader wherever it is waiting.
     struct RunningDownload: Sendable {
@@ -103,76 +103,57 @@ public final class ImagePipeline: Sendable {
 
     // MARK: - Loading
 
-    /// Loads and decodes `url`, calling back as bytes arrive and once at the end with the response
-    /// and its image (callbacks in SDWebImage's manner, delivered as
-    /// ``Configuration/callbackDelivery`` says), and with previews (responses whose `isPreview` is
-    /// true) when `options` has `.previews`. Returns the handle, already started. `preview` comes
-    /// last so an unlabelled trailing closure is the completion.
-    @discardableResult
-    public func loadImage(
-        with url: URL,
-        options: ImageRequest.Options = [],
-        progress: ImageTask.ProgressHandler? = nil,
-        completion: ImageTask.Completion? = nil,
-        preview: ImageTask.PreviewHandler? = nil
-    ) -> ImageTask {
-        imageTask(with: ImageRequest(url: url, options: options), progress: progress, completion: completion, preview: preview)
-    }
-
-    /// Loads and decodes `url` and calls `completion` once: `loadImage(with: url) { result in … }`.
-    @discardableResult
-    public func loadImage(with url: URL, options: ImageRequest.Options = [], completion: @escaping ImageTask.Completion) -> ImageTask {
-        imageTask(with: ImageRequest(url: url, options: options), progress: nil, completion: completion, preview: nil)
-    }
-
-    /// Starts loading and decoding `request` and returns its handle.
+    /// Starts loading and decoding `request` and returns its handle, already started. `completion`
+    /// is called once with the response and its image; `progress` as bytes arrive; `preview` with
+    /// each preview (a response whose `isPreview` is true) when the request has `.previews`.
+    /// Callbacks in SDWebImage's manner, delivered as ``Configuration/callbackDelivery`` says;
+    /// `completion` comes first so that a trailing closure is the completion.
     @discardableResult
     public func imageTask(
         with request: ImageRequest,
-        progress: ImageTask.ProgressHandler? = nil,
         completion: ImageTask.Completion? = nil,
+        progress: ImageTask.ProgressHandler? = nil,
         preview: ImageTask.PreviewHandler? = nil
     ) -> ImageTask {
-        makeTask(with: request, decodes: true, progress: progress, preview: preview, completion: completion)
-    }
-
-    /// Starts loading `request`'s bytes, without decoding them, and returns its handle.
-    @discardableResult
-    public func dataTask(
-        with request: ImageRequest,
-        progress: ImageTask.ProgressHandler? = nil,
-        completion: ImageTask.Completion? = nil
-    ) -> ImageTask {
-        makeTask(with: request, decodes: false, progress: progress, preview: nil, completion: completion)
-    }
-
-    /// The stages, in order: the memory cache (synchronous, here), the cache stage (the variant on
-    /// disk, then the original), the download queue and loader, the CPU stage, delivery.
-    private func makeTask(
-        with request: ImageRequest,
-        decodes: Bool,
-        progress: ImageTask.ProgressHandler?,
-        preview: ImageTask.PreviewHandler?,
-        completion: ImageTask.Completion?
-    ) -> ImageTask {
         let request = selectingSource(request)
-        if decodes, Self.readsMemory(request), let cached = configuration.memoryCache?.value(forKey: request.cacheKey) {
+        if Self.readsMemory(request), let cached = configuration.memoryCache?.value(forKey: request.cacheKey) {
             return memoryHit(cached, request: request, progress: progress, preview: preview, completion: completion)
         }
-        let (id, isInvalidated) = state.withLock { ($0.makeHandleID(), $0.isInvalidated) }
-        let task = ImageTask(id: id, request: request, decodes: decodes, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
-        if isInvalidated {
-            task.complete(with: .failure(ImagoError(.cancelled, url: request.url)))
-        } else if decodes, let cache = variantCache(for: request) {
+        let id = state.withLock { $0.makeHandleID() }
+        let task = ImageTask(id: id, request: request, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
+        if refusesInvalidated(TransferHandle(task)) { return task }
+        if let cache = variantCache(for: request) {
             lookUpVariant(of: task, in: cache)
         } else {
-            attach(task)
+            attach(TransferHandle(task))
         }
         return task
     }
 
+    /// Starts loading `request`'s bytes, without decoding them, and returns its handle, already
+    /// started. `completion` is called once; `progress` as bytes arrive.
+    @discardableResult
+    public func dataTask(
+        with request: ImageRequest,
+        completion: DataTask.Completion? = nil,
+        progress: DataTask.ProgressHandler? = nil
+    ) -> DataTask {
+        let request = selectingSource(request)
+        let id = state.withLock { $0.makeHandleID() }
+        let task = DataTask(id: id, request: request, pipeline: self, onProgress: progress, onPreview: nil, onCompletion: completion)
+        if !refusesInvalidated(TransferHandle(task)) { attach(TransferHandle(task)) }
+        return task
+    }
+
+    /// Fails `handle` at once when the pipeline was invalidated.
+    private func refusesInvalidated(_ handle: TransferHandle) -> Bool {
+        guard state.withLock({ $0.isInvalidated }) else { return false }
+        handle.fail(ImagoError(.cancelled, url: handle.request.url))
+        return true
+    }
+
     /// Adds `task` to the transfer its request needs, starting one when none is under way.
-    func attach(_ task: ImageTask) {
+    func attach(_ task: TransferHandle) {
         let request = task.request
         let looksUp =
             httpCache(for: request) != nil && !request.options.contains(.disableDiskCacheReads)
@@ -188,7 +169,7 @@ public final class ImagePipeline: Sendable {
         case .start(let starts): startDownloads(starts)
         }
         // Cancelled while its variant was being looked for: let its transfer go.
-        if task.isFinished { cancel(task) }
+        if task.isFinished { cancelHandle(task.id) {} }
     }
 
     /// The response the memory cache holds for `request`, answered synchronously; nil on a miss.
@@ -212,7 +193,7 @@ public final class ImagePipeline: Sendable {
             state.statistics.memoryHits += 1
             return state.makeHandleID()
         }
-        let task = ImageTask(id: id, request: request, decodes: true, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
+        let task = ImageTask(id: id, request: request, pipeline: self, onProgress: progress, onPreview: preview, onCompletion: completion)
         var response = cached
         response.request = request
         response.source = .memory
@@ -228,8 +209,7 @@ public final class ImagePipeline: Sendable {
 
     /// Loads and decodes `request`.
     public func image(for request: ImageRequest) async throws(ImagoError) -> Image {
-        // An image task always completes with an image or an error.
-        try await response(for: request).image!
+        try await response(for: request).image
     }
 
     /// Loads and decodes `url`.
@@ -237,19 +217,10 @@ public final class ImagePipeline: Sendable {
         try await image(for: ImageRequest(url: url))
     }
 
-    /// Loads `request`'s bytes, without decoding, and returns the response.
-    public func dataResponse(for request: ImageRequest) async throws(ImagoError) -> ImageResponse {
+    /// Loads `request`'s bytes, without decoding, and returns them with where they came from.
+    /// Cancelling the calling task cancels the load.
+    public func data(for request: ImageRequest) async throws(ImagoError) -> DataResponse {
         try await dataTask(with: request).response
-    }
-
-    /// Loads `request` and returns its bytes, without decoding.
-    public func data(for request: ImageRequest) async throws(ImagoError) -> Data {
-        try await dataResponse(for: request).data
-    }
-
-    /// Loads `url` and returns its bytes.
-    public func data(for url: URL) async throws(ImagoError) -> Data {
-        try await data(for: ImageRequest(url: url))
     }
 
     /// A stream of this pipeline's transfer events, from now until the stream is dropped.
@@ -282,14 +253,16 @@ public final class ImagePipeline: Sendable {
 
     // MARK: - Handles
 
-    func cancel(_ task: ImageTask) {
+    /// Takes handle `id` out of its transfer (stopping the transfer when it was the last), then
+    /// runs `complete`, the handle completing itself as cancelled.
+    func cancelHandle(_ id: UInt64, complete: () -> Void) {
         updateState { state in
-            let cancellation = state.transfers.cancel(task.id)
+            let cancellation = state.transfers.cancel(id)
             if cancellation?.stoppedRequest != nil { state.statistics.stopped += 1 }
             return cancellation
         } afterwards: { cancellation in
             cancellation?.job?.cancel()
-            task.complete(with: .failure(ImagoError(.cancelled, url: task.request.url)))
+            complete()
             if let stopped = cancellation?.stoppedRequest { observers.stopped(stopped.url) }
         }
     }
@@ -305,7 +278,7 @@ public final class ImagePipeline: Sendable {
         return value
     }
 
-    func setPriority(_ priority: ImageRequest.Priority, of task: ImageTask) {
-        state.withLock { $0.transfers.setPriority(priority, of: task.id) }
+    func setPriority(_ priority: ImageRequest.Priority, of handleID: UInt64) {
+        state.withLock { $0.transfers.setPriority(priority, of: handleID) }
     }
 }

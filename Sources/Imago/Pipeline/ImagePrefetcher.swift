@@ -20,7 +20,7 @@ public final class ImagePrefetcher: Sendable {
     public let destination: Destination
     /// The priority prefetches run at until a visible load raises it.
     public let priority: ImageRequest.Priority
-    private let tasks = Locked<[ImageRequest.CacheKey: ImageTask]>([:])
+    private let tasks = Locked<[ImageRequest.CacheKey: TransferHandle]>([:])
 
     /// Makes a prefetcher over `pipeline`.
     public init(pipeline: ImagePipeline = .shared, destination: Destination = .memoryCache, priority: ImageRequest.Priority = .low) {
@@ -36,11 +36,10 @@ public final class ImagePrefetcher: Sendable {
             let key = request.cacheKey
             if destination == .memoryCache, pipeline.cachedResponse(for: request) != nil { continue }
             guard tasks.withLock({ $0[key] == nil }) else { continue }
-            let task: ImageTask
-            let finished: ImageTask.Completion = { [weak self] _ in self?.forget(key) }
+            let task: TransferHandle
             switch destination {
-            case .memoryCache: task = pipeline.imageTask(with: request, completion: finished)
-            case .diskCache: task = pipeline.dataTask(with: request, completion: finished)
+            case .memoryCache: task = .image(pipeline.imageTask(with: request) { [weak self] _ in self?.forget(key) })
+            case .diskCache: task = .data(pipeline.dataTask(with: request) { [weak self] _ in self?.forget(key) })
             }
             // Checked under the lock its completion's `forget` takes, so a load that already
             // finished is never kept.

@@ -1,6 +1,7 @@
 import Foundation
 
-/// What a finished request delivers: the bytes, where they finally came from, and how.
+/// What a finished image request delivers: the decoded image, the bytes it was decoded from,
+/// where they finally came from, and how. A data-only request gets a ``DataResponse``.
 public struct ImageResponse: Sendable {
     /// Where the response was served from.
     public enum Source: String, Sendable, Hashable {
@@ -16,10 +17,10 @@ public struct ImageResponse: Sendable {
 
     /// The request as the caller made it.
     public var request: ImageRequest
-    /// The encoded image bytes.
+    /// The decoded image, processed as the request asked.
+    public var image: Image
+    /// The encoded bytes the image was decoded from.
     public var data: Data
-    /// The decoded image; nil for data-only requests (`data(for:)`, `dataTask(with:)`).
-    public var image: Image?
     /// The URL the bytes came from, after redirects.
     public var url: URL
     /// The HTTP status, or nil for loaders without one: 200 for a disk hit, 304 when revalidated.

@@ -60,7 +60,7 @@ final class PipelineObservers: Sendable {
         emit(.coalesced(url: url))
     }
 
-    func receivedResponse(_ response: DataResponse) {
+    func receivedResponse(_ response: ResponseHead) {
         logger.debug(
             "response",
             metadata: [

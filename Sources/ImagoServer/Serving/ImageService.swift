@@ -208,7 +208,7 @@ public final class ImageService: Sendable {
             }
             let response = try await pipeline.response(for: ImageRequest(url: url, options: requestOptions, processors: processors))
             metrics.served(from: response.source.rawValue)
-            guard let image = response.image else { throw ServerError(status: 500, "internal error") }
+            let image = response.image
             let format = explicit ?? OutputFormat.negotiate(accepted: accepted, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF)
             let quality = options.quality > 0 ? options.quality : configuration.defaultQuality
             let encodeStart = ContinuousClock.now

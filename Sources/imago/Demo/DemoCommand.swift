@@ -74,8 +74,8 @@ struct DemoCommand: AsyncParsableCommand {
         let (cold, coldResponses) = await loader.load(urls)
         phases.append(("cold", cold))
         // Each image captioned with its name, pixel size, where it came from and its milliseconds.
-        let entries = coldResponses.sorted { $0.key < $1.key }.compactMap { index, response -> ContactSheet.Entry? in
-            guard let image = response.image else { return nil }
+        let entries = coldResponses.sorted { $0.key < $1.key }.map { index, response -> ContactSheet.Entry in
+            let image = response.image
             let milliseconds = Int(((cold.images[index].seconds ?? 0) * 1000).rounded())
             return ContactSheet.Entry(
                 image: image,

@@ -1,13 +1,19 @@
 import Foundation
 
-/// A caller's handle on one request: its priority, progress, and `cancel()`.
+/// An image request's handle (``ImageTask``, completed with an ``ImageResponse``).
+public typealias ImageTask = PipelineTask<ImageResponse>
+/// A data-only request's handle (``DataTask``, completed with a ``DataResponse``: the bytes, not decoded).
+public typealias DataTask = PipelineTask<DataResponse>
+
+/// A caller's handle on one request: its priority, progress, `cancel()`, and its response, an
+/// ``ImageResponse`` for an ``ImageTask`` and a ``DataResponse`` for a ``DataTask``.
 ///
 /// Several handles may share one transfer. Cancelling a handle completes it at once with a
 /// `cancelled` error and drops only its callbacks; the transfer stops when its last handle goes.
 /// A handle completes exactly once. Callbacks run where the pipeline's
 /// ``ImagePipeline/Configuration/callbackDelivery`` says: by default on the pipeline's own threads.
 /// Tip: with `.mainActor`, `MainActor.assumeIsolated { … }` inside a callback reaches UI state.
-public final class ImageTask: Sendable, Hashable, Identifiable {
+public final class PipelineTask<Response: Sendable>: Sendable, Hashable, Identifiable {
     /// Bytes received and expected (nil when the server did not say).
     public struct Progress: Sendable, Hashable {
         /// Bytes of the body received so far.
@@ -19,28 +25,28 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     /// Called as bytes arrive: `(receivedBytes, expectedBytes, url)`.
     public typealias ProgressHandler = @Sendable (_ receivedBytes: Int64, _ expectedBytes: Int64?, _ url: URL) -> Void
     /// Called once when the handle finishes, fails or is cancelled.
-    public typealias Completion = @Sendable (Result<ImageResponse, ImagoError>) -> Void
-    /// Called with each preview (`isPreview == true`) of a request with `.previews`.
+    public typealias Completion = @Sendable (Result<Response, ImagoError>) -> Void
+    /// Called with each preview (`isPreview == true`) of an image request with `.previews`.
     public typealias PreviewHandler = @Sendable (ImageResponse) -> Void
 
     /// What happens to a handle, in order: progress and previews, then `finished` once.
     public enum Event: Sendable {
         /// Bytes arrived.
         case progress(Progress)
-        /// A preview of the bytes so far (requests with `.previews`).
+        /// A preview of the bytes so far (image requests with `.previews`).
         case preview(ImageResponse)
         /// The handle finished, failed or was cancelled; the last event.
-        case finished(Result<ImageResponse, ImagoError>)
+        case finished(Result<Response, ImagoError>)
     }
 
     private struct State {
         var priority: ImageRequest.Priority
         var progress = Progress(receivedBytes: 0, expectedBytes: nil)
-        var result: Result<ImageResponse, ImagoError>?
+        var result: Result<Response, ImagoError>?
         var onProgress: ProgressHandler?
         var onCompletion: Completion?
         var onPreview: PreviewHandler?
-        var waiters: [CheckedContinuation<Result<ImageResponse, ImagoError>, Never>] = []
+        var waiters: [CheckedContinuation<Result<Response, ImagoError>, Never>] = []
         var streams: [AsyncStream<Event>.Continuation] = []
     }
 
@@ -48,19 +54,16 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     public let id: UInt64
     /// The request this handle was made for.
     public let request: ImageRequest
-    /// Whether the handle wants the decoded image, or only the bytes.
-    public let decodes: Bool
     private let pipeline: ImagePipeline
     private let state: Locked<State>
     private var delivery: CallbackDelivery { pipeline.configuration.callbackDelivery }
 
     init(
-        id: UInt64, request: ImageRequest, decodes: Bool, pipeline: ImagePipeline,
+        id: UInt64, request: ImageRequest, pipeline: ImagePipeline,
         onProgress: ProgressHandler?, onPreview: PreviewHandler?, onCompletion: Completion?
     ) {
         self.id = id
         self.request = request
-        self.decodes = decodes
         self.pipeline = pipeline
         self.state = Locked(State(priority: request.priority, onProgress: onProgress, onCompletion: onCompletion, onPreview: onPreview))
     }
@@ -89,7 +92,7 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
                 defer { state.priority = newValue }
                 return state.result == nil && state.priority != newValue
             }
-            if changed { pipeline.setPriority(newValue, of: self) }
+            if changed { pipeline.setPriority(newValue, of: id) }
         }
     }
 
@@ -103,14 +106,14 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     /// transfer are not affected; the transfer stops if no handle wants it any more.
     public func cancel() {
         guard !isFinished else { return }
-        pipeline.cancel(self)
+        pipeline.cancelHandle(id) { self.complete(with: .failure(ImagoError(.cancelled, url: request.url))) }
     }
 
     /// Waits for the result. Cancelling the waiting Swift task cancels this handle.
-    public var response: ImageResponse {
+    public var response: Response {
         get async throws(ImagoError) {
             let result = await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Result<ImageResponse, ImagoError>, Never>) in
+                await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, ImagoError>, Never>) in
                     let result = state.withLock { state in
                         if state.result == nil { state.waiters.append(continuation) }
                         return state.result
@@ -153,10 +156,10 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
 
     /// Completes the handle; only the first call has an effect. Returns whether it was the first.
     @discardableResult
-    func complete(with result: Result<ImageResponse, ImagoError>) -> Bool {
+    func complete(with result: Result<Response, ImagoError>) -> Bool {
         let delivery = self.delivery
         let taken = state.withLock {
-            state -> (Completion?, [CheckedContinuation<Result<ImageResponse, ImagoError>, Never>], [AsyncStream<Event>.Continuation])? in
+            state -> (Completion?, [CheckedContinuation<Result<Response, ImagoError>, Never>], [AsyncStream<Event>.Continuation])? in
             guard state.result == nil else { return nil }
             state.result = result
             if delivery.isQueued, let completion = state.onCompletion {
@@ -183,7 +186,7 @@ public final class ImageTask: Sendable, Hashable, Identifiable {
     }
 
     /// Handles are equal when they are the same handle.
-    public static func == (lhs: ImageTask, rhs: ImageTask) -> Bool { lhs === rhs }
+    public static func == (lhs: PipelineTask, rhs: PipelineTask) -> Bool { lhs === rhs }
     /// Hashes the handle's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
