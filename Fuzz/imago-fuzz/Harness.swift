@@ -97,10 +97,11 @@ struct Harness: Sendable {
         Harness(name: "http-freshness") { data in
             // Lines of "name: value"; the freshness decision and the conditional headers from them.
             let text = String(decoding: data, as: UTF8.self)
-            let headers = text.split(separator: "\n").map { line -> (name: String, value: String) in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                return (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
-            }
+            let headers = HeaderFields(
+                text.split(separator: "\n").map { line in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    return HeaderFields.Field(name: String(parts.first ?? ""), value: parts.count > 1 ? String(parts[1]) : "")
+                })
             let received = Date(timeIntervalSince1970: 1_700_000_000)
             let freshness = HTTPFreshness(headers: headers, receivedAt: received)
             _ = freshness.isFresh(storedAt: received, now: received.addingTimeInterval(3600))

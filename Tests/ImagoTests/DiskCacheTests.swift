@@ -8,7 +8,7 @@ import Testing
 @Suite struct DiskCacheTests {
     static let metadata = CacheMetadata(
         contentType: "image/jpeg", receivedAt: Date(timeIntervalSince1970: 1_800_000_000),
-        freshness: HTTPFreshness(headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        freshness: HTTPFreshness(headers: ["Cache-Control": "max-age=60", "ETag": "\"v1\""], receivedAt: Date(timeIntervalSince1970: 1_800_000_000))
     )
 
     /// Payload files under the cache directory (every shard).

@@ -51,10 +51,11 @@ struct HTTPDateTests {
     @Test("the header set that made Foundation's DateFormatter leak (fuzz finding) parses with no date")
     func fuzzFinding() throws {
         let data = try HostileFiles.data("fuzz-http-freshness-dateformatter-leak.txt")
-        let headers = String(decoding: data, as: UTF8.self).split(separator: "\n").map { line -> (name: String, value: String) in
-            let parts = line.split(separator: ":", maxSplits: 1)
-            return (String(parts.first ?? ""), parts.count > 1 ? String(parts[1]) : "")
-        }
+        let headers = HeaderFields(
+            String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                return HeaderFields.Field(name: String(parts.first ?? ""), value: parts.count > 1 ? String(parts[1]) : "")
+            })
         let freshness = HTTPFreshness(headers: headers, receivedAt: Date(timeIntervalSince1970: 1_700_000_000))
         #expect(!freshness.isFresh(storedAt: Date(timeIntervalSince1970: 1_700_000_000), now: Date(timeIntervalSince1970: 1_700_000_001)))
     }

@@ -8,7 +8,7 @@ struct HTTPFreshnessTests {
     static let dateHeader = ("Date", "Tue, 14 Nov 2023 22:13:20 GMT")
 
     static func freshness(_ headers: [(String, String)], heuristic: Duration = .seconds(3600)) -> HTTPFreshness {
-        HTTPFreshness(headers: headers.map { (name: $0.0, value: $0.1) }, receivedAt: received, heuristicLifetime: heuristic)
+        HTTPFreshness(headers: HeaderFields(headers.map { HeaderFields.Field(name: $0.0, value: $0.1) }), receivedAt: received, heuristicLifetime: heuristic)
     }
 
     @Test("max-age sets the lifetime and wins over Expires; fresh until then, stale after")
@@ -72,14 +72,27 @@ struct HTTPFreshnessTests {
 
     @Test("header names match ignoring ASCII case only")
     func headerNames() {
-        #expect(headerNamesMatch("Content-Type", "content-type"))
-        #expect(headerNamesMatch("ETAG", "ETag"))
-        #expect(!headerNamesMatch("Content-Type", "Content-Typf"))
-        #expect(!headerNamesMatch("Content-Type", "Content-Type "))
-        #expect(!headerNamesMatch("x@", "x`"))  // 0x40 and 0x60 differ by the case bit but are not letters
-        #expect(!headerNamesMatch("x[", "x{"))
-        #expect(headerValue("cache-control", in: [("Date", "x"), ("Cache-Control", "max-age=1"), ("cache-control", "no-store")]) == "max-age=1")
-        #expect(headerValue("age", in: []) == nil)
+        #expect(HeaderFields.namesMatch("Content-Type", "content-type"))
+        #expect(HeaderFields.namesMatch("ETAG", "ETag"))
+        #expect(!HeaderFields.namesMatch("Content-Type", "Content-Typf"))
+        #expect(!HeaderFields.namesMatch("Content-Type", "Content-Type "))
+        #expect(!HeaderFields.namesMatch("x@", "x`"))  // 0x40 and 0x60 differ by the case bit but are not letters
+        #expect(!HeaderFields.namesMatch("x[", "x{"))
+        var fields: HeaderFields = ["Date": "x", "Cache-Control": "max-age=1"]
+        fields.append(name: "cache-control", value: "no-store")
+        #expect(fields["CACHE-CONTROL"] == "max-age=1")
+        #expect(fields.values(for: "cache-control") == ["max-age=1", "no-store"])
+        #expect(fields["age"] == nil)
+        // Setting replaces every field of the name in the first one's place; nil removes them.
+        fields["Cache-Control"] = "no-cache"
+        #expect(fields.map(\.name) == ["Date", "Cache-Control"] && fields["cache-control"] == "no-cache")
+        fields["date"] = nil
+        #expect(fields.count == 1)
+        // Merging: the other's names replace these; equality ignores the case of names, not order.
+        let base: HeaderFields = ["Accept": "a", "User-Agent": "u"]
+        let merged = base.merging(["user-agent": "v"])
+        #expect(merged.map(\.value) == ["a", "v"])
+        #expect(merged == ["ACCEPT": "a", "USER-AGENT": "v"] && merged != ["user-agent": "v", "accept": "a"])
     }
 
     @Test("validators become the conditional request's headers")
@@ -97,7 +110,7 @@ struct HTTPFreshnessTests {
         ])
     func dateForms(text: String) {
         let policy = HTTPFreshness(
-            headers: [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Expires", text)],
+            headers: ["Date": "Sun, 06 Nov 1994 08:49:37 GMT", "Expires": text],
             receivedAt: Date(timeIntervalSince1970: 784_111_777))
         #expect(policy.lifetime == .seconds(3600))
         #expect(policy.initialAge == .zero)

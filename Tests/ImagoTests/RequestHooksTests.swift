@@ -57,7 +57,7 @@ struct RequestHooksTests {
                     count += 1
                     return count
                 }
-                request.headers.append(("Authorization", "Bearer token-\(token)"))
+                request.headers.append(name: "Authorization", value: "Bearer token-\(token)")
                 return request
             }
         }) { origin, pipeline in

@@ -14,7 +14,7 @@ let keys = arguments.count > 2 ? Int(arguments[2]) ?? 64 : 64
 let cache = try DiskCache(configuration: .init(directory: URL(fileURLWithPath: arguments[1]), sizeLimit: 8 << 20))
 let metadata = CacheMetadata(
     contentType: "application/octet-stream", receivedAt: Date(),
-    freshness: HTTPFreshness(headers: [], receivedAt: Date())
+    freshness: HTTPFreshness(headers: [:], receivedAt: Date())
 )
 var version = Int(getpid()) * 1_000_000
 var batches = 0

@@ -70,8 +70,8 @@ struct HTTPCache: Sendable {
     }
 
     /// The headers that make a request revalidate `stale`.
-    static func validationHeaders(for stale: CacheEntry?) -> [(name: String, value: String)] {
-        stale?.metadata.freshness.validationHeaders ?? []
+    static func validationHeaders(for stale: CacheEntry?) -> HeaderFields {
+        stale?.metadata.freshness.validationHeaders ?? [:]
     }
 
     /// The entry served as stored: nothing to write, but removed if its bytes fail.
@@ -82,12 +82,12 @@ struct HTTPCache: Sendable {
     /// What a response received at `receivedAt` says of caching, whether or not there is a cache.
     static func metadata(of response: ResponseHead, receivedAt: Date, heuristicLifetime: Duration) -> CacheMetadata {
         let freshness = HTTPFreshness(headers: response.headers, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
-        return CacheMetadata(contentType: response.header("Content-Type"), receivedAt: receivedAt, freshness: freshness)
+        return CacheMetadata(contentType: response.headers["Content-Type"], receivedAt: receivedAt, freshness: freshness)
     }
 
     /// The response headers a stored entry is served with: its Content-Type, if it had one.
-    static func headers(of entry: CacheEntry) -> [(name: String, value: String)] {
-        entry.metadata.contentType.map { [(name: "Content-Type", value: $0)] } ?? []
+    static func headers(of entry: CacheEntry) -> HeaderFields {
+        entry.metadata.contentType.map { ["Content-Type": $0] } ?? [:]
     }
 
     /// A `200` (or other full response) received at `receivedAt` for `key`. With `writes`, a
@@ -110,8 +110,8 @@ struct HTTPCache: Sendable {
     /// stored ones (RFC 9111 §4.3.4), validators it omits are kept.
     func revalidated(_ head: ResponseHead, stale: CacheEntry, at receivedAt: Date, key: String, writes: Bool) -> Received {
         var headers = head.headers
-        if head.header("ETag") == nil, let etag = stale.metadata.freshness.etag { headers.append(("ETag", etag)) }
-        if head.header("Last-Modified") == nil, let modified = stale.metadata.freshness.lastModified { headers.append(("Last-Modified", modified)) }
+        if head.headers["ETag"] == nil, let etag = stale.metadata.freshness.etag { headers.append(name: "ETag", value: etag) }
+        if head.headers["Last-Modified"] == nil, let modified = stale.metadata.freshness.lastModified { headers.append(name: "Last-Modified", value: modified) }
         let freshness = HTTPFreshness(headers: headers, receivedAt: receivedAt, heuristicLifetime: heuristicLifetime)
         let metadata = CacheMetadata(contentType: stale.metadata.contentType, receivedAt: receivedAt, freshness: freshness)
         var pendingWrite = served(key)

@@ -24,8 +24,8 @@ public struct HTTPFreshness: Sendable, Hashable {
     /// Reads the headers of a response received at `receivedAt`. `heuristicLifetime` is used when
     /// the response says nothing of freshness and has no Last-Modified; with a Last-Modified, the
     /// heuristic is 10% of the time since then (RFC 9111 §4.2.2), capped at `heuristicLifetime`.
-    public init(headers: [(name: String, value: String)], receivedAt: Date, heuristicLifetime: Duration = .seconds(3600)) {
-        func header(_ name: String) -> String? { headerValue(name, in: headers) }
+    public init(headers: HeaderFields, receivedAt: Date, heuristicLifetime: Duration = .seconds(3600)) {
+        func header(_ name: String) -> String? { headers[name] }
         let directives = Self.directives(header("cache-control") ?? "")
         let date = header("date").flatMap(Self.parseDate)
         etag = header("etag")
@@ -72,10 +72,10 @@ public struct HTTPFreshness: Sendable, Hashable {
     }
 
     /// The headers of a conditional request that revalidates this response.
-    public var validationHeaders: [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = []
-        if let etag { headers.append(("If-None-Match", etag)) }
-        if let lastModified { headers.append(("If-Modified-Since", lastModified)) }
+    public var validationHeaders: HeaderFields {
+        var headers: HeaderFields = [:]
+        if let etag { headers.append(name: "If-None-Match", value: etag) }
+        if let lastModified { headers.append(name: "If-Modified-Since", value: lastModified) }
         return headers
     }
 

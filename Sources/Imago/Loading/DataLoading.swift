@@ -28,7 +28,7 @@ public struct DataLoadRequest: Sendable {
     /// The URL to load, without user info (credentials are in `headers` as `Authorization`).
     public var url: URL
     /// The headers to send.
-    public var headers: [(name: String, value: String)]
+    public var headers: HeaderFields
     /// Fail when no byte arrives for this long.
     public var timeoutWithoutBytes: Duration
     /// Redirects to follow at most.
@@ -46,7 +46,7 @@ public struct DataLoadRequest: Sendable {
     /// Makes a load request.
     public init(
         url: URL,
-        headers: [(name: String, value: String)] = [],
+        headers: HeaderFields = [:],
         timeoutWithoutBytes: Duration = .seconds(15),
         maxRedirects: Int = 5,
         allowInvalidCertificates: Bool = false,
@@ -62,10 +62,6 @@ public struct DataLoadRequest: Sendable {
         self.addressPolicy = addressPolicy
     }
 
-    /// The value of the first header named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
-        headerValue(name, in: headers)
-    }
 }
 
 /// The head of a response: where it finally came from, its status and headers.
@@ -75,7 +71,7 @@ public struct ResponseHead: Sendable {
     /// The HTTP status, or nil for loaders without one (`file`, `data`).
     public var statusCode: Int?
     /// The response headers.
-    public var headers: [(name: String, value: String)]
+    public var headers: HeaderFields
     /// The body length the loader announced (Content-Length, file size), if known.
     public var expectedContentLength: Int64?
 
@@ -83,7 +79,7 @@ public struct ResponseHead: Sendable {
     public init(
         url: URL,
         statusCode: Int? = nil,
-        headers: [(name: String, value: String)] = [],
+        headers: HeaderFields = [:],
         expectedContentLength: Int64? = nil
     ) {
         self.url = url
@@ -92,10 +88,6 @@ public struct ResponseHead: Sendable {
         self.expectedContentLength = expectedContentLength
     }
 
-    /// The value of the first header named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
-        headerValue(name, in: headers)
-    }
 }
 
 extension URL {

@@ -16,7 +16,7 @@ public struct DataURLLoader: DataLoading {
         try sink.receive(
             ResponseHead(
                 url: request.url,
-                headers: [("Content-Type", mediaType)],
+                headers: ["Content-Type": mediaType],
                 expectedContentLength: Int64(data.count)
             ))
         try sink.receive(data)

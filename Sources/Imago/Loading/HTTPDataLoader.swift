@@ -77,7 +77,7 @@
         /// One request and its response through Imago's client: the redirect target when the
         /// response is a redirect to follow, else nil once the body has gone into the sink.
         private func exchange(
-            _ url: URL, headers: [(name: String, value: String)], request: DataLoadRequest, visited: Set<String>, sink: DataSink
+            _ url: URL, headers: HeaderFields, request: DataLoadRequest, visited: Set<String>, sink: DataSink
         ) async throws -> URL? {
             guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -88,7 +88,7 @@
                 isTLS: isTLS, host: host, port: port, address: address, allowInvalidCertificates: request.allowInvalidCertificates)
 
             var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: url))
-            if !headers.contains(where: { $0.name.lowercased() == "host" }) {
+            if headers["Host"] == nil {
                 let name = host.contains(":") ? "[\(host)]" : host
                 head.headers.add(name: "Host", value: url.port == nil || port == (isTLS ? 443 : 80) ? name : "\(name):\(port)")
             }
@@ -115,7 +115,7 @@
 
         /// One request and its response through the caller's AsyncHTTPClient, as above.
         private func exchange(
-            _ url: URL, headers: [(name: String, value: String)], client: HTTPClient, request: DataLoadRequest,
+            _ url: URL, headers: HeaderFields, client: HTTPClient, request: DataLoadRequest,
             visited: Set<String>, sink: DataSink
         ) async throws -> URL? {
             var httpRequest = HTTPClientRequest(url: url.absoluteString)
@@ -139,7 +139,7 @@
             ResponseHead(
                 url: url,
                 statusCode: status,
-                headers: headers.map { ($0.name, $0.value) },
+                headers: HeaderFields(headers.map { HeaderFields.Field(name: $0.name, value: $0.value) }),
                 expectedContentLength: headers.first(name: "content-length").flatMap { Int64($0) }
             )
         }

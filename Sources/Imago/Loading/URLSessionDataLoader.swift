@@ -120,10 +120,11 @@
         ) {
             guard let sink = transfers.withLock({ $0[dataTask.taskIdentifier]?.sink }) else { return completionHandler(.cancel) }
             let http = response as? HTTPURLResponse
-            let headers = (http?.allHeaderFields ?? [:]).compactMap { key, value -> (name: String, value: String)? in
-                guard let key = key as? String, let value = value as? String else { return nil }
-                return (key, value)
-            }
+            let headers = HeaderFields(
+                (http?.allHeaderFields ?? [:]).compactMap { key, value -> HeaderFields.Field? in
+                    guard let key = key as? String, let value = value as? String else { return nil }
+                    return HeaderFields.Field(name: key, value: value)
+                })
             do {
                 try sink.receive(
                     ResponseHead(

@@ -12,7 +12,7 @@ public struct DataResponse: Sendable {
     /// The HTTP status, or nil for loaders without one: 200 for a disk hit, 304 when revalidated.
     public var statusCode: Int?
     /// The response headers.
-    public var headers: [(name: String, value: String)]
+    public var headers: HeaderFields
     /// Where the response was served from (never the memory cache, which holds images).
     public var source: ImageResponse.Source
     /// True when this request joined a transfer another request had started (coalescing).

@@ -88,7 +88,7 @@ extension ImagePipeline {
         let writes = !request.options.contains(.disableDiskCacheWrites)
         let validators = HTTPCache.validationHeaders(for: stale)
         var loadRequest = loadRequest(for: request)
-        loadRequest.headers += validators
+        loadRequest.headers.append(contentsOf: validators)
         let conditional = loadRequest
         contacted = true
         var receivedAt = Date()
@@ -139,7 +139,7 @@ extension ImagePipeline {
             } catch let error as ImagoError {
                 retry += 1
                 guard !Task.isCancelled, let policy = configuration.retryPolicy,
-                    let delay = policy.delay(beforeRetry: retry, after: error, retryAfter: sink.response?.header("Retry-After"))
+                    let delay = policy.delay(beforeRetry: retry, after: error, retryAfter: sink.response?.headers["Retry-After"])
                 else { throw error }
                 state.withLock { $0.statistics.retries += 1 }
                 observers.retrying(request.url, after: error, delay: delay)

@@ -5,7 +5,8 @@ extension ImagePipeline {
     /// The transfer as the loader must make it: the URL without user info and the final headers.
     func loadRequest(for request: ImageRequest) -> DataLoadRequest {
         var url = request.url
-        var headers = ["Accept": configuration.acceptHeader].merging(configuration.headers) { $1 }.merging(request.headers) { $1 }
+        var headers: HeaderFields = ["Accept": configuration.acceptHeader]
+        headers = headers.merging(configuration.headers).merging(request.headers)
         var userInfoCredentials: ImageRequest.Credentials?
         if let user = url.user, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
             userInfoCredentials = ImageRequest.Credentials(
@@ -14,7 +15,7 @@ extension ImagePipeline {
             components.password = nil
             url = components.url ?? url
         }
-        let hasAuthorization = headers.keys.contains { $0.lowercased() == "authorization" }
+        let hasAuthorization = headers["Authorization"] != nil
         if !hasAuthorization, let credentials = request.credentials ?? userInfoCredentials ?? configuration.credentials {
             headers["Authorization"] = credentials.basicAuthorization
         }
@@ -26,7 +27,7 @@ extension ImagePipeline {
         }
         return DataLoadRequest(
             url: url,
-            headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            headers: headers,
             timeoutWithoutBytes: configuration.timeoutWithoutBytes,
             maxRedirects: configuration.maxRedirects,
             allowInvalidCertificates: configuration.allowInvalidCertificates || request.options.contains(.allowInvalidCertificates),

@@ -39,7 +39,7 @@ extension ImagePipeline {
                 task.reportPreview(
                     ImageResponse(
                         request: request, image: processed, data: data, url: request.url,
-                        statusCode: nil, headers: [], source: .network, isPreview: true
+                        statusCode: nil, headers: [:], source: .network, isPreview: true
                     ))
             }
         }

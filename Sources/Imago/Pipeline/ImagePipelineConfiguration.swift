@@ -50,10 +50,10 @@ extension ImagePipeline {
         /// The `Accept` header: the formats Imago decodes.
         public var acceptHeader = "image/webp,image/png,image/jpeg,image/gif;q=0.9,*/*;q=0.5"
         /// Headers sent with every request (requests may override them).
-        public var headers: [String: String] = ["User-Agent": "Imago/0.1"]
+        public var headers: HeaderFields = ["User-Agent": "Imago/0.1"]
         /// Last word on the headers of each request: gets the URL and the headers, returns the
         /// headers to send (SDWebImage's `headersFilter`).
-        public var headersFilter: (@Sendable (URL, [String: String]) -> [String: String])?
+        public var headersFilter: (@Sendable (URL, HeaderFields) -> HeaderFields)?
         /// Basic-auth credentials for every request without its own (or the URL's user info).
         public var credentials: ImageRequest.Credentials?
         /// The `Cookie` header value for a URL. Consulted only for requests with `.sendCookies`;

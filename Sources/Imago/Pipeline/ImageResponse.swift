@@ -26,7 +26,7 @@ public struct ImageResponse: Sendable {
     /// The HTTP status, or nil for loaders without one: 200 for a disk hit, 304 when revalidated.
     public var statusCode: Int?
     /// The response headers.
-    public var headers: [(name: String, value: String)]
+    public var headers: HeaderFields
     /// Where the response was served from.
     public var source: Source
     /// True for a preview made from the bytes received so far, given to a request with `.previews`

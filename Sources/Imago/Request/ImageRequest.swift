@@ -11,7 +11,7 @@ public struct ImageRequest: Sendable, Hashable {
     /// How urgent the request is. A shared transfer runs at the highest priority of its handles.
     public var priority: Priority
     /// Extra HTTP headers, applied over the configuration's default headers.
-    public var headers: [String: String]
+    public var headers: HeaderFields
     /// Basic-auth credentials for this request; they win over the URL's user info and the configuration.
     public var credentials: Credentials?
     /// Switches that change how the transfer is made.
@@ -39,7 +39,7 @@ public struct ImageRequest: Sendable, Hashable {
     public init(
         url: URL,
         priority: Priority = .normal,
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         credentials: Credentials? = nil,
         options: Options = [],
         deadline: Duration? = nil,
@@ -96,7 +96,7 @@ public struct ImageRequest: Sendable, Hashable {
     private var sourceKey: SourceKey {
         SourceKey(
             url: imageID.map { "id:" + $0 } ?? url.absoluteString,
-            headers: headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { "\($0.key.lowercased()):\($0.value)" },
+            headers: headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted(),
             credentials: credentials,
             options: options.intersection(Options.changingTransfer)
         )
@@ -195,9 +195,8 @@ public struct ImageRequest: Sendable, Hashable {
     /// (never the password).
     var diskCacheKey: String {
         var key = imageID.map { "id:" + $0 } ?? url.stringWithoutPassword
-        let extra = headers.filter { $0.key.lowercased() != "authorization" }
-            .sorted { $0.key.lowercased() < $1.key.lowercased() }
-            .map { "\($0.key.lowercased()):\($0.value)" }
+        let extra = headers.filter { !HeaderFields.namesMatch($0.name, "Authorization") }
+            .map { "\($0.name.lowercased()):\($0.value)" }.sorted()
         if !extra.isEmpty { key += "\n" + extra.joined(separator: "\n") }
         if let user = credentials?.user ?? url.user { key += "\nuser:" + user }
         return key

@@ -113,7 +113,7 @@ public final class ImageService: Sendable {
     private func finished(_ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant) -> ServiceResponse {
         var response = response
         let id = request.requestID.flatMap(Self.acceptedRequestID) ?? Self.newRequestID()
-        response.headers.append(("X-Request-Id", id))
+        response.headers.append(name: "X-Request-Id", value: id)
         let elapsed = ContinuousClock.now - start
         metrics.total.record(elapsed)
         metrics.answered(status: response.status)
@@ -234,7 +234,7 @@ public final class ImageService: Sendable {
     /// A digest of what determines the bytes: the source's validators when it sent a strong one,
     /// else its bytes; the options; the format.
     static func etag(source: ImageResponse, options: ProcessingOptions, format: OutputFormat) -> String {
-        let header = { (name: String) in source.headers.first { $0.name.lowercased() == name }?.value }
+        let header = { (name: String) in source.headers[name] }
         var hash = SHA256()
         if let validator = header("etag"), !validator.hasPrefix("W/") {
             hash.update(data: Data(("etag:" + validator + source.url.absoluteString).utf8))

@@ -17,8 +17,8 @@ extension ServiceResponse {
     /// The headers as HTTP fields (a name HTTP does not allow is left out).
     var headerFields: HTTPFields {
         var fields = HTTPFields()
-        for (name, value) in headers {
-            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+        for field in headers {
+            if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
         }
         return fields
     }

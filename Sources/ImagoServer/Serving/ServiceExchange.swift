@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 
 /// What the service needs of an HTTP request.
 public struct ServiceRequest: Sendable {
@@ -31,24 +32,24 @@ public struct ServiceResponse: Sendable {
     /// The HTTP status.
     public var status: Int
     /// The headers, in order.
-    public var headers: [(name: String, value: String)]
+    public var headers: HeaderFields
     /// The body.
     public var body: Data
 
     static func error(_ error: ServerError, head: Bool) -> ServiceResponse {
         let text = Data((error.message + "\n").utf8)
-        var headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", String(text.count)), ("Cache-Control", "no-store")]
-        if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+        var headers: HeaderFields = ["Content-Type": "text/plain; charset=utf-8", "Content-Length": String(text.count), "Cache-Control": "no-store"]
+        if let retryAfter = error.retryAfter { headers.append(name: "Retry-After", value: String(retryAfter)) }
         return ServiceResponse(status: error.status, headers: headers, body: head ? Data() : text)
     }
 
     static func image(_ variant: EncodedVariant, request: ServiceRequest, cacheControl: String, varies: Bool) -> ServiceResponse {
-        var headers = [("ETag", variant.etag), ("Cache-Control", cacheControl)]
-        if varies { headers.append(("Vary", "Accept")) }
+        var headers: HeaderFields = ["ETag": variant.etag, "Cache-Control": cacheControl]
+        if varies { headers.append(name: "Vary", value: "Accept") }
         if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, variant.etag) {
             return ServiceResponse(status: 304, headers: headers, body: Data())
         }
-        headers += [("Content-Type", variant.format.mimeType), ("Content-Length", String(variant.data.count))]
+        headers.append(contentsOf: ["Content-Type": variant.format.mimeType, "Content-Length": String(variant.data.count)])
         return ServiceResponse(status: 200, headers: headers, body: request.isHead ? Data() : variant.data)
     }
 
