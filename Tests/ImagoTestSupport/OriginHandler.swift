@@ -15,6 +15,9 @@ final class OriginHandler: ChannelInboundHandler {
     private var head: HTTPRequestHead?
     /// A response has started and not ended: a close now is the client's abort.
     private var isResponding = false
+    /// A request has been read and its response has not ended (counted in the log's
+    /// `unansweredRequests`).
+    private var isAnswering = false
     /// The path of the request being answered, for the response log.
     private var currentPath = ""
 
@@ -34,9 +37,12 @@ final class OriginHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         let aborted = isResponding
         isResponding = false
+        let answering = isAnswering
+        isAnswering = false
         origin.updateLog { log in
             log.openConnections -= 1
             if aborted { log.abortedResponses += 1 }
+            if answering { log.unansweredRequests -= 1 }
         }
         context.fireChannelInactive()
     }
@@ -65,7 +71,11 @@ final class OriginHandler: ChannelInboundHandler {
             method: "\(head.method)", path: path, query: query,
             headers: head.headers.map { ($0.name, $0.value) }, connectionID: connectionID
         )
-        origin.updateLog { $0.requests.append(request) }
+        isAnswering = true
+        origin.updateLog { log in
+            log.requests.append(request)
+            log.unansweredRequests += 1
+        }
         requestsOnConnection += 1
         currentPath = path
         isResponding = true
@@ -215,6 +225,10 @@ final class OriginHandler: ChannelInboundHandler {
     }
 
     private func end(_ ending: Ending, context: ChannelHandlerContext) {
+        if isAnswering {
+            isAnswering = false
+            origin.updateLog { $0.unansweredRequests -= 1 }
+        }
         switch ending {
         case .complete:
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)

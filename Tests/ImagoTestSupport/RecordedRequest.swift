@@ -28,6 +28,9 @@ extension TestOrigin {
         public var connectionsAccepted = 0
         /// Connections open now.
         public var openConnections = 0
+        /// Requests received whose response has not ended on a connection still open: 0 once
+        /// every client has either read its answer or hung up.
+        public var unansweredRequests = 0
         /// Responses whose connection the client closed before the response was complete.
         public var abortedResponses = 0
         /// Every response head sent, in order: the request's path, the status and the body bytes

@@ -27,7 +27,9 @@ func withOrigin(
     do {
         try await body(origin, pipeline)
         await pipeline.waitUntilIdle()
-        #expect(pipeline.activity == (0, 0) as (Int, Int))
+        // Idle means no transfer is left holding a request open: each was answered, or its
+        // connection closed when it was cancelled (a leaked download would hold one forever).
+        await origin.wait { $0.unansweredRequests == 0 }
     } catch {
         try? await origin.shutdown()
         throw error

@@ -9,8 +9,12 @@ import Testing
 struct ImageServerTests {
     static func decode(_ data: Data) throws -> Image { try DecoderRegistry.standard().decode(data) }
 
-    @Test("a signed URL gives the resized image; WebP when accepted, else JPEG or PNG by alpha; ETag, Vary, Cache-Control; 304; HEAD")
-    func negotiation() async throws {
+    /// A server that signs with a known key, over a disk cache, with a JPEG and a PNG with alpha
+    /// at its origin; `body` gets the server, the signed `rs:fit:64:64` path of the JPEG, and a
+    /// function that signs an unsigned path.
+    func withSignedServer(
+        _ body: (ServerHarness, _ fit: String, _ sign: (String) -> String, _ photo: URL, _ alpha: URL) async throws -> Void
+    ) async throws {
         let signer = try URLSigner(hexKeys: ["736563726574"], hexSalts: ["68656C6C6F"])
         let cache = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: cache) }
@@ -20,11 +24,17 @@ struct ImageServerTests {
         }) { server in
             let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
             let alpha = server.origin.serve(try Corpus.data("png/basn6a08.png"), at: "/alpha.png")
-            func signed(_ unsigned: String) -> String {
+            let sign = { (unsigned: String) -> String in
                 let part = String(unsigned.dropFirst(2))
                 return "/" + URLSigner.signature(for: part, pair: signer.pairs[0]) + part
             }
-            let fit = signed(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"]))
+            try await body(server, sign(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"])), sign, photo, alpha)
+        }
+    }
+
+    @Test("a signed URL with Accept: image/webp gives the resized WebP with Vary, an immutable Cache-Control and a strong ETag")
+    func negotiatesWebP() async throws {
+        try await withSignedServer { server, fit, _, _, _ in
             let webp = try await server.get(fit, headers: [("Accept", "image/avif,image/webp,*/*")])
             #expect(webp.status == 200)
             #expect(webp.header("Content-Type") == "image/webp")
@@ -34,33 +44,63 @@ struct ImageServerTests {
             #expect((image.metadata.format, image.width, image.height) == (.webp, 64, 44))
             let etag = try #require(webp.header("ETag"))
             #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
+        }
+    }
 
+    @Test("without Accept, JPEG for an opaque source (its own ETag) and PNG for one with alpha")
+    func fallsBackByAlpha() async throws {
+        try await withSignedServer { server, fit, sign, _, alpha in
+            let webp = try await server.get(fit, headers: [("Accept", "image/webp")])
             let jpeg = try await server.get(fit)
             #expect(jpeg.header("Content-Type") == "image/jpeg")
             #expect(try Self.decode(jpeg.body).width == 64)
-            #expect(jpeg.header("ETag") != etag)
-            let png = try await server.get(signed(ServerHarness.path(alpha.absoluteString, ["w:16"])))
+            #expect(jpeg.header("ETag") != nil && jpeg.header("ETag") != webp.header("ETag"))
+            let png = try await server.get(sign(ServerHarness.path(alpha.absoluteString, ["w:16"])))
             #expect(png.header("Content-Type") == "image/png")
             #expect(try Self.decode(png.body).metadata.hasAlpha)
+        }
+    }
 
+    @Test("If-None-Match with the variant's ETag is a 304 without a body; HEAD has the headers and no body")
+    func conditionalAndHead() async throws {
+        try await withSignedServer { server, fit, _, _, _ in
+            let webp = try await server.get(fit, headers: [("Accept", "image/webp")])
+            let etag = try #require(webp.header("ETag"))
             let unchanged = try await server.get(fit, headers: [("Accept", "image/webp"), ("If-None-Match", etag)])
             #expect(unchanged.status == 304 && unchanged.body.isEmpty && unchanged.header("ETag") == etag)
             let head = try await server.get(fit, method: .HEAD, headers: [("Accept", "image/webp")])
             #expect(head.status == 200 && head.body.isEmpty && head.header("Content-Type") == "image/webp")
+        }
+    }
 
+    @Test("an extension picks the format over Accept, without Vary; every variant is made from one fetch of the source")
+    func extensionWins() async throws {
+        try await withSignedServer { server, fit, sign, photo, _ in
+            _ = try await server.get(fit, headers: [("Accept", "image/webp")])
             let explicit = try await server.get(
-                signed(ServerHarness.path(photo.absoluteString, ["rs:fill:40:40"], extension: "png")), headers: [("Accept", "image/webp")])
+                sign(ServerHarness.path(photo.absoluteString, ["rs:fill:40:40"], extension: "png")), headers: [("Accept", "image/webp")])
             #expect(explicit.header("Content-Type") == "image/png" && explicit.header("Vary") == nil)
             #expect(try Self.decode(explicit.body).width == 40)
-            // The source was fetched once: the other variants came from the disk cache's copy.
+            // The source was fetched once: the second variant came from the disk cache's copy.
             #expect(server.origin.log.requests(to: "/photo.jpg").count == 1)
+        }
+    }
 
-            let tampered = try await server.get(
-                signed(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"])).replacingOccurrences(of: "64:64", with: "65:64"))
+    @Test("a signed path changed after signing is a 403 that says the signature is invalid")
+    func tamperedSignature() async throws {
+        try await withSignedServer { server, fit, _, _, _ in
+            let tampered = try await server.get(fit.replacingOccurrences(of: "64:64", with: "65:64"))
             #expect(tampered.status == 403)
             #expect(String(decoding: tampered.body, as: UTF8.self) == "invalid signature\n")
+            #expect(server.origin.log.requests.isEmpty)
+        }
+    }
 
-            // Repeats come from the kept variants by their path, each Accept class its own.
+    @Test("repeats come from the kept variants by their path, each Accept class its own")
+    func repeatsFromKeptVariants() async throws {
+        try await withSignedServer { server, fit, _, _, _ in
+            let webp = try await server.get(fit, headers: [("Accept", "image/webp")])
+            let jpeg = try await server.get(fit)
             let before = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
             let again = try await server.get(fit, headers: [("Accept", "image/webp")])
             #expect(again.body == webp.body && again.header("Content-Type") == "image/webp" && again.header("Vary") == "Accept")
