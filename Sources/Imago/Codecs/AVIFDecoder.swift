@@ -51,7 +51,7 @@
                     let image = try Self.image(of: decoder)
                     // The AV1 stream must agree with the container's size, which the checks above used.
                     guard Int(image.pointee.width) == width, Int(image.pointee.height) == height else {
-                        throw Self.invalid("frame \(index) is \(image.pointee.width)×\(image.pointee.height), not \(width)×\(height)")
+                        throw ImagoError.invalid(.avif, "frame \(index) is \(image.pointee.width)×\(image.pointee.height), not \(width)×\(height)")
                     }
                     var rgb = avifRGBImage()
                     avifRGBImageSetDefaults(&rgb, image)
@@ -101,9 +101,6 @@
             }
         }
 
-        static func invalid(_ message: String) -> ImagoError {
-            ImagoError(.invalidImage("AVIF: " + message), url: nil, stage: .decoding)
-        }
 
         /// The `colr` box's ICC profile, else the profile its CICP code points describe.
         static func colorProfile(_ image: UnsafeMutablePointer<avifImage>) -> ColorProfile? {
@@ -117,11 +114,11 @@
         private static func failure(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>, _ context: String) -> ImagoError {
             let name = String(cString: avifResultToString(result))
             let detail = withUnsafeBytes(of: decoder.pointee.diag.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            return invalid("\(context): \(name)" + (detail.isEmpty ? "" : " (\(detail))"))
+            return ImagoError.invalid(.avif, "\(context): \(name)" + (detail.isEmpty ? "" : " (\(detail))"))
         }
 
         private static func image(of decoder: UnsafeMutablePointer<avifDecoder>) throws(ImagoError) -> UnsafeMutablePointer<avifImage> {
-            guard let image = decoder.pointee.image else { throw invalid("no image") }
+            guard let image = decoder.pointee.image else { throw ImagoError.invalid(.avif, "no image") }
             return image
         }
 
@@ -147,8 +144,8 @@
         ) throws(ImagoError) -> T {
             let result = data.withUnsafeBytes { bytes -> Result<T, ImagoError> in
                 Result { () throws(ImagoError) -> T in
-                    guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw invalid("no data") }
-                    guard let decoder = avifDecoderCreate() else { throw invalid("libavif could not make a decoder") }
+                    guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw ImagoError.invalid(.avif, "no data") }
+                    guard let decoder = avifDecoderCreate() else { throw ImagoError.invalid(.avif, "libavif could not make a decoder") }
                     defer { avifDecoderDestroy(decoder) }
                     decoder.pointee.imageSizeLimit = UInt32(clamping: options.maxPixels)
                     decoder.pointee.imageDimensionLimit = UInt32(clamping: options.maxSide)

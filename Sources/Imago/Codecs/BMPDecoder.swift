@@ -35,8 +35,8 @@ public struct BMPDecoder: ImageDecoding {
     /// A V5 header's embedded profile (`bV5CSType` 'MBED'; its offset counts from the header's
     /// start). Linked profiles name a file on the writer's machine: never read.
     static func embeddedProfile(_ bytes: [UInt8], header: Header) -> ColorProfile? {
-        guard header.headerSize >= 124, bytes.count >= 14 + 124, Header.u32(bytes, 14 + 56) == 0x4D42_4544 else { return nil }
-        let offset = 14 + Int(Header.u32(bytes, 14 + 112)), size = Int(Header.u32(bytes, 14 + 116))
+        guard header.headerSize >= 124, bytes.count >= 14 + 124, Header.field(bytes, 14 + 56) == 0x4D42_4544 else { return nil }
+        let offset = 14 + Int(Header.field(bytes, 14 + 112)), size = Int(Header.field(bytes, 14 + 116))
         guard size > 0, offset <= bytes.count, size <= bytes.count - offset else { return nil }
         return ColorProfile(iccData: Data(bytes[offset..<(offset + size)]))
     }
@@ -60,9 +60,6 @@ public struct BMPDecoder: ImageDecoding {
         (header.bitsPerPixel * header.width + 31) / 32 * 4
     }
 
-    static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("BMP: " + message), url: nil, stage: .decoding)
-    }
 
     /// The row in `pixels` of a stored row: BMPs are stored bottom-up unless the height is negative.
     private static func outputRow(_ stored: Int, header: Header) -> Int {
@@ -73,7 +70,7 @@ public struct BMPDecoder: ImageDecoding {
         let stride = rowStride(header)
         let (size, overflow) = stride.multipliedReportingOverflow(by: header.height)
         guard !overflow, header.pixelOffset <= bytes.count, size <= bytes.count - header.pixelOffset else {
-            throw Self.invalid("pixel data cut short")
+            throw ImagoError.invalid(.bmp, "pixel data cut short")
         }
         let masks = header.masks
         for stored in 0..<header.height {
@@ -124,7 +121,7 @@ public struct BMPDecoder: ImageDecoding {
             Self.store(color, at: (Self.outputRow(y, header: header) * header.width + x) * 4, in: &pixels)
         }
         func next() throws(ImagoError) -> Int {
-            guard offset < bytes.count else { throw Self.invalid("RLE data cut short") }
+            guard offset < bytes.count else { throw ImagoError.invalid(.bmp, "RLE data cut short") }
             defer { offset += 1 }
             return Int(bytes[offset])
         }
@@ -150,7 +147,7 @@ public struct BMPDecoder: ImageDecoding {
             default:
                 // A literal stretch of `value` indices, padded to an even number of bytes.
                 let byteCount = isRLE4 ? (value + 1) / 2 : value
-                guard offset <= bytes.count, byteCount <= bytes.count - offset else { throw Self.invalid("RLE data cut short") }
+                guard offset <= bytes.count, byteCount <= bytes.count - offset else { throw ImagoError.invalid(.bmp, "RLE data cut short") }
                 for i in 0..<value {
                     let byte = Int(bytes[offset + (isRLE4 ? i / 2 : i)])
                     put(isRLE4 ? (i % 2 == 0 ? byte >> 4 : byte & 0x0F) : byte)
@@ -203,50 +200,50 @@ public struct BMPDecoder: ImageDecoding {
 
         init(_ bytes: [UInt8]) throws(ImagoError) {
             guard bytes.count >= 26, bytes[0] == UInt8(ascii: "B"), bytes[1] == UInt8(ascii: "M") else {
-                throw BMPDecoder.invalid("not a BMP header")
+                throw ImagoError.invalid(.bmp, "not a BMP header")
             }
-            pixelOffset = Int(Self.u32(bytes, 10))
-            headerSize = Int(Self.u32(bytes, 14))
-            guard headerSize == 12 || (40...124).contains(headerSize) else { throw BMPDecoder.invalid("unknown header size \(headerSize)") }
-            guard bytes.count >= 14 + min(headerSize, 56) else { throw BMPDecoder.invalid("header cut short") }
+            pixelOffset = Int(Self.field(bytes, 10))
+            headerSize = Int(Self.field(bytes, 14))
+            guard headerSize == 12 || (40...124).contains(headerSize) else { throw ImagoError.invalid(.bmp, "unknown header size \(headerSize)") }
+            guard bytes.count >= 14 + min(headerSize, 56) else { throw ImagoError.invalid(.bmp, "header cut short") }
             if headerSize == 12 {
-                width = Int(Self.u16(bytes, 18))
-                height = Int(Self.u16(bytes, 20))
-                bitsPerPixel = Int(Self.u16(bytes, 24))
+                width = Int(Self.field(bytes, 18, width: 2))
+                height = Int(Self.field(bytes, 20, width: 2))
+                bitsPerPixel = Int(Self.field(bytes, 24, width: 2))
             } else {
-                width = Int(Int32(bitPattern: Self.u32(bytes, 18)))
-                let storedHeight = Int(Int32(bitPattern: Self.u32(bytes, 22)))
+                width = Int(Int32(bitPattern: Self.field(bytes, 18)))
+                let storedHeight = Int(Int32(bitPattern: Self.field(bytes, 22)))
                 topDown = storedHeight < 0
                 // Int32.min has no positive twin: refuse it instead of trapping on negation.
-                guard storedHeight != Int(Int32.min) else { throw BMPDecoder.invalid("height out of range") }
+                guard storedHeight != Int(Int32.min) else { throw ImagoError.invalid(.bmp, "height out of range") }
                 height = abs(storedHeight)
-                bitsPerPixel = Int(Self.u16(bytes, 28))
-                switch Self.u32(bytes, 30) {
+                bitsPerPixel = Int(Self.field(bytes, 28, width: 2))
+                switch Self.field(bytes, 30) {
                 case 0: compression = .none
                 case 1: compression = .rle8
                 case 2: compression = .rle4
                 case 3, 6: compression = .bitFields
-                case let other: throw BMPDecoder.invalid("compression \(other) not supported")
+                case let other: throw ImagoError.invalid(.bmp, "compression \(other) not supported")
                 }
-                colorsUsed = Int(Self.u32(bytes, 46))
+                colorsUsed = Int(Self.field(bytes, 46))
             }
-            guard width > 0, height > 0 else { throw BMPDecoder.invalid("empty image \(width)×\(height)") }
-            guard [1, 2, 4, 8, 16, 24, 32].contains(bitsPerPixel) else { throw BMPDecoder.invalid("\(bitsPerPixel) bits per pixel not supported") }
-            if compression == .rle8, bitsPerPixel != 8 { throw BMPDecoder.invalid("RLE8 needs 8 bits per pixel") }
-            if compression == .rle4, bitsPerPixel != 4 { throw BMPDecoder.invalid("RLE4 needs 4 bits per pixel") }
-            if compression.isRLE, topDown { throw BMPDecoder.invalid("RLE images are bottom-up") }
+            guard width > 0, height > 0 else { throw ImagoError.invalid(.bmp, "empty image \(width)×\(height)") }
+            guard [1, 2, 4, 8, 16, 24, 32].contains(bitsPerPixel) else { throw ImagoError.invalid(.bmp, "\(bitsPerPixel) bits per pixel not supported") }
+            if compression == .rle8, bitsPerPixel != 8 { throw ImagoError.invalid(.bmp, "RLE8 needs 8 bits per pixel") }
+            if compression == .rle4, bitsPerPixel != 4 { throw ImagoError.invalid(.bmp, "RLE4 needs 4 bits per pixel") }
+            if compression.isRLE, topDown { throw ImagoError.invalid(.bmp, "RLE images are bottom-up") }
             if bitsPerPixel == 16 { masks = Masks(red: 0x7C00, green: 0x03E0, blue: 0x001F, alpha: 0) }
             if compression == .bitFields {
-                guard bitsPerPixel == 16 || bitsPerPixel == 32 else { throw BMPDecoder.invalid("bit fields need 16 or 32 bits per pixel") }
+                guard bitsPerPixel == 16 || bitsPerPixel == 32 else { throw ImagoError.invalid(.bmp, "bit fields need 16 or 32 bits per pixel") }
                 // INFO headers keep the masks after the header; V4 and V5 inside it, at the same place.
-                let alphaFromHeader = headerSize >= 56 || Self.u32(bytes, 30) == 6
-                guard bytes.count >= 14 + 40 + (alphaFromHeader ? 16 : 12) else { throw BMPDecoder.invalid("masks cut short") }
+                let alphaFromHeader = headerSize >= 56 || Self.field(bytes, 30) == 6
+                guard bytes.count >= 14 + 40 + (alphaFromHeader ? 16 : 12) else { throw ImagoError.invalid(.bmp, "masks cut short") }
                 masks = Masks(
-                    red: Self.u32(bytes, 54), green: Self.u32(bytes, 58), blue: Self.u32(bytes, 62),
-                    alpha: alphaFromHeader ? Self.u32(bytes, 66) : 0)
+                    red: Self.field(bytes, 54), green: Self.field(bytes, 58), blue: Self.field(bytes, 62),
+                    alpha: alphaFromHeader ? Self.field(bytes, 66) : 0)
             } else if headerSize >= 56, bitsPerPixel == 32 {
                 // A V4/V5 header with plain RGB still names an alpha mask; honour it.
-                masks.alpha = Self.u32(bytes, 66)
+                masks.alpha = Self.field(bytes, 66)
             }
         }
 
@@ -269,16 +266,10 @@ public struct BMPDecoder: ImageDecoding {
             return palette
         }
 
-        static func u16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {
-            UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-        }
-
-        static func u32BigEndian(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-            UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
-        }
-
-        static func u32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-            UInt32(bytes[offset]) | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2]) << 16 | UInt32(bytes[offset + 3]) << 24
+        /// A little-endian header field of `width` bytes; 0 past the end (callers check the
+        /// header's length first).
+        static func field(_ bytes: [UInt8], _ offset: Int, width: Int = 4, _ order: ByteOrder = .littleEndian) -> UInt32 {
+            UInt32(truncatingIfNeeded: bytes.integer(width, at: offset, order) ?? 0)
         }
     }
 }

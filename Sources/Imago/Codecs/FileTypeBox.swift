@@ -6,7 +6,7 @@ enum FileTypeBox {
     static func brands(_ data: Data) -> [String] {
         let head = [UInt8](data.prefix(64))
         guard head.count >= 16, head[4..<8].elementsEqual("ftyp".utf8) else { return [] }
-        let boxSize = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
+        let boxSize = head.integer(4, at: 0, .bigEndian) ?? 0
         let end = min(max(boxSize, 16), head.count)
         // The major brand at 8, the minor version at 12, compatible brands from 16.
         let offsets = [8] + Array(stride(from: 16, to: end - 3, by: 4))

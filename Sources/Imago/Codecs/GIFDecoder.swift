@@ -94,7 +94,7 @@ public struct GIFDecoder: ImageDecoding {
                     return Int32(available)
                 }, &status)
         }
-        guard let gif = opened else { throw Self.invalid(Self.message(status)) }
+        guard let gif = opened else { throw ImagoError.invalid(.gif, Self.message(status)) }
         defer { DGifCloseFile(gif, &status) }
         return try withExtendedLifetime(input) { () throws(ImagoError) -> Image in
             try decodeFrames(gif, declaredFrames: Self.frameCount(bytes), options: options)
@@ -172,13 +172,13 @@ public struct GIFDecoder: ImageDecoding {
             case TERMINATE_RECORD_TYPE:
                 break records
             default:
-                failure = Self.invalid("unknown record")
+                failure = ImagoError.invalid(.gif, "unknown record")
                 break records
             }
         }
         if paintedPart { frames.append(Image.Frame(pixels: canvas, duration: .milliseconds(100))) }
         if let failure, frames.isEmpty { throw failure }
-        guard !frames.isEmpty else { throw Self.invalid("no image in the file") }
+        guard !frames.isEmpty else { throw ImagoError.invalid(.gif, "no image in the file") }
         if frames.count == 1 { frames[0].duration = .zero }
         let hasAlpha = frames.contains { frame in stride(from: 3, to: frame.pixels.count, by: 4).contains { frame.pixels[$0] != 255 } }
         return Image(
@@ -272,7 +272,7 @@ public struct GIFDecoder: ImageDecoding {
     }
 
     private static func error(_ gif: UnsafeMutablePointer<GifFileType>) -> ImagoError {
-        invalid(message(gif.pointee.Error))
+        ImagoError.invalid(.gif, message(gif.pointee.Error))
     }
 
     /// giflib's message for an error code. It has none for 0, which it reports when data stops
@@ -282,7 +282,4 @@ public struct GIFDecoder: ImageDecoding {
         return String(cString: text)
     }
 
-    private static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("GIF: " + message), url: nil, stage: .decoding)
-    }
 }

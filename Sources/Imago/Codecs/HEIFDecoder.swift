@@ -45,27 +45,27 @@
                 let wide = bits > 8 && color.wantsSixteenBits
                 // libheif's output, (when wide) its samples widened to 16 bits, and Imago's copy.
                 try options.checkMemory(wide ? 5 : 2, width: width, height: height)
-                guard let decoding = heif_decoding_options_alloc() else { throw Self.invalid("libheif could not make decoding options") }
+                guard let decoding = heif_decoding_options_alloc() else { throw ImagoError.invalid(.heif, "libheif could not make decoding options") }
                 defer { heif_decoding_options_free(decoding) }
                 decoding.pointee.convert_hdr_to_8bit = wide ? 0 : 1
                 var decoded: OpaquePointer?
                 let chroma = wide ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA
                 try Self.check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, chroma, decoding))
-                guard let decoded else { throw Self.invalid("no image decoded") }
+                guard let decoded else { throw ImagoError.invalid(.heif, "no image decoded") }
                 defer { heif_image_release(decoded) }
                 // The decoded size is the handle's after its transformations; read it back rather than trust it.
                 let outWidth = Int(heif_image_get_width(decoded, heif_channel_interleaved))
                 let outHeight = Int(heif_image_get_height(decoded, heif_channel_interleaved))
-                guard outWidth == width, outHeight == height else { throw Self.invalid("decoded \(outWidth)×\(outHeight), declared \(width)×\(height)") }
+                guard outWidth == width, outHeight == height else { throw ImagoError.invalid(.heif, "decoded \(outWidth)×\(outHeight), declared \(width)×\(height)") }
                 var stride: Int32 = 0
                 let bytesPerPixel = wide ? 8 : 4
                 guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride), Int(stride) >= width * bytesPerPixel else {
-                    throw Self.invalid("no pixels")
+                    throw ImagoError.invalid(.heif, "no pixels")
                 }
                 var pixels: [UInt8]
                 if wide {
                     let range = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
-                    guard (9...16).contains(range) else { throw Self.invalid("\(range) bits a sample") }
+                    guard (9...16).contains(range) else { throw ImagoError.invalid(.heif, "\(range) bits a sample") }
                     pixels = try Self.converted(plane, stride: Int(stride), width: width, height: height, bits: range, color: color)
                 } else {
                     pixels = [UInt8](repeating: 0, count: width * height * 4)
@@ -108,9 +108,6 @@
             return try color.apply(rgba16: UnsafeBufferPointer(wide), width: width, height: height)
         }
 
-        static func invalid(_ message: String) -> ImagoError {
-            ImagoError(.invalidImage("HEIF: " + message), url: nil, stage: .decoding)
-        }
 
         /// The first metadata block of `type` (`Exif`, or `mime` for XMP), at most 1 MiB.
         static func metadataBlock(_ handle: OpaquePointer, type: String) -> Data? {
@@ -149,7 +146,7 @@
 
         private static func check(_ error: heif_error) throws(ImagoError) {
             guard error.code != heif_error_Ok else { return }
-            throw invalid(error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)")
+            throw ImagoError.invalid(.heif, error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)")
         }
 
         /// The image to decode: the primary image, or its smallest thumbnail that covers the target.
@@ -161,7 +158,7 @@
             try HEIFItemCheck.check(data, options: options, checksCanvas: !estimating)
             let result = data.withUnsafeBytes { bytes -> Result<T, ImagoError> in
                 Result { () throws(ImagoError) -> T in
-                    guard let base = bytes.baseAddress, let context = heif_context_alloc() else { throw invalid("no data") }
+                    guard let base = bytes.baseAddress, let context = heif_context_alloc() else { throw ImagoError.invalid(.heif, "no data") }
                     defer { heif_context_free(context) }
                     heif_context_set_maximum_image_size_limit(context, Int32(clamping: options.maxSide))
                     // A grid's tiles on this thread: the CPU stage already runs decodes in parallel, and a
@@ -171,7 +168,7 @@
                     try check(heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
                     var primary: OpaquePointer?
                     try check(heif_context_get_primary_image_handle(context, &primary))
-                    guard let primary else { throw invalid("no primary image") }
+                    guard let primary else { throw ImagoError.invalid(.heif, "no primary image") }
                     defer { heif_image_handle_release(primary) }
                     guard let thumbnail = coveringThumbnail(of: primary, options: options) else { return try body(primary) }
                     defer { heif_image_handle_release(thumbnail) }

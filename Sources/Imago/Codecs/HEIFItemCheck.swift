@@ -29,10 +29,10 @@
             let bytes = [UInt8](data)
             guard let meta = Box.children(of: bytes, in: 0..<bytes.count).first(where: { $0.type == "meta" }) else { return }
             // `meta` is a full box: version and flags before its children.
-            guard meta.body.count >= 4 else { throw HEIFDecoder.invalid("damaged meta box") }
+            guard meta.body.count >= 4 else { throw ImagoError.invalid(.heif, "damaged meta box") }
             var items = HEIFItemCheck()
             try items.read(bytes, children: Box.children(of: bytes, in: (meta.body.lowerBound + 4)..<meta.body.upperBound))
-            guard !items.hasReferenceCycle else { throw HEIFDecoder.invalid("an image made of itself") }
+            guard !items.hasReferenceCycle else { throw ImagoError.invalid(.heif, "an image made of itself") }
             for (id, location) in items.locations {
                 let range = try items.range(of: location, fileSize: bytes.count)
                 guard checksCanvas, let type = items.types[id], type == "grid" || type == "iovl" else { continue }
@@ -63,7 +63,7 @@
             let offsetSize = sizes >> 4, lengthSize = sizes & 15, baseSize = more >> 4
             let indexSize = version == 1 || version == 2 ? more & 15 : 0
             guard [offsetSize, lengthSize, baseSize, indexSize].allSatisfy({ [0, 4, 8].contains($0) }), version <= 2 else {
-                throw HEIFDecoder.invalid("damaged iloc box")
+                throw ImagoError.invalid(.heif, "damaged iloc box")
             }
             let count = try reader.integer(version < 2 ? 2 : 4)
             for _ in 0..<count {
@@ -150,7 +150,7 @@
             switch location.method {
             case 0: container = 0..<fileSize
             case 1:
-                guard let idat else { throw HEIFDecoder.invalid("an item in a missing idat") }
+                guard let idat else { throw ImagoError.invalid(.heif, "an item in a missing idat") }
                 container = idat
             default: return 0..<0
             }
@@ -161,7 +161,7 @@
                 // A length of 0 means "to the end of the container".
                 let (end, endOverflow) = extent.length == 0 ? (container.upperBound, false) : begin.addingReportingOverflow(extent.length)
                 guard !startOverflow, !beginOverflow, !endOverflow, begin <= end, container.contains(begin) || begin == end, end <= container.upperBound else {
-                    throw HEIFDecoder.invalid("an item lies outside the file")
+                    throw ImagoError.invalid(.heif, "an item lies outside the file")
                 }
                 if first == nil { first = begin..<end }
             }
@@ -225,16 +225,15 @@
         /// An unsigned integer of `size` bytes (0 reads nothing and gives 0); sizes over 7 bytes must
         /// fit in 63 bits.
         mutating func integer(_ size: Int) throws(ImagoError) -> Int {
-            guard size >= 0, size <= 8, end - position >= size else { throw HEIFDecoder.invalid("a box ends early") }
-            var value: UInt64 = 0
-            for index in position..<(position + size) { value = value << 8 | UInt64(bytes[index]) }
+            guard size >= 0, size <= 8, end - position >= size else { throw ImagoError.invalid(.heif, "a box ends early") }
+            guard size > 0 else { return 0 }
+            guard let value = bytes.integer(size, at: position, .bigEndian) else { throw ImagoError.invalid(.heif, "a size too large") }
             position += size
-            guard value <= UInt64(Int.max) else { throw HEIFDecoder.invalid("a size too large") }
-            return Int(value)
+            return value
         }
 
         mutating func fourCC() throws(ImagoError) -> String {
-            guard end - position >= 4 else { throw HEIFDecoder.invalid("a box ends early") }
+            guard end - position >= 4 else { throw ImagoError.invalid(.heif, "a box ends early") }
             defer { position += 4 }
             return String(decoding: bytes[position..<(position + 4)], as: UTF8.self)
         }

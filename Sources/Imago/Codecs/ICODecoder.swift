@@ -37,9 +37,6 @@ public struct ICODecoder: ImageDecoding {
         return image
     }
 
-    static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("ICO: " + message), url: nil, stage: .decoding)
-    }
 
     /// One image of the directory, with the size its own header gives (the directory's byte for
     /// 256 is 0, and some writers put wrong sizes there).
@@ -62,31 +59,31 @@ public struct ICODecoder: ImageDecoding {
     /// Every entry of the directory, each inside the file with a header that can be read.
     static func entries(_ bytes: [UInt8]) throws(ImagoError) -> [Entry] {
         guard bytes.count >= 6, bytes[0] == 0, bytes[1] == 0, bytes[2] == 1 || bytes[2] == 2, bytes[3] == 0 else {
-            throw invalid("not an icon directory")
+            throw ImagoError.invalid(.ico, "not an icon directory")
         }
         let count = Int(bytes[4]) | Int(bytes[5]) << 8
-        guard count > 0 else { throw invalid("no images") }
-        guard bytes.count >= 6 + count * 16 else { throw invalid("directory cut short") }
+        guard count > 0 else { throw ImagoError.invalid(.ico, "no images") }
+        guard bytes.count >= 6 + count * 16 else { throw ImagoError.invalid(.ico, "directory cut short") }
         var entries: [Entry] = []
         for index in 0..<count {
             let base = 6 + index * 16
-            let size = Int(BMPDecoder.Header.u32(bytes, base + 8))
-            let offset = Int(BMPDecoder.Header.u32(bytes, base + 12))
+            let size = Int(BMPDecoder.Header.field(bytes, base + 8))
+            let offset = Int(BMPDecoder.Header.field(bytes, base + 12))
             // Both are below 2^32, so the sum cannot overflow. A directory that points outside the
             // file means the file is damaged: refuse it rather than guess.
-            guard offset >= 6 + count * 16, size >= 16, offset + size <= bytes.count else { throw invalid("image \(index) lies outside the file") }
+            guard offset >= 6 + count * 16, size >= 16, offset + size <= bytes.count else { throw ImagoError.invalid(.ico, "image \(index) lies outside the file") }
             let data = bytes[offset..<offset + size]
             if data.starts(with: pngSignature) {
-                guard size >= 24 else { throw invalid("image \(index) is a PNG cut short") }
-                let width = Int(BMPDecoder.Header.u32BigEndian(bytes, offset + 16))
-                let height = Int(BMPDecoder.Header.u32BigEndian(bytes, offset + 20))
+                guard size >= 24 else { throw ImagoError.invalid(.ico, "image \(index) is a PNG cut short") }
+                let width = Int(BMPDecoder.Header.field(bytes, offset + 16, .bigEndian))
+                let height = Int(BMPDecoder.Header.field(bytes, offset + 20, .bigEndian))
                 entries.append(Entry(range: offset..<offset + size, isPNG: true, width: width, height: height, bitsPerPixel: 32))
             } else {
                 // A BITMAPINFOHEADER whose height counts the colour rows and the mask's rows.
-                guard BMPDecoder.Header.u32(bytes, offset) >= 40 else { throw invalid("image \(index) has no bitmap header") }
-                let width = Int(Int32(bitPattern: BMPDecoder.Header.u32(bytes, offset + 4)))
-                let height = Int(Int32(bitPattern: BMPDecoder.Header.u32(bytes, offset + 8))) / 2
-                let bits = Int(BMPDecoder.Header.u16(bytes, offset + 14))
+                guard BMPDecoder.Header.field(bytes, offset) >= 40 else { throw ImagoError.invalid(.ico, "image \(index) has no bitmap header") }
+                let width = Int(Int32(bitPattern: BMPDecoder.Header.field(bytes, offset + 4)))
+                let height = Int(Int32(bitPattern: BMPDecoder.Header.field(bytes, offset + 8))) / 2
+                let bits = Int(BMPDecoder.Header.field(bytes, offset + 14, width: 2))
                 entries.append(Entry(range: offset..<offset + size, isPNG: false, width: width, height: height, bitsPerPixel: bits))
             }
         }
@@ -112,24 +109,24 @@ public struct ICODecoder: ImageDecoding {
     /// A BMP entry: the DIB given a file header so that ``BMPDecoder`` reads it, the height halved,
     /// then the AND mask applied.
     static func decodeBitmap(_ dib: [UInt8], options: DecodingOptions) throws(ImagoError) -> Image {
-        guard dib.count >= 40 else { throw invalid("bitmap header cut short") }
-        let headerSize = Int(BMPDecoder.Header.u32(dib, 0))
-        let bits = Int(BMPDecoder.Header.u16(dib, 14))
-        let compression = BMPDecoder.Header.u32(dib, 16)
-        let colorsUsed = Int(BMPDecoder.Header.u32(dib, 32))
-        guard headerSize >= 40, headerSize <= dib.count else { throw invalid("bitmap header of \(headerSize) bytes") }
+        guard dib.count >= 40 else { throw ImagoError.invalid(.ico, "bitmap header cut short") }
+        let headerSize = Int(BMPDecoder.Header.field(dib, 0))
+        let bits = Int(BMPDecoder.Header.field(dib, 14, width: 2))
+        let compression = BMPDecoder.Header.field(dib, 16)
+        let colorsUsed = Int(BMPDecoder.Header.field(dib, 32))
+        guard headerSize >= 40, headerSize <= dib.count else { throw ImagoError.invalid(.ico, "bitmap header of \(headerSize) bytes") }
         let paletteEntries = bits <= 8 ? (colorsUsed > 0 && colorsUsed < 1 << bits ? colorsUsed : 1 << bits) : 0
         let masks = headerSize == 40 && compression == 3 ? 12 : 0
         let pixelOffset = 14 + headerSize + masks + paletteEntries * 4
         var file: [UInt8] = [UInt8(ascii: "B"), UInt8(ascii: "M")] + [UInt8](repeating: 0, count: 8)
         file += littleEndian(UInt32(truncatingIfNeeded: pixelOffset))
         file += dib
-        let storedHeight = Int32(bitPattern: BMPDecoder.Header.u32(dib, 8))
-        guard storedHeight > 0, storedHeight % 2 == 0 else { throw invalid("bitmap height \(storedHeight) is not two images' worth") }
+        let storedHeight = Int32(bitPattern: BMPDecoder.Header.field(dib, 8))
+        guard storedHeight > 0, storedHeight % 2 == 0 else { throw ImagoError.invalid(.ico, "bitmap height \(storedHeight) is not two images' worth") }
         file.replaceSubrange(22..<26, with: littleEndian(UInt32(storedHeight / 2)))
 
         var header = try BMPDecoder.Header(file)
-        guard !header.compression.isRLE else { throw invalid("compressed icon bitmaps are not supported") }
+        guard !header.compression.isRLE else { throw ImagoError.invalid(.ico, "compressed icon bitmaps are not supported") }
         // An icon's 32-bit pixels are BGRA though the header says BI_RGB.
         if header.bitsPerPixel == 32, header.compression == .none { header.masks.alpha = 0xFF00_0000 }
         var pixels = try BMPDecoder.pixels(file, header: header, options: options)
@@ -144,7 +141,7 @@ public struct ICODecoder: ImageDecoding {
         }
         if usesMask {
             // The pixel rows passed their bounds check, so maskOffset ≤ file.count.
-            guard maskStride * header.height <= file.count - maskOffset else { throw invalid("mask cut short") }
+            guard maskStride * header.height <= file.count - maskOffset else { throw ImagoError.invalid(.ico, "mask cut short") }
             for stored in 0..<header.height {
                 let row = header.height - 1 - stored
                 for column in 0..<header.width {

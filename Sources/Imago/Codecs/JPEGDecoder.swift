@@ -30,7 +30,7 @@ public struct JPEGDecoder: ImageDecoding {
     }
 
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
-        guard let handle = tjInitDecompress() else { throw Self.invalid("cannot create a TurboJPEG decompressor") }
+        guard let handle = tjInitDecompress() else { throw ImagoError.invalid(.jpeg, "cannot create a TurboJPEG decompressor") }
         defer { tjDestroy(handle) }
         let result = data.withUnsafeBytes { bytes in
             Result { () throws(ImagoError) in try decode(bytes, handle: handle, options: options) }
@@ -39,13 +39,13 @@ public struct JPEGDecoder: ImageDecoding {
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, handle: tjhandle, options: DecodingOptions) throws(ImagoError) -> Image {
-        guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw Self.invalid("no data") }
+        guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw ImagoError.invalid(.jpeg, "no data") }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         if tjDecompressHeader3(handle, base, UInt(bytes.count), &width, &height, &subsampling, &colorspace) != 0 {
             // TurboJPEG 2.1 refuses to name unusual subsamplings (4:1:0) here, after filling in the
             // size and colorspace; decompression itself handles them.
             let message = String(cString: tjGetErrorStr2(handle))
-            guard message.contains("subsampling type"), width > 0, height > 0 else { throw Self.invalid(message) }
+            guard message.contains("subsampling type"), width > 0, height > 0 else { throw ImagoError.invalid(.jpeg, message) }
         }
         try options.check(width: Int(width), height: Int(height))
         let markers = JPEGMarkers(bytes)
@@ -79,7 +79,7 @@ public struct JPEGDecoder: ImageDecoding {
             if status != 0 {
                 let message = String(cString: tjGetErrorStr2(handle))
                 guard tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue), Self.isWarning(message) else {
-                    return .failure(Self.invalid(message))
+                    return .failure(ImagoError.invalid(.jpeg, message))
                 }
             }
             return .success(())
@@ -129,7 +129,4 @@ public struct JPEGDecoder: ImageDecoding {
         return best
     }
 
-    private static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("JPEG: " + message), url: nil, stage: .decoding)
-    }
 }

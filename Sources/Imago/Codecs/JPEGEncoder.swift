@@ -63,7 +63,7 @@ public struct JPEGEncoder: ImageEncoding {
         guard !segments.isEmpty, jpeg.count >= 4 else { return jpeg }
         var insertAt = 2
         if jpeg[jpeg.startIndex + 2] == 0xFF, jpeg[jpeg.startIndex + 3] == 0xE0, jpeg.count >= 6 {
-            insertAt = 4 + (Int(jpeg[jpeg.startIndex + 4]) << 8 | Int(jpeg[jpeg.startIndex + 5]))
+            insertAt = 4 + (jpeg.integer(2, at: 4, .bigEndian) ?? 0)
         }
         var result = Data(jpeg.prefix(insertAt))
         result.append(segments)

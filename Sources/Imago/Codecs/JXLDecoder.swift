@@ -33,7 +33,7 @@
             // few header bytes).
             let stored = try Self.decode(data, options: options, headerOnly: true, keepOrientation: true).info
             let (info, frames, decodedColor) = try Self.decode(data, options: options, headerOnly: false, keepOrientation: !options.appliesOrientation)
-            guard !frames.isEmpty, let color = decodedColor else { throw Self.invalid("no frame") }
+            guard !frames.isEmpty, let color = decodedColor else { throw ImagoError.invalid(.jxl, "no frame") }
             let orientation = options.appliesOrientation ? ImageOrientation(rawValue: Int(stored.orientation.rawValue)) ?? .up : .up
             var metadata = ImageMetadata(
                 format: .jxl, originalWidth: Int(stored.xsize), originalHeight: Int(stored.ysize), orientationApplied: orientation,
@@ -43,9 +43,6 @@
             return Image(width: Int(info.xsize), height: Int(info.ysize), frames: frames, loopCount: Int(info.animation.num_loops), metadata: metadata)
         }
 
-        static func invalid(_ message: String) -> ImagoError {
-            ImagoError(.invalidImage("JPEG XL: " + message), url: nil, stage: .decoding)
-        }
 
         /// Runs libjxl's event loop over `data`: the basic header, then (unless `headerOnly`) every
         /// frame into a buffer of its own, each checked against `options` first and converted as its
@@ -56,15 +53,15 @@
         ) throws(ImagoError) -> (info: JxlBasicInfo, frames: [Image.Frame], color: DecodeColor?) {
             let result = data.withUnsafeBytes { bytes -> Result<(JxlBasicInfo, [Image.Frame], DecodeColor?), ImagoError> in
                 Result { () throws(ImagoError) -> (JxlBasicInfo, [Image.Frame], DecodeColor?) in
-                    guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, let decoder = JxlDecoderCreate(nil) else { throw invalid("no data") }
+                    guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, let decoder = JxlDecoderCreate(nil) else { throw ImagoError.invalid(.jxl, "no data") }
                     defer { JxlDecoderDestroy(decoder) }
                     let events = Int32(
                         JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
                     guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
                         JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS
-                    else { throw invalid("libjxl refused the input") }
+                    else { throw ImagoError.invalid(.jxl, "libjxl refused the input") }
                     JxlDecoderCloseInput(decoder)
-                    guard JxlDecoderSetKeepOrientation(decoder, keepOrientation ? 1 : 0) == JXL_DEC_SUCCESS else { throw invalid("libjxl refused the options") }
+                    guard JxlDecoderSetKeepOrientation(decoder, keepOrientation ? 1 : 0) == JXL_DEC_SUCCESS else { throw ImagoError.invalid(.jxl, "libjxl refused the options") }
                     var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
                     var info = JxlBasicInfo()
                     var frames: [Image.Frame] = []
@@ -78,7 +75,7 @@
                     while true {
                         switch JxlDecoderProcessInput(decoder) {
                         case JXL_DEC_BASIC_INFO:
-                            guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else { throw invalid("unreadable header") }
+                            guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else { throw ImagoError.invalid(.jxl, "unreadable header") }
                             // An estimate reports a size over the limits rather than failing.
                             if headerOnly { return (info, [], nil) }
                             try options.check(width: Int(info.xsize), height: Int(info.ysize))
@@ -102,7 +99,7 @@
                             color = decided
                         case JXL_DEC_FRAME:
                             var header = JxlFrameHeader()
-                            guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else { throw invalid("unreadable frame header") }
+                            guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else { throw ImagoError.invalid(.jxl, "unreadable frame header") }
                             let (width, height) = (Int(info.xsize), Int(info.ysize))
                             try options.checkFrames(frames.count + 1, width: width, height: height)
                             // The frames so far, this one's output (twice as large at 16 bits) and its copy.
@@ -112,16 +109,16 @@
                             var size = 0
                             let (width, height) = (Int(info.xsize), Int(info.ysize))
                             guard JxlDecoderImageOutBufferSize(decoder, &format, &size) == JXL_DEC_SUCCESS, size == width * height * (wide ? 8 : 4) else {
-                                throw invalid("unexpected output size")
+                                throw ImagoError.invalid(.jxl, "unexpected output size")
                             }
                             output?.deallocate()
                             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
                             output = buffer
                             guard JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, size) == JXL_DEC_SUCCESS else {
-                                throw invalid("output buffer refused")
+                                throw ImagoError.invalid(.jxl, "output buffer refused")
                             }
                         case JXL_DEC_FULL_IMAGE:
-                            guard let buffer = output, let color else { throw invalid("a frame without output") }
+                            guard let buffer = output, let color else { throw ImagoError.invalid(.jxl, "a frame without output") }
                             let (width, height) = (Int(info.xsize), Int(info.ysize))
                             var pixels: [UInt8]
                             if wide {
@@ -136,9 +133,9 @@
                         case JXL_DEC_SUCCESS:
                             return (info, frames, color)
                         case JXL_DEC_NEED_MORE_INPUT:
-                            throw invalid("data cut short")
+                            throw ImagoError.invalid(.jxl, "data cut short")
                         default:
-                            throw invalid("undecodable data")
+                            throw ImagoError.invalid(.jxl, "undecodable data")
                         }
                     }
                 }

@@ -21,14 +21,14 @@ public struct PNGDecoder: ImageDecoding {
     public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
         guard data.count >= 24 else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
         let header = Array(data.prefix(24))
-        let width = header[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = header[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        let width = header.integer(4, at: 16, .bigEndian) ?? 0, height = header.integer(4, at: 20, .bigEndian) ?? 0
         var estimate = DecodeEstimate.buffers(1, width: width, height: height, options: options)
         estimate.bytes += estimate.bytes / 4
         return estimate
     }
 
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
-        guard let context = spng_ctx_new(0) else { throw Self.invalid("cannot create a decoder") }
+        guard let context = spng_ctx_new(0) else { throw ImagoError.invalid(.png, "cannot create a decoder") }
         defer { spng_ctx_free(context) }
         let result = data.withUnsafeBytes { bytes in
             Result { () throws(ImagoError) in try decode(bytes, context: context, options: options) }
@@ -77,7 +77,7 @@ public struct PNGDecoder: ImageDecoding {
         // Read the chunks after the image data, so a stream cut before IEND is an error; libspng
         // accepts an IEND whose CRC is cut off, so check that the whole chunk is there.
         try Self.check(spng_decode_chunks(context))
-        guard Self.hasCompleteEnd(bytes) else { throw Self.invalid("data ends inside the IEND chunk") }
+        guard Self.hasCompleteEnd(bytes) else { throw ImagoError.invalid(.png, "data ends inside the IEND chunk") }
         var transparency = spng_trns()
         let hasAlpha =
             colorType == Int(SPNG_COLOR_TYPE_GRAYSCALE_ALPHA.rawValue) || colorType == Int(SPNG_COLOR_TYPE_TRUECOLOR_ALPHA.rawValue)
@@ -178,10 +178,10 @@ public struct PNGDecoder: ImageDecoding {
     private static func decode(_ context: OpaquePointer, format: Int32, expectedSize: Int) throws(ImagoError) -> [UInt8] {
         var size = 0
         try check(spng_decoded_image_size(context, format, &size))
-        guard size == expectedSize else { throw invalid("unexpected decoded size \(size)") }
+        guard size == expectedSize else { throw ImagoError.invalid(.png, "unexpected decoded size \(size)") }
         let fill = { (out: UnsafeMutableBufferPointer<UInt8>) -> Result<Void, ImagoError> in
             let status = spng_decode_image(context, out.baseAddress, out.count, format, Int32(SPNG_DECODE_TRNS.rawValue))
-            return status == 0 ? .success(()) : .failure(invalid(String(cString: spng_strerror(status))))
+            return status == 0 ? .success(()) : .failure(ImagoError.invalid(.png, String(cString: spng_strerror(status))))
         }
         guard format == Int32(SPNG_FMT_PNG.rawValue) else { return try makePixelBuffer(count: size, fill) }
         // Packed sub-byte rows are assembled by OR-ing bits into the output: it must start zeroed.
@@ -232,7 +232,7 @@ public struct PNGDecoder: ImageDecoding {
                 }
             }
         }
-        if outOfRange { throw invalid("palette index out of range") }
+        if outOfRange { throw ImagoError.invalid(.png, "palette index out of range") }
         return pixels
     }
 
@@ -251,10 +251,7 @@ public struct PNGDecoder: ImageDecoding {
 
     private static func check(_ status: Int32) throws(ImagoError) {
         guard status != 0 else { return }
-        throw invalid(String(cString: spng_strerror(status)))
+        throw ImagoError.invalid(.png, String(cString: spng_strerror(status)))
     }
 
-    private static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("PNG: " + message), url: nil, stage: .decoding)
-    }
 }

@@ -63,9 +63,6 @@ public struct PNMDecoder: ImageDecoding {
         return Image(still: pixels, width: header.width, height: header.height, format: .pnm, hasAlpha: header.hasAlpha)
     }
 
-    static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("PNM: " + message), url: nil, stage: .decoding)
-    }
 
     /// What a Netpbm header says.
     struct Header {
@@ -91,14 +88,14 @@ public struct PNMDecoder: ImageDecoding {
         }
 
         init(_ bytes: [UInt8]) throws(ImagoError) {
-            guard bytes.count >= 3, bytes[0] == UInt8(ascii: "P") else { throw PNMDecoder.invalid("not a Netpbm header") }
+            guard bytes.count >= 3, bytes[0] == UInt8(ascii: "P") else { throw ImagoError.invalid(.pnm, "not a Netpbm header") }
             let kind = Int(bytes[1]) - Int(UInt8(ascii: "0"))
             var offset = 2
             if kind == 7 {
                 try readPAM(bytes, offset: &offset)
                 return
             }
-            guard (1...6).contains(kind) else { throw PNMDecoder.invalid("unknown kind P\(kind)") }
+            guard (1...6).contains(kind) else { throw ImagoError.invalid(.pnm, "unknown kind P\(kind)") }
             isASCII = kind <= 3
             width = try Self.number(bytes, offset: &offset)
             height = try Self.number(bytes, offset: &offset)
@@ -109,12 +106,12 @@ public struct PNMDecoder: ImageDecoding {
             }
             if layout != .bitmap {
                 maxValue = try Self.number(bytes, offset: &offset)
-                guard (1...65_535).contains(maxValue) else { throw PNMDecoder.invalid("maximum value \(maxValue) out of 1…65535") }
+                guard (1...65_535).contains(maxValue) else { throw ImagoError.invalid(.pnm, "maximum value \(maxValue) out of 1…65535") }
             }
             // Exactly one whitespace byte ends the header of a binary body.
             guard offset < bytes.count, Self.isWhitespace(bytes[offset]) else {
-                if isASCII, offset == bytes.count { throw PNMDecoder.invalid("no pixel data") }
-                throw PNMDecoder.invalid("header not ended by whitespace")
+                if isASCII, offset == bytes.count { throw ImagoError.invalid(.pnm, "no pixel data") }
+                throw ImagoError.invalid(.pnm, "header not ended by whitespace")
             }
             bodyOffset = offset + 1
         }
@@ -124,12 +121,12 @@ public struct PNMDecoder: ImageDecoding {
             skipWhitespaceAndComments(bytes, offset: &offset)
             var value = 0, digits = 0
             while offset < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) {
-                guard digits < 9 else { throw PNMDecoder.invalid("number too long") }
+                guard digits < 9 else { throw ImagoError.invalid(.pnm, "number too long") }
                 value = value * 10 + Int(bytes[offset] - UInt8(ascii: "0"))
                 digits += 1
                 offset += 1
             }
-            guard digits > 0 else { throw PNMDecoder.invalid("expected a number") }
+            guard digits > 0 else { throw ImagoError.invalid(.pnm, "expected a number") }
             return value
         }
 
@@ -160,16 +157,16 @@ public struct PNMDecoder: ImageDecoding {
                 switch key {
                 case "ENDHDR":
                     // The header ends with the newline after ENDHDR.
-                    guard offset < bytes.count, bytes[offset] == 0x0A else { throw PNMDecoder.invalid("ENDHDR not followed by a newline") }
+                    guard offset < bytes.count, bytes[offset] == 0x0A else { throw ImagoError.invalid(.pnm, "ENDHDR not followed by a newline") }
                     bodyOffset = offset + 1
-                    guard seen.isSuperset(of: ["WIDTH", "HEIGHT", "DEPTH", "MAXVAL"]) else { throw PNMDecoder.invalid("PAM header incomplete") }
-                    guard (1...65_535).contains(maxValue) else { throw PNMDecoder.invalid("maximum value \(maxValue) out of 1…65535") }
+                    guard seen.isSuperset(of: ["WIDTH", "HEIGHT", "DEPTH", "MAXVAL"]) else { throw ImagoError.invalid(.pnm, "PAM header incomplete") }
+                    guard (1...65_535).contains(maxValue) else { throw ImagoError.invalid(.pnm, "maximum value \(maxValue) out of 1…65535") }
                     switch (depth, tupleType) {
                     case (1, _): layout = .samples(.gray)
                     case (2, _): layout = .samples(.grayAlpha)
                     case (3, _): layout = .samples(.rgb)
                     case (4, _): layout = .samples(.rgbAlpha)
-                    default: throw PNMDecoder.invalid("depth \(depth) not supported")
+                    default: throw ImagoError.invalid(.pnm, "depth \(depth) not supported")
                     }
                     return
                 case "WIDTH": width = try Self.number(bytes, offset: &offset)
@@ -182,8 +179,8 @@ public struct PNMDecoder: ImageDecoding {
                         tupleType.append(Character(Unicode.Scalar(bytes[offset])))
                         offset += 1
                     }
-                case "": throw PNMDecoder.invalid("PAM header ended early")
-                default: throw PNMDecoder.invalid("unknown PAM header field")
+                case "": throw ImagoError.invalid(.pnm, "PAM header ended early")
+                default: throw ImagoError.invalid(.pnm, "unknown PAM header field")
                 }
                 seen.insert(key)
             }
@@ -209,13 +206,13 @@ public struct PNMDecoder: ImageDecoding {
             let raw: Int
             if header.isASCII {
                 raw = try Header.number(bytes, offset: &offset)
-                guard raw <= header.maxValue else { throw PNMDecoder.invalid("sample \(raw) above the maximum value") }
+                guard raw <= header.maxValue else { throw ImagoError.invalid(.pnm, "sample \(raw) above the maximum value") }
             } else if header.maxValue > 255 {
-                guard offset + 1 < bytes.count else { throw PNMDecoder.invalid("pixel data cut short") }
+                guard offset + 1 < bytes.count else { throw ImagoError.invalid(.pnm, "pixel data cut short") }
                 raw = min(Int(bytes[offset]) << 8 | Int(bytes[offset + 1]), header.maxValue)
                 offset += 2
             } else {
-                guard offset < bytes.count else { throw PNMDecoder.invalid("pixel data cut short") }
+                guard offset < bytes.count else { throw ImagoError.invalid(.pnm, "pixel data cut short") }
                 raw = min(Int(bytes[offset]), header.maxValue)
                 offset += 1
             }
@@ -227,14 +224,14 @@ public struct PNMDecoder: ImageDecoding {
         mutating func bit() throws(ImagoError) -> Bool {
             if header.isASCII {
                 Header.skipWhitespaceAndComments(bytes, offset: &offset)
-                guard offset < bytes.count else { throw PNMDecoder.invalid("pixel data cut short") }
+                guard offset < bytes.count else { throw ImagoError.invalid(.pnm, "pixel data cut short") }
                 let byte = bytes[offset]
                 offset += 1
-                guard byte == UInt8(ascii: "0") || byte == UInt8(ascii: "1") else { throw PNMDecoder.invalid("bitmap digit expected") }
+                guard byte == UInt8(ascii: "0") || byte == UInt8(ascii: "1") else { throw ImagoError.invalid(.pnm, "bitmap digit expected") }
                 return byte == UInt8(ascii: "1")
             }
             if bitsLeft == 0 {
-                guard offset < bytes.count else { throw PNMDecoder.invalid("pixel data cut short") }
+                guard offset < bytes.count else { throw ImagoError.invalid(.pnm, "pixel data cut short") }
                 bitByte = bytes[offset]
                 offset += 1
                 bitsLeft = 8

@@ -75,7 +75,7 @@ struct JPEGScanLayout {
             }
             if marker == 0xD9 { break }
             guard offset + 4 <= bytes.count else { break }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            let length = bytes.integer(2, at: offset + 2, .bigEndian) ?? 0
             if marker == 0xC2 { isProgressive = true }
             if marker == 0xDA {
                 inScan = true

@@ -37,7 +37,7 @@ public struct TGADecoder: ImageDecoding {
         var written = 0
         func read() throws(ImagoError) -> UInt32 {
             let size = header.bytesPerPixel
-            guard offset <= bytes.count - size else { throw Self.invalid("pixel data cut short") }
+            guard offset <= bytes.count - size else { throw ImagoError.invalid(.tga, "pixel data cut short") }
             defer { offset += size }
             return header.color(bytes, at: offset, palette: palette)
         }
@@ -56,7 +56,7 @@ public struct TGADecoder: ImageDecoding {
         }
         if header.isRLE {
             while written < pixelCount {
-                guard offset < bytes.count else { throw Self.invalid("RLE data cut short") }
+                guard offset < bytes.count else { throw ImagoError.invalid(.tga, "RLE data cut short") }
                 let packet = Int(bytes[offset])
                 offset += 1
                 let count = min((packet & 0x7F) + 1, pixelCount - written)
@@ -73,9 +73,6 @@ public struct TGADecoder: ImageDecoding {
         return Image(still: pixels, width: header.width, height: header.height, format: .tga, hasAlpha: header.hasAlpha)
     }
 
-    static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("TGA: " + message), url: nil, stage: .decoding)
-    }
 
     /// What the 18-byte header says.
     struct Header {
@@ -105,17 +102,17 @@ public struct TGADecoder: ImageDecoding {
         }
 
         init(_ bytes: [UInt8]) throws(ImagoError) {
-            guard bytes.count >= 18 else { throw TGADecoder.invalid("header cut short") }
+            guard bytes.count >= 18 else { throw ImagoError.invalid(.tga, "header cut short") }
             let idLength = Int(bytes[0])
             let colorMapType = bytes[1]
             switch bytes[2] {
             case 1, 9: kind = .colorMapped
             case 2, 10: kind = .trueColor
             case 3, 11: kind = .grayscale
-            default: throw TGADecoder.invalid("image type \(bytes[2]) not supported")
+            default: throw ImagoError.invalid(.tga, "image type \(bytes[2]) not supported")
             }
             isRLE = bytes[2] >= 9
-            guard colorMapType <= 1, (kind == .colorMapped) == (colorMapType == 1) else { throw TGADecoder.invalid("colour map type \(colorMapType)") }
+            guard colorMapType <= 1, (kind == .colorMapped) == (colorMapType == 1) else { throw ImagoError.invalid(.tga, "colour map type \(colorMapType)") }
             colorMapFirst = Int(bytes[3]) | Int(bytes[4]) << 8
             colorMapLength = Int(bytes[5]) | Int(bytes[6]) << 8
             colorMapEntrySize = Int(bytes[7])
@@ -125,16 +122,16 @@ public struct TGADecoder: ImageDecoding {
             alphaBits = Int(bytes[17] & 0x0F)
             rightOrigin = bytes[17] & 0x10 != 0
             topOrigin = bytes[17] & 0x20 != 0
-            guard width > 0, height > 0 else { throw TGADecoder.invalid("empty image \(width)×\(height)") }
+            guard width > 0, height > 0 else { throw ImagoError.invalid(.tga, "empty image \(width)×\(height)") }
             switch kind {
             case .colorMapped:
                 guard pixelDepth == 8, [15, 16, 24, 32].contains(colorMapEntrySize), colorMapLength > 0 else {
-                    throw TGADecoder.invalid("colour map of \(colorMapEntrySize)-bit entries for \(pixelDepth)-bit indices")
+                    throw ImagoError.invalid(.tga, "colour map of \(colorMapEntrySize)-bit entries for \(pixelDepth)-bit indices")
                 }
             case .trueColor:
-                guard [15, 16, 24, 32].contains(pixelDepth) else { throw TGADecoder.invalid("\(pixelDepth) bits per pixel") }
+                guard [15, 16, 24, 32].contains(pixelDepth) else { throw ImagoError.invalid(.tga, "\(pixelDepth) bits per pixel") }
             case .grayscale:
-                guard pixelDepth == 8 || pixelDepth == 16 else { throw TGADecoder.invalid("\(pixelDepth)-bit grayscale") }
+                guard pixelDepth == 8 || pixelDepth == 16 else { throw ImagoError.invalid(.tga, "\(pixelDepth)-bit grayscale") }
             }
             colorMapOffset = 18 + idLength
             // A colour map may also be present, and skipped, in a true-colour image.
@@ -145,7 +142,7 @@ public struct TGADecoder: ImageDecoding {
         func palette(_ bytes: [UInt8]) throws(ImagoError) -> [UInt32] {
             guard kind == .colorMapped else { return [] }
             let size = (colorMapEntrySize + 7) / 8
-            guard pixelOffset <= bytes.count else { throw TGADecoder.invalid("colour map cut short") }
+            guard pixelOffset <= bytes.count else { throw ImagoError.invalid(.tga, "colour map cut short") }
             return (0..<colorMapLength).map { Self.trueColor(bytes, at: colorMapOffset + $0 * size, depth: colorMapEntrySize, alphaBits: alphaBits) }
         }
 

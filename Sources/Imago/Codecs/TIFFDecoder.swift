@@ -64,7 +64,7 @@
                         : pixels.withUnsafeMutableBytes { raster in
                             imago_tiff_read_rgba(tiff, info.width, info.height, raster.bindMemory(to: UInt32.self).baseAddress, &message)
                         }
-                    guard ok != 0 else { throw Self.invalid(Self.text(message)) }
+                    guard ok != 0 else { throw ImagoError.invalid(.tiff, Self.text(message)) }
                     Self.finish(&pixels, isCMYK: isCMYK, hasAlpha: info.has_alpha != 0)
                     color.apply(&pixels, width: width, height: height)
                 }
@@ -82,9 +82,6 @@
             (try? withTIFF(data, options: DecodingOptions()) { tiff throws(ImagoError) in Int(TIFFNumberOfDirectories(tiff)) }) ?? 0
         }
 
-        static func invalid(_ message: String) -> ImagoError {
-            ImagoError(.invalidImage("TIFF: " + (message.isEmpty ? "unreadable" : message)), url: nil, stage: .decoding)
-        }
 
         /// Reads a plain 16-bit directory and converts it to 8-bit RGBA through `color`.
         private static func readConverted(
@@ -93,7 +90,7 @@
             let (width, height) = (Int(info.width), Int(info.height))
             let wide = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: width * height * 4)
             defer { wide.deallocate() }
-            guard imago_tiff_read_rgba16(tiff, info.width, info.height, wide.baseAddress, &message) != 0 else { throw invalid(text(message)) }
+            guard imago_tiff_read_rgba16(tiff, info.width, info.height, wide.baseAddress, &message) != 0 else { throw ImagoError.invalid(.tiff, text(message)) }
             return try color.apply(rgba16: UnsafeBufferPointer(wide), width: width, height: height)
         }
 
@@ -144,21 +141,21 @@
                 source.count = UInt64(bytes.count)
                 return withUnsafeMutablePointer(to: &source) { source -> Result<T, ImagoError> in
                     guard let tiff = imago_tiff_open(source, Int64(options.maxDecodedBytes)) else {
-                        return .failure(invalid(message(source)))
+                        return .failure(ImagoError.invalid(.tiff, message(source)))
                     }
                     defer { TIFFClose(tiff) }
                     return Result { () throws(ImagoError) -> T in
                         do throws(ImagoError) {
                             // libtiff goes on past some damage (a tag cut off by the file's end) that
                             // it only reports: a report is a failure.
-                            guard message(source).isEmpty else { throw invalid("") }
+                            guard message(source).isEmpty else { throw ImagoError.invalid(.tiff, "") }
                             let value = try body(tiff)
-                            guard message(source).isEmpty else { throw invalid("") }
+                            guard message(source).isEmpty else { throw ImagoError.invalid(.tiff, "") }
                             return value
                         } catch {
                             // libtiff's own words, when it had any, say more than the wrapper's.
                             let detail = message(source)
-                            if error.code.kind == .invalidImage, !detail.isEmpty { throw invalid(detail) }
+                            if error.code.kind == .invalidImage, !detail.isEmpty { throw ImagoError.invalid(.tiff, detail) }
                             throw error
                         }
                     }
@@ -174,11 +171,11 @@
             try withTIFF(data, options: options) { tiff throws(ImagoError) in
                 if page != 0 {
                     guard page > 0, page < Int(TIFFNumberOfDirectories(tiff)), TIFFSetDirectory(tiff, tdir_t(page)) != 0 else {
-                        throw invalid("no page \(page)")
+                        throw ImagoError.invalid(.tiff, "no page \(page)")
                     }
                 }
                 var info = imago_tiff_info()
-                guard imago_tiff_read_info(tiff, &info) != 0 else { throw invalid("no image size") }
+                guard imago_tiff_read_info(tiff, &info) != 0 else { throw ImagoError.invalid(.tiff, "no image size") }
                 return try body(tiff, info)
             }
         }

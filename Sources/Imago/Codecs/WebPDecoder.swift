@@ -38,10 +38,10 @@ public struct WebPDecoder: ImageDecoding {
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(ImagoError) -> Image {
-        guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw Self.invalid("no data") }
+        guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw ImagoError.invalid(.webp, "no data") }
         var features = WebPBitstreamFeatures()
         let status = WebPGetFeatures(base, bytes.count, &features)
-        guard status == VP8_STATUS_OK else { throw Self.invalid("cannot read the header (status \(status.rawValue))") }
+        guard status == VP8_STATUS_OK else { throw ImagoError.invalid(.webp, "cannot read the header (status \(status.rawValue))") }
         try options.check(width: Int(features.width), height: Int(features.height))
         if features.has_animation != 0 {
             // WebPAnimDecoderNew allocates its two canvases at once: check them first.
@@ -59,7 +59,7 @@ public struct WebPDecoder: ImageDecoding {
         }
         try options.checkMemory(1, width: outWidth, height: outHeight)
         var config = WebPDecoderConfig()
-        guard WebPInitDecoderConfig(&config) != 0 else { throw Self.invalid("libwebp version mismatch") }
+        guard WebPInitDecoderConfig(&config) != 0 else { throw ImagoError.invalid(.webp, "libwebp version mismatch") }
         if (outWidth, outHeight) != (width, height) {
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(outWidth)
@@ -74,7 +74,7 @@ public struct WebPDecoder: ImageDecoding {
             config.output.u.RGBA.size = out.count
             defer { WebPFreeDecBuffer(&config.output) }
             let decoded = WebPDecode(base, bytes.count, &config)
-            return decoded == VP8_STATUS_OK ? .success(()) : .failure(Self.invalid("decoding failed (status \(decoded.rawValue))"))
+            return decoded == VP8_STATUS_OK ? .success(()) : .failure(ImagoError.invalid(.webp, "decoding failed (status \(decoded.rawValue))"))
         }
         color.apply(&pixels, width: outWidth, height: outHeight)
         var metadata = ImageMetadata(format: .webp, originalWidth: width, originalHeight: height, hasAlpha: features.has_alpha != 0)
@@ -144,12 +144,12 @@ public struct WebPDecoder: ImageDecoding {
     private func decodeAnimation(_ base: UnsafePointer<UInt8>, count: Int, options: DecodingOptions) throws(ImagoError) -> Image {
         var data = WebPData(bytes: base, size: count)
         var animationOptions = WebPAnimDecoderOptions()
-        guard WebPAnimDecoderOptionsInit(&animationOptions) != 0 else { throw Self.invalid("libwebp version mismatch") }
+        guard WebPAnimDecoderOptionsInit(&animationOptions) != 0 else { throw ImagoError.invalid(.webp, "libwebp version mismatch") }
         animationOptions.color_mode = MODE_RGBA
-        guard let decoder = WebPAnimDecoderNew(&data, &animationOptions) else { throw Self.invalid("cannot read the animation") }
+        guard let decoder = WebPAnimDecoderNew(&data, &animationOptions) else { throw ImagoError.invalid(.webp, "cannot read the animation") }
         defer { WebPAnimDecoderDelete(decoder) }
         var info = WebPAnimInfo()
-        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else { throw Self.invalid("cannot read the animation") }
+        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else { throw ImagoError.invalid(.webp, "cannot read the animation") }
         let width = Int(info.canvas_width), height = Int(info.canvas_height)
         try options.check(width: width, height: height)
         let frameCount = Int(info.frame_count)
@@ -162,13 +162,13 @@ public struct WebPDecoder: ImageDecoding {
             var buffer: UnsafeMutablePointer<UInt8>?
             var timestamp: Int32 = 0
             guard frames.count < frameCount, WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
-                throw Self.invalid("frame \(frames.count + 1) is corrupt")
+                throw ImagoError.invalid(.webp, "frame \(frames.count + 1) is corrupt")
             }
             let pixels = [UInt8](UnsafeBufferPointer(start: buffer, count: width * height * 4))
             frames.append(Image.Frame(pixels: pixels, duration: .milliseconds(Self.duration(from: previous, to: timestamp))))
             previous = timestamp
         }
-        guard !frames.isEmpty else { throw Self.invalid("animation without frames") }
+        guard !frames.isEmpty else { throw ImagoError.invalid(.webp, "animation without frames") }
         let hasAlpha = frames.contains { $0.pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element != 255 } }
         let color = DecodeColor(stated: Self.iccProfile(base, count: count), pixels: .rgb, options: options)
         for index in frames.indices { color.apply(&frames[index].pixels, width: width, height: height) }
@@ -186,7 +186,4 @@ public struct WebPDecoder: ImageDecoding {
         min(Int(UInt32(bitPattern: timestamp &- previous)), 0xFF_FFFF)
     }
 
-    private static func invalid(_ message: String) -> ImagoError {
-        ImagoError(.invalidImage("WebP: " + message), url: nil, stage: .decoding)
-    }
 }

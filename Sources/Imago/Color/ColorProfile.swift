@@ -33,7 +33,7 @@ public struct ColorProfile: Sendable, Hashable, CustomStringConvertible {
     public init?(iccData: Data) {
         guard iccData.count >= 132 else { return nil }
         let header = [UInt8](iccData.prefix(40))
-        let declared = header[0..<4].reduce(0) { $0 << 8 | Int($1) }
+        let declared = header.integer(4, at: 0, .bigEndian) ?? 0
         guard declared >= 132, declared <= iccData.count, header[36..<40].elementsEqual(Array("acsp".utf8)) else { return nil }
         switch String(decoding: header[16..<20], as: UTF8.self) {
         case "RGB ": kind = .rgb

@@ -23,8 +23,7 @@ struct EXIF {
         var bytes = [UInt8](data)
         if bytes.starts(with: Array("Exif\0\0".utf8)) { bytes.removeFirst(6) }
         if !Self.isTIFFHeader(bytes), bytes.count >= 8 {
-            let offset = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
-            if offset >= 0, offset < bytes.count - 4, Self.isTIFFHeader(Array(bytes[(4 + offset)...])) { bytes.removeFirst(4 + offset) }
+            if let offset = bytes.integer(4, at: 0, .bigEndian), offset < bytes.count - 4, Self.isTIFFHeader(Array(bytes[(4 + offset)...])) { bytes.removeFirst(4 + offset) }
         }
         guard Self.isTIFFHeader(bytes) else { return nil }
         self.bytes = bytes
@@ -36,15 +35,9 @@ struct EXIF {
         bytes.count >= 8 && (bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]))
     }
 
-    private func read16(_ at: Int) -> Int? {
-        guard at >= 0, at + 2 <= bytes.count else { return nil }
-        return littleEndian ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
-    }
+    private func read16(_ at: Int) -> Int? { bytes.integer(2, at: at, littleEndian ? .littleEndian : .bigEndian) }
 
-    private func read32(_ at: Int) -> Int? {
-        guard let high = read16(littleEndian ? at + 2 : at), let low = read16(littleEndian ? at : at + 2) else { return nil }
-        return high << 16 | low
-    }
+    private func read32(_ at: Int) -> Int? { bytes.integer(4, at: at, littleEndian ? .littleEndian : .bigEndian) }
 
     /// IFD0's entries: tag, type, count, and where the entry starts.
     private var entries: [(tag: Int, type: Int, count: Int, entry: Int)] {
@@ -59,6 +52,11 @@ struct EXIF {
     }
 
     /// Whether IFD0 has `tag`.
+    /// IFD0's orientation (a SHORT stored in its entry), nil when absent or not 1…8.
+    var orientation: ImageOrientation? {
+        entries.first { $0.tag == Tag.orientation.rawValue }.flatMap { read16($0.entry + 8) }.flatMap(ImageOrientation.init(rawValue:))
+    }
+
     func has(_ tag: Tag) -> Bool { entries.contains { $0.tag == tag.rawValue } }
 
     /// An ASCII tag of IFD0, without its terminating zero.
