@@ -96,4 +96,62 @@ struct PreviewTests {
             #expect(origin.log.requests.count == 1)
         }
     }
+
+    /// A format of this test's own: "STRIPES" then one gray byte per row of a 4-pixel-wide image
+    /// whose height is the byte after the magic. Its decoder gives previews of the rows so far.
+    struct StripesDecoder: ImageDecoding {
+        var format: ImageFormat { ImageFormat(rawValue: "stripes") }
+        func canDecode(_ data: Data) -> Bool { data.starts(with: Array("STRIPES".utf8)) }
+
+        func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+            guard let image = image(of: data, rows: nil) else { throw ImagoError(.invalidImage("stripes cut short"), url: nil, stage: .decoding) }
+            return image
+        }
+
+        func preview(of data: Data, after shown: Int, options: DecodingOptions) -> PartialImage? {
+            let rows = max(0, data.count - 8)
+            guard rows > shown, let image = image(of: data, rows: rows) else { return nil }
+            return PartialImage(image: image, reached: rows)
+        }
+
+        private func image(of data: Data, rows: Int?) -> Image? {
+            let bytes = [UInt8](data)
+            guard bytes.count >= 8 else { return nil }
+            let height = Int(bytes[7])
+            guard height > 0, rows != nil || bytes.count >= 8 + height else { return nil }
+            var pixels = [UInt8](repeating: 0, count: 4 * height * 4)
+            for row in 0..<min(height, bytes.count - 8) {
+                for x in 0..<4 {
+                    pixels.replaceSubrange((row * 4 + x) * 4..<(row * 4 + x) * 4 + 4, with: [bytes[8 + row], bytes[8 + row], bytes[8 + row], 255])
+                }
+            }
+            return Image(
+                width: 4, height: height, frames: [Image.Frame(pixels: pixels)],
+                metadata: ImageMetadata(format: format, originalWidth: 4, originalHeight: height, hasAlpha: rows != nil))
+        }
+    }
+
+    @Test("a decoder registered by the user gives previews through the pipeline, as the built-in ones do")
+    func registeredDecoderPreviews() async throws {
+        let data = Data("STRIPES".utf8) + [200] + (0..<200).map { UInt8($0) }
+        try await withOrigin(configure: { $0.previewInterval = .zero }) { origin, pipeline in
+            pipeline.decoders.register(StripesDecoder())
+            origin.serve(data, at: "/a.stripes")
+            let url = origin.url("/a.stripes?pause_after=108&pause_gate=previewed")
+            let previews = Recorder<ImageResponse>()
+            let task = pipeline.imageTask(
+                with: ImageRequest(url: url, options: .previews),
+                preview: {
+                    previews.append($0)
+                    origin.release("previewed")
+                })
+            let final = try await task.response
+            #expect(final.image.height == 200 && final.image.metadata.format.rawValue == "stripes")
+            let first = try #require(previews.all.first)
+            #expect(first.isPreview && first.image.height == 200)
+            // Row 99 (of the first 100 received) is painted; row 150 was not there yet.
+            let pixels = first.image.frames[0].pixels
+            #expect(pixels[99 * 16] == 99 && pixels[150 * 16 + 3] == 0)
+        }
+    }
 }

@@ -61,20 +61,20 @@ struct TransferStateMachineTests {
             return
         }
         #expect(machine.started(transferID, job: 10) == nil)
-        guard let (decoder, job) = machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) else {
+        guard let (decoder, job) = machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) else {
             Issue.record("expected a preview to begin")
             return
         }
         #expect(job == 10)
         // More bytes while it is made: no second preview at once, but one asked for after.
-        #expect(machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) == nil)
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) == nil)
         let first = machine.endPreview(transferID, decoder: decoder, made: false, now: start)
         #expect(first.members.isEmpty && first.again)
-        #expect(machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) != nil)
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) != nil)
         let second = machine.endPreview(transferID, decoder: decoder, made: true, now: start)
         #expect(second.members.map(\.handle) == ["h1"] && !second.again)
         _ = machine.downloaded(transferID, succeeded: true)
-        #expect(machine.beginPreview(transferID, now: start, interval: .zero, options: DecodingOptions()) == nil)
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) == nil)
     }
 
     @Test("a cache lookup: a hit decodes with no slot; a miss queues with the stale entry to revalidate")

@@ -17,11 +17,34 @@ public protocol ImageDecoding: Sendable {
     /// pipeline can reserve it in its ``DecodeMemoryBudget`` before decoding; nil when the decoder
     /// cannot tell (the pipeline then reserves ``DecodingOptions/maxDecodedBytes``).
     func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate?
+    /// A preview of an image whose bytes are still arriving, for requests with `.previews`:
+    /// `data` is every byte so far, `shown` how far the last preview reached (0 before the first).
+    /// Nil when nothing beyond `shown` can be shown yet. Implement it to give previews; JPEG
+    /// (complete progressive scans, or baseline rows), PNG (non-interlaced rows) and WebP (still
+    /// rows) do.
+    func preview(of data: Data, after shown: Int, options: DecodingOptions) -> PartialImage?
 }
 
 extension ImageDecoding {
     /// No estimate: the pipeline reserves ``DecodingOptions/maxDecodedBytes`` for the decode.
     public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? { nil }
+    /// No previews: the image is shown when its bytes are complete.
+    public func preview(of data: Data, after shown: Int, options: DecodingOptions) -> PartialImage? { nil }
+}
+
+/// What a decoder shows of an image whose bytes are still arriving.
+public struct PartialImage: Sendable {
+    /// The picture so far, the missing part transparent (or coarse, for a progressive scan).
+    public var image: Image
+    /// How far it reaches, in the decoder's own measure (rows, scans, bytes); it grows as more
+    /// is shown, and a later preview is asked to go beyond it.
+    public var reached: Int
+
+    /// A preview that reaches `reached`.
+    public init(image: Image, reached: Int) {
+        self.image = image
+        self.reached = reached
+    }
 }
 
 /// What a decode will hold, read from an image's header.

@@ -23,7 +23,9 @@ struct EXIF {
         var bytes = [UInt8](data)
         if bytes.starts(with: Array("Exif\0\0".utf8)) { bytes.removeFirst(6) }
         if !Self.isTIFFHeader(bytes), bytes.count >= 8 {
-            if let offset = bytes.integer(4, at: 0, .bigEndian), offset < bytes.count - 4, Self.isTIFFHeader(Array(bytes[(4 + offset)...])) { bytes.removeFirst(4 + offset) }
+            if let offset = bytes.integer(4, at: 0, .bigEndian), offset < bytes.count - 4, Self.isTIFFHeader(Array(bytes[(4 + offset)...])) {
+                bytes.removeFirst(4 + offset)
+            }
         }
         guard Self.isTIFFHeader(bytes) else { return nil }
         self.bytes = bytes

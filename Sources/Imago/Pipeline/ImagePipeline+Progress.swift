@@ -14,7 +14,9 @@ extension ImagePipeline {
     /// and no other preview of the transfer is being made.
     private func startPreview(of transferID: UInt64) {
         let job = state.withLock { state in
-            state.transfers.beginPreview(transferID, now: .now, interval: configuration.previewInterval, options: configuration.decodingOptions)
+            state.transfers.beginPreview(
+                transferID, now: .now, interval: configuration.previewInterval,
+                newDecoder: PreviewDecoder(decoders: decoders, options: configuration.decodingOptions))
         }
         guard let (startingDecoder, download) = job else { return }
         let data = download.sink.snapshot

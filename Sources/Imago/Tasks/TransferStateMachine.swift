@@ -302,7 +302,9 @@ struct TransferStateMachine<Handle, Job, Stale> {
 
     /// Begins a preview of running `transferID` when none is being made and `interval` has passed
     /// since the last: the decoder to use and the running job (which holds the bytes so far).
-    mutating func beginPreview(_ transferID: UInt64, now: ContinuousClock.Instant, interval: Duration, options: DecodingOptions) -> (PreviewDecoder, Job)? {
+    mutating func beginPreview(
+        _ transferID: UInt64, now: ContinuousClock.Instant, interval: Duration, newDecoder: @autoclosure () -> PreviewDecoder
+    ) -> (PreviewDecoder, Job)? {
         if transfers[transferID]?.preview.isMaking == true {
             transfers[transferID]?.preview.missedBytes = true
             return nil
@@ -313,7 +315,7 @@ struct TransferStateMachine<Handle, Job, Stale> {
         else { return nil }
         transfer.preview.isMaking = true
         transfer.preview.missedBytes = false
-        let decoder = transfer.preview.decoder ?? PreviewDecoder(options: options)
+        let decoder = transfer.preview.decoder ?? newDecoder()
         transfers[transferID] = transfer
         return (decoder, job)
     }

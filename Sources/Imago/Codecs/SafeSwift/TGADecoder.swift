@@ -73,7 +73,6 @@ public struct TGADecoder: ImageDecoding {
         return Image(still: pixels, width: header.width, height: header.height, format: .tga, hasAlpha: header.hasAlpha)
     }
 
-
     /// What the 18-byte header says.
     struct Header {
         enum Kind { case colorMapped, trueColor, grayscale }

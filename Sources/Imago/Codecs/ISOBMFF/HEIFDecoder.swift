@@ -56,7 +56,9 @@
                 // The decoded size is the handle's after its transformations; read it back rather than trust it.
                 let outWidth = Int(heif_image_get_width(decoded, heif_channel_interleaved))
                 let outHeight = Int(heif_image_get_height(decoded, heif_channel_interleaved))
-                guard outWidth == width, outHeight == height else { throw ImagoError.invalid(.heif, "decoded \(outWidth)×\(outHeight), declared \(width)×\(height)") }
+                guard outWidth == width, outHeight == height else {
+                    throw ImagoError.invalid(.heif, "decoded \(outWidth)×\(outHeight), declared \(width)×\(height)")
+                }
                 var stride: Int32 = 0
                 let bytesPerPixel = wide ? 8 : 4
                 guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride), Int(stride) >= width * bytesPerPixel else {
@@ -107,7 +109,6 @@
             }
             return try color.apply(rgba16: UnsafeBufferPointer(wide), width: width, height: height)
         }
-
 
         /// The first metadata block of `type` (`Exif`, or `mime` for XMP), at most 1 MiB.
         static func metadataBlock(_ handle: OpaquePointer, type: String) -> Data? {

@@ -101,7 +101,6 @@
             }
         }
 
-
         /// The `colr` box's ICC profile, else the profile its CICP code points describe.
         static func colorProfile(_ image: UnsafeMutablePointer<avifImage>) -> ColorProfile? {
             if let bytes = image.pointee.icc.data, image.pointee.icc.size > 0 {

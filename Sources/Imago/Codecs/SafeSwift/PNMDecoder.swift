@@ -63,7 +63,6 @@ public struct PNMDecoder: ImageDecoding {
         return Image(still: pixels, width: header.width, height: header.height, format: .pnm, hasAlpha: header.hasAlpha)
     }
 
-
     /// What a Netpbm header says.
     struct Header {
         enum Channels: Equatable { case gray, grayAlpha, rgb, rgbAlpha }

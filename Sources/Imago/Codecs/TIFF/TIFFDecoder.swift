@@ -82,7 +82,6 @@
             (try? withTIFF(data, options: DecodingOptions()) { tiff throws(ImagoError) in Int(TIFFNumberOfDirectories(tiff)) }) ?? 0
         }
 
-
         /// Reads a plain 16-bit directory and converts it to 8-bit RGBA through `color`.
         private static func readConverted(
             _ tiff: OpaquePointer, _ info: imago_tiff_info, color: DecodeColor, message: inout [CChar]

@@ -143,6 +143,11 @@ public struct PNGDecoder: ImageDecoding {
 
     /// The rows of a non-interlaced PNG decodable from the bytes so far (the rest transparent), in
     /// the colour the decode gives, for previews; nil when the header is incomplete, the image is interlaced or over the limits.
+    /// A non-interlaced PNG's rows decodable from the bytes so far (the rest transparent); `reached` counts rows.
+    public func preview(of data: Data, after shown: Int, options: DecodingOptions) -> PartialImage? {
+        partialImage(data, options: options).flatMap { $0.rows > shown ? PartialImage(image: $0.image, reached: $0.rows) : nil }
+    }
+
     func partialImage(_ data: Data, options: DecodingOptions) -> (image: Image, rows: Int)? {
         guard let context = spng_ctx_new(0) else { return nil }
         defer { spng_ctx_free(context) }

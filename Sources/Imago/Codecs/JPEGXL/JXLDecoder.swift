@@ -43,7 +43,6 @@
             return Image(width: Int(info.xsize), height: Int(info.ysize), frames: frames, loopCount: Int(info.animation.num_loops), metadata: metadata)
         }
 
-
         /// Runs libjxl's event loop over `data`: the basic header, then (unless `headerOnly`) every
         /// frame into a buffer of its own, each checked against `options` first and converted as its
         /// colour is decided (from 16 bits when the file has more than 8 and is converted). Unless
@@ -53,7 +52,9 @@
         ) throws(ImagoError) -> (info: JxlBasicInfo, frames: [Image.Frame], color: DecodeColor?) {
             let result = data.withUnsafeBytes { bytes -> Result<(JxlBasicInfo, [Image.Frame], DecodeColor?), ImagoError> in
                 Result { () throws(ImagoError) -> (JxlBasicInfo, [Image.Frame], DecodeColor?) in
-                    guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, let decoder = JxlDecoderCreate(nil) else { throw ImagoError.invalid(.jxl, "no data") }
+                    guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, let decoder = JxlDecoderCreate(nil) else {
+                        throw ImagoError.invalid(.jxl, "no data")
+                    }
                     defer { JxlDecoderDestroy(decoder) }
                     let events = Int32(
                         JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue)
@@ -61,7 +62,9 @@
                         JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS
                     else { throw ImagoError.invalid(.jxl, "libjxl refused the input") }
                     JxlDecoderCloseInput(decoder)
-                    guard JxlDecoderSetKeepOrientation(decoder, keepOrientation ? 1 : 0) == JXL_DEC_SUCCESS else { throw ImagoError.invalid(.jxl, "libjxl refused the options") }
+                    guard JxlDecoderSetKeepOrientation(decoder, keepOrientation ? 1 : 0) == JXL_DEC_SUCCESS else {
+                        throw ImagoError.invalid(.jxl, "libjxl refused the options")
+                    }
                     var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
                     var info = JxlBasicInfo()
                     var frames: [Image.Frame] = []
@@ -99,7 +102,9 @@
                             color = decided
                         case JXL_DEC_FRAME:
                             var header = JxlFrameHeader()
-                            guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else { throw ImagoError.invalid(.jxl, "unreadable frame header") }
+                            guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
+                                throw ImagoError.invalid(.jxl, "unreadable frame header")
+                            }
                             let (width, height) = (Int(info.xsize), Int(info.ysize))
                             try options.checkFrames(frames.count + 1, width: width, height: height)
                             // The frames so far, this one's output (twice as large at 16 bits) and its copy.

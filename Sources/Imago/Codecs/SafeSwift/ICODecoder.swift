@@ -37,7 +37,6 @@ public struct ICODecoder: ImageDecoding {
         return image
     }
 
-
     /// One image of the directory, with the size its own header gives (the directory's byte for
     /// 256 is 0, and some writers put wrong sizes there).
     struct Entry {
@@ -71,7 +70,9 @@ public struct ICODecoder: ImageDecoding {
             let offset = Int(BMPDecoder.Header.field(bytes, base + 12))
             // Both are below 2^32, so the sum cannot overflow. A directory that points outside the
             // file means the file is damaged: refuse it rather than guess.
-            guard offset >= 6 + count * 16, size >= 16, offset + size <= bytes.count else { throw ImagoError.invalid(.ico, "image \(index) lies outside the file") }
+            guard offset >= 6 + count * 16, size >= 16, offset + size <= bytes.count else {
+                throw ImagoError.invalid(.ico, "image \(index) lies outside the file")
+            }
             let data = bytes[offset..<offset + size]
             if data.starts(with: pngSignature) {
                 guard size >= 24 else { throw ImagoError.invalid(.ico, "image \(index) is a PNG cut short") }

@@ -113,6 +113,11 @@ public struct WebPDecoder: ImageDecoding {
 
     /// The rows of a still WebP decodable from the bytes so far (the rest transparent), for previews,
     /// through libwebp's incremental decoder; nil when the header is incomplete or over the limits.
+    /// A still WebP's rows decodable from the bytes so far (the rest transparent); `reached` counts rows.
+    public func preview(of data: Data, after shown: Int, options: DecodingOptions) -> PartialImage? {
+        partialImage(data, options: options).flatMap { $0.rows > shown ? PartialImage(image: $0.image, reached: $0.rows) : nil }
+    }
+
     func partialImage(_ data: Data, options: DecodingOptions) -> (image: Image, rows: Int)? {
         data.withUnsafeBytes { bytes -> (image: Image, rows: Int)? in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }

@@ -60,7 +60,6 @@ public struct BMPDecoder: ImageDecoding {
         (header.bitsPerPixel * header.width + 31) / 32 * 4
     }
 
-
     /// The row in `pixels` of a stored row: BMPs are stored bottom-up unless the height is negative.
     private static func outputRow(_ stored: Int, header: Header) -> Int {
         header.topDown ? stored : header.height - 1 - stored
