@@ -20,7 +20,7 @@ public enum ImageServer {
         let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let answer = await service.respond(to: ServiceRequest(request.head))
             return Response(
-                status: HTTPResponse.Status(code: answer.status), headers: answer.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+                status: HTTPResponse.Status(code: answer.status), headers: answer.headerFields, body: ResponseBody(byteBuffer: answer.body))
         }
         router.get("**", use: handler)
         router.head("**", use: handler)

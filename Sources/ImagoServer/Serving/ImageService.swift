@@ -121,7 +121,7 @@ public final class ImageService: Sendable {
             "answered",
             metadata: [
                 "request_id": "\(id)", "method": "\(request.isHead ? "HEAD" : "GET")", "status": "\(response.status)",
-                "ms": "\(Int(elapsed / .milliseconds(1)))", "bytes": "\(response.body.count)",
+                "ms": "\(Int(elapsed / .milliseconds(1)))", "bytes": "\(response.body.readableBytes)",
             ])
         return response
     }
@@ -182,7 +182,7 @@ public final class ImageService: Sendable {
                     self.work.release()
                 }
                 let variant = try await make()
-                self.variants.setValue(variant, forKey: key, cost: variant.data.count)
+                self.variants.setValue(variant, forKey: key, cost: variant.body.readableBytes)
                 return variant
             }
             let task = Task {

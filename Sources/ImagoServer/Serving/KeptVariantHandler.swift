@@ -62,9 +62,7 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.date] = currentDate()
         fields[.server] = ImageServer.serverName
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: response.status), headerFields: fields))), promise: nil)
-        if !response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: response.body))), promise: nil)
-        }
+        if response.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(response.body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import NIOCore
 
 /// What the service needs of an HTTP request.
 public struct ServiceRequest: Sendable {
@@ -33,24 +34,24 @@ public struct ServiceResponse: Sendable {
     public var status: Int
     /// The headers, in order.
     public var headers: HeaderFields
-    /// The body.
-    public var body: Data
+    /// The body: a kept variant's bytes are shared, not copied, by every answer that sends them.
+    public var body: ByteBuffer
 
     static func error(_ error: ServerError, head: Bool) -> ServiceResponse {
         let text = Data((error.message + "\n").utf8)
         var headers: HeaderFields = ["Content-Type": "text/plain; charset=utf-8", "Content-Length": String(text.count), "Cache-Control": "no-store"]
         if let retryAfter = error.retryAfter { headers.append(name: "Retry-After", value: String(retryAfter)) }
-        return ServiceResponse(status: error.status, headers: headers, body: head ? Data() : text)
+        return ServiceResponse(status: error.status, headers: headers, body: head ? ByteBuffer() : ByteBuffer(bytes: text))
     }
 
     static func image(_ variant: EncodedVariant, request: ServiceRequest, cacheControl: String, varies: Bool) -> ServiceResponse {
         var headers: HeaderFields = ["ETag": variant.etag, "Cache-Control": cacheControl]
         if varies { headers.append(name: "Vary", value: "Accept") }
         if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, variant.etag) {
-            return ServiceResponse(status: 304, headers: headers, body: Data())
+            return ServiceResponse(status: 304, headers: headers, body: ByteBuffer())
         }
-        headers.append(contentsOf: ["Content-Type": variant.format.mimeType, "Content-Length": String(variant.data.count)])
-        return ServiceResponse(status: 200, headers: headers, body: request.isHead ? Data() : variant.data)
+        headers.append(contentsOf: ["Content-Type": variant.format.mimeType, "Content-Length": String(variant.body.readableBytes)])
+        return ServiceResponse(status: 200, headers: headers, body: request.isHead ? ByteBuffer() : variant.body)
     }
 
     /// `If-None-Match`: `*`, or any listed tag equal to ours (weak comparison, as RFC 9110 asks).
