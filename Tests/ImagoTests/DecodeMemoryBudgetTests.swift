@@ -38,6 +38,24 @@ struct DecodeMemoryBudgetTests {
         #expect(budget.held == 0)
     }
 
+    @Test("tryReserve holds at once only what fits with nobody waiting ahead; never past the budget")
+    func tryReserve() async throws {
+        let budget = DecodeMemoryBudget(bytes: 100)
+        #expect(budget.tryReserve(60))
+        #expect(!budget.tryReserve(50))
+        #expect(!budget.tryReserve(Int.max))
+        #expect(budget.held == 60)
+        async let waiter: Void = budget.reserve(50, width: 1, height: 1)
+        await Self.waitForWaiters(budget, 1)
+        // 10 fits, but a decode waits ahead of it.
+        #expect(!budget.tryReserve(10))
+        budget.release(60)
+        try await waiter
+        #expect(budget.tryReserve(10) && budget.held == 60)
+        budget.release(60)
+        #expect(budget.held == 0)
+    }
+
     @Test("one decode over the whole budget is refused at once, naming the budget")
     func overWholeBudget() async {
         let budget = DecodeMemoryBudget(bytes: 100)

@@ -21,29 +21,67 @@ extension ImagePipeline {
         next: Transfers.NextStep, contacted: Bool, loading: Range<ContinuousClock.Instant>
     ) async {
         guard case .decode(let requests, let priority) = next, case .success(let loaded) = result else {
-            // Bytes no handle decodes are kept only if they sniff as an image.
-            if case .success(let loaded) = result { loaded.pendingWrite?.settle(loaded.data, valid: sniffsAsImage(loaded.data)) }
-            if case .gone = next { return }
-            finish(transferID, request: request, result: result, decoded: Decoded(), contacted: contacted, loading: loading)
+            finishUndecoded(transferID, request: request, result: result, next: next, contacted: contacted, loading: loading)
             return
         }
         // The decodes wait for room in the memory budget first; an image over the whole budget
         // fails its decodes (data-only handles still get the bytes).
         let (reservation, refusal) = await reserveMemory(for: requests, data: loaded.data, url: loaded.response.url)
         await cpuStage.run(priority: priority) {
-            var decoded = Decoded()
-            if let refusal { for request in requests { decoded.decodes[request.decodePlan] = .failure(refusal) } }
-            // Every variant the handles want now is made and cached before any handle completes,
-            // so a caller asking again right away hits it.
-            // Full-size decodes first, so variants that could fold a resize reuse one instead.
-            let ordered = requests.filter { $0.decodePlan.isFull } + requests.filter { !$0.decodePlan.isFull }
-            for request in ordered { _ = self.variant(for: request, of: &decoded, loaded: loaded) }
-            // Only bytes that decoded reach the disk cache.
-            let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
-            loaded.pendingWrite?.settle(loaded.data, valid: valid)
-            self.finish(transferID, request: request, result: result, decoded: decoded, contacted: contacted, loading: loading)
+            self.decodeAndFinish(transferID, request: request, requests: requests, loaded: loaded, refusal: refusal, contacted: contacted, loading: loading)
+            self.configuration.decodeMemoryBudget.release(reservation)
         }
-        configuration.decodeMemoryBudget.release(reservation)
+    }
+
+    /// ``deliver(_:request:result:next:contacted:loading:)`` from a thread of the cache stage: when
+    /// the memory budget has room at once, the CPU stage takes the decodes straight from here (a
+    /// disk hit's usual path, with no task in between); only a decode that must wait for room
+    /// goes through a task.
+    func deliverFromCacheStage(
+        _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
+        next: Transfers.NextStep, loading: Range<ContinuousClock.Instant>
+    ) {
+        guard case .decode(let requests, let priority) = next, case .success(let loaded) = result else {
+            finishUndecoded(transferID, request: request, result: result, next: next, contacted: false, loading: loading)
+            return
+        }
+        let estimate = memoryEstimate(for: requests, data: loaded.data)
+        guard estimate.bytes <= configuration.decodeMemoryBudget.bytes, configuration.decodeMemoryBudget.tryReserve(estimate.bytes) else {
+            Task { await self.deliver(transferID, request: request, result: result, next: next, contacted: false, loading: loading) }
+            return
+        }
+        cpuStage.submit(priority: priority) {
+            self.decodeAndFinish(transferID, request: request, requests: requests, loaded: loaded, refusal: nil, contacted: false, loading: loading)
+            self.configuration.decodeMemoryBudget.release(estimate.bytes)
+        }
+    }
+
+    /// Completes a transfer no handle decodes: its bytes are kept only if they sniff as an image.
+    private func finishUndecoded(
+        _ transferID: UInt64, request: ImageRequest, result: Result<Loaded, ImagoError>,
+        next: Transfers.NextStep, contacted: Bool, loading: Range<ContinuousClock.Instant>
+    ) {
+        if case .success(let loaded) = result { loaded.pendingWrite?.settle(loaded.data, valid: sniffsAsImage(loaded.data)) }
+        if case .gone = next { return }
+        finish(transferID, request: request, result: result, decoded: Decoded(), contacted: contacted, loading: loading)
+    }
+
+    /// On the CPU stage: every variant the handles want, made and cached before any handle
+    /// completes (so a caller asking again right away hits it), the disk entry settled, then the
+    /// handles completed.
+    private func decodeAndFinish(
+        _ transferID: UInt64, request: ImageRequest, requests: [ImageRequest], loaded: Loaded, refusal: ImagoError?,
+        contacted: Bool, loading: Range<ContinuousClock.Instant>
+    ) {
+        var decoded = Decoded()
+        if let refusal { for request in requests { decoded.decodes[request.decodePlan] = .failure(refusal) } }
+        // Full-size decodes first, so variants that could fold a resize reuse one instead.
+        let ordered = requests.filter { $0.decodePlan.isFull } + requests.filter { !$0.decodePlan.isFull }
+        for request in ordered { _ = variant(for: request, of: &decoded, loaded: loaded) }
+        // Only bytes that decoded reach the disk cache.
+        let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
+        loaded.pendingWrite?.settle(loaded.data, valid: valid)
+        finish(transferID, request: request, result: .success(loaded), decoded: decoded, contacted: contacted, loading: loading)
     }
 
     /// Whether bytes fetched for a request that wants no image may be kept: they must sniff as a
@@ -56,13 +94,7 @@ extension ImagePipeline {
     /// distinct decode's estimate, doubled when processors make copies. Returns the bytes held
     /// (to release after the decodes) or why the decodes may not run.
     private func reserveMemory(for requests: [ImageRequest], data: Data, url: URL) async -> (bytes: Int, refusal: ImagoError?) {
-        var bytes = 0, width = 0, height = 0
-        for plan in Set(requests.map(\.decodePlan)) {
-            let estimate = decoders.estimate(data, options: decodingOptions(for: plan))
-            bytes = bytes.addingReportingOverflow(estimate.bytes).overflow ? Int.max : bytes + estimate.bytes
-            (width, height) = estimate.bytes > 0 ? (estimate.width, estimate.height) : (width, height)
-        }
-        if requests.contains(where: { !$0.processors.isEmpty }) { bytes = bytes > Int.max / 2 ? Int.max : bytes * 2 }
+        let (bytes, width, height) = memoryEstimate(for: requests, data: data)
         do {
             try await configuration.decodeMemoryBudget.reserve(bytes, width: width, height: height)
             return (bytes, nil)
@@ -71,6 +103,19 @@ extension ImagePipeline {
             error.url = url
             return (0, error)
         }
+    }
+
+    /// What decoding `data` for `requests` will hold: each distinct decode's estimate, doubled
+    /// when processors make copies; the size of the image that makes it.
+    private func memoryEstimate(for requests: [ImageRequest], data: Data) -> (bytes: Int, width: Int, height: Int) {
+        var bytes = 0, width = 0, height = 0
+        for plan in Set(requests.map(\.decodePlan)) {
+            let estimate = decoders.estimate(data, options: decodingOptions(for: plan))
+            bytes = bytes.addingReportingOverflow(estimate.bytes).overflow ? Int.max : bytes + estimate.bytes
+            (width, height) = estimate.bytes > 0 ? (estimate.width, estimate.height) : (width, height)
+        }
+        if requests.contains(where: { !$0.processors.isEmpty }) { bytes = bytes > Int.max / 2 ? Int.max : bytes * 2 }
+        return (bytes, width, height)
     }
 
     /// The image `request` wants: decoded (at full size, or reduced for its thumbnail and
@@ -169,6 +214,25 @@ extension ImagePipeline {
             error.url = url
             return error
         }
+    }
+
+    /// Writes `image`, made for `request` from `loaded`, to the disk cache as an encoded variant
+    /// with the original's freshness, when the request asks and the response may be stored.
+    /// Animated variants are not kept.
+    func storeVariant(_ image: Image, for request: ImageRequest, loaded: Loaded) {
+        guard request.options.contains(.storesVariantOnDisk), request.hasVariant, loaded.isStorable,
+            !request.options.contains(.disableDiskCacheWrites), !image.isAnimated,
+            var metadata = loaded.metadata, let cache = httpCache(for: request)
+        else { return }
+        let encoded: Data
+        do {
+            encoded = image.metadata.hasAlpha ? try PNGEncoder().encode(image) : try JPEGEncoder(quality: 90).encode(image)
+        } catch {
+            configuration.logger.warning("could not encode the variant of \(request.url.redactedString) for the disk cache: \(error)")
+            return
+        }
+        metadata.contentType = image.metadata.hasAlpha ? "image/png" : "image/jpeg"
+        cache.disk.store(encoded, for: request.variantDiskKey, metadata: metadata)
     }
 
     /// Puts a decoded image in the memory cache, its cost the pixels plus the encoded bytes, unless

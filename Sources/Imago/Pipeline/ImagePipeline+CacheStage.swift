@@ -77,42 +77,17 @@ extension ImagePipeline {
                 )
                 let next = updateState { $0.transfers.cacheHit(transferID) }
                 reportProgress(of: transferID, received: Int64(entry.data.count), expected: Int64(entry.data.count))
-                Task {
-                    await self.deliver(
-                        transferID, request: request, result: .success(loaded), next: next, contacted: false, loading: start..<ContinuousClock.now)
-                }
+                deliverFromCacheStage(transferID, request: request, result: .success(loaded), next: next, loading: start..<ContinuousClock.now)
             case _ where request.cachePolicy == .returnCacheDataDontLoad:
                 let next = updateState { $0.transfers.cacheHit(transferID, succeeded: false) }
                 let error = ImagoError(.notCached, url: request.url, stage: .caching)
-                Task {
-                    await self.deliver(
-                        transferID, request: request, result: .failure(error), next: next, contacted: false, loading: start..<ContinuousClock.now)
-                }
+                deliverFromCacheStage(transferID, request: request, result: .failure(error), next: next, loading: start..<ContinuousClock.now)
             case (.stale(let entry), _):
                 startDownloads(updateState { $0.transfers.cacheMissed(transferID, stale: entry) })
             default:
                 startDownloads(updateState { $0.transfers.cacheMissed(transferID, stale: nil) })
             }
         }
-    }
-
-    /// Writes `image`, made for `request` from `loaded`, to the disk cache as an encoded variant
-    /// with the original's freshness, when the request asks and the response may be stored.
-    /// Animated variants are not kept.
-    func storeVariant(_ image: Image, for request: ImageRequest, loaded: Loaded) {
-        guard request.options.contains(.storesVariantOnDisk), request.hasVariant, loaded.isStorable,
-            !request.options.contains(.disableDiskCacheWrites), !image.isAnimated,
-            var metadata = loaded.metadata, let cache = httpCache(for: request)
-        else { return }
-        let encoded: Data
-        do {
-            encoded = image.metadata.hasAlpha ? try PNGEncoder().encode(image) : try JPEGEncoder(quality: 90).encode(image)
-        } catch {
-            configuration.logger.warning("could not encode the variant of \(request.url.redactedString) for the disk cache: \(error)")
-            return
-        }
-        metadata.contentType = image.metadata.hasAlpha ? "image/png" : "image/jpeg"
-        cache.disk.store(encoded, for: request.variantDiskKey, metadata: metadata)
     }
 
     /// Whether a request may be answered from the memory cache.

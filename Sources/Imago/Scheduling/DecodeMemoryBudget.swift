@@ -87,6 +87,17 @@ public final class DecodeMemoryBudget: Sendable {
         }
     }
 
+    /// Holds `amount` bytes now when they fit and no decode waits ahead (first come, first
+    /// served); false leaves the caller to ``reserve(_:width:height:)`` and wait.
+    func tryReserve(_ amount: Int) -> Bool {
+        guard amount > 0 else { return true }
+        return state.withLock { state in
+            guard state.waiters.isEmpty, amount <= bytes - state.held else { return false }
+            state.held += amount
+            return true
+        }
+    }
+
     /// Gives back `amount` bytes reserved earlier, letting waiters that now fit go.
     func release(_ amount: Int) {
         guard amount > 0 else { return }
