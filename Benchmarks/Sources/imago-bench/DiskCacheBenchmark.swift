@@ -19,7 +19,7 @@ enum DiskCacheBenchmark {
         let keys = (0..<entries).map { "https://images.example.com/photos/\($0).jpg" }
         let metadata = CacheMetadata(
             contentType: "image/jpeg", receivedAt: Date(),
-            freshness: HTTPFreshness(headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"x\"")], receivedAt: Date())
+            freshness: HTTPFreshness(headers: ["Cache-Control": "max-age=3600", "ETag": "\"x\""], receivedAt: Date())
         )
         var generator = SystemRandomNumberGenerator()
         let order = (0..<entries).shuffled(using: &generator)
@@ -93,7 +93,7 @@ enum DiskCacheBenchmark {
     /// same on the same index (its process start included, which is most of its time).
     static func openLargeCache(_ directory: URL) throws {
         let count = 100_000
-        let metadata = CacheMetadata(contentType: "image/webp", receivedAt: Date(), freshness: HTTPFreshness(headers: [], receivedAt: Date()))
+        let metadata = CacheMetadata(contentType: "image/webp", receivedAt: Date(), freshness: HTTPFreshness(headers: [:], receivedAt: Date()))
         let filled = try DiskCache(configuration: .init(directory: directory, sizeLimit: 1 << 40, syncsWrites: false))
         let small = Data(repeating: 7, count: 64)
         for index in 0..<count { filled.store(small, for: "https://cdn.example.com/\(index).webp", metadata: metadata) }
