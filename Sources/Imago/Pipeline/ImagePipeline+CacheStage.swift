@@ -83,9 +83,9 @@ extension ImagePipeline {
                 let error = ImagoError(.notCached, url: request.url, stage: .caching)
                 deliverFromCacheStage(transferID, request: request, result: .failure(error), next: next, loading: start..<ContinuousClock.now)
             case (.stale(let entry), _):
-                startDownloads(updateState { $0.transfers.cacheMissed(transferID, stale: entry) })
+                transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: entry))] }
             default:
-                startDownloads(updateState { $0.transfers.cacheMissed(transferID, stale: nil) })
+                transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: nil))] }
             }
         }
     }

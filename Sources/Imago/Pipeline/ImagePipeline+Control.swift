@@ -10,7 +10,7 @@ extension ImagePipeline {
 
     /// Starts queued downloads again after ``suspend()``.
     public func resume() {
-        startDownloads(state.withLock { $0.transfers.resume() })
+        transition { [.startDownloads($0.transfers.resume())] }
     }
 
     /// Whether ``suspend()`` holds queued downloads back.
@@ -20,15 +20,10 @@ extension ImagePipeline {
 
     /// Cancels every handle in a transfer: each completes with `cancelled`, and every download stops.
     public func cancelAll() {
-        let cancellations = updateState { state in
+        transition { state in
             let cancellations = state.transfers.cancelAll()
             state.statistics.stopped += cancellations.filter { $0.stoppedRequest != nil }.count
-            return cancellations
-        }
-        for cancellation in cancellations {
-            cancellation.job?.cancel()
-            cancellation.handle.fail(ImagoError(.cancelled, url: cancellation.handle.request.url))
-            if let stopped = cancellation.stoppedRequest { observers.stopped(stopped.url) }
+            return cancellations.map(TransferAction.cancelled)
         }
     }
 

@@ -35,9 +35,10 @@ extension ImagePipeline {
                 await self.run(start, sink: sink)
             }
             let download = RunningDownload(task: task, sink: sink)
-            if let cancelled = state.withLock({ $0.transfers.started(transferID, job: download) }) {
-                cancelled.cancel()
-            } else if let limit = start.request.deadline ?? configuration.deadline {
+            let recorded = transition { state in
+                state.transfers.started(transferID, job: download).map { (false, [TransferAction.cancelJob($0)]) } ?? (true, [])
+            }
+            if recorded, let limit = start.request.deadline ?? configuration.deadline {
                 // Past the deadline the download stops as a cancel would stop it, saying `timedOut`.
                 // The job is recorded by now; once the download is over, `job(of:)` finds none.
                 deadlines.set(transferID, at: .now + limit) { [weak self] in
@@ -67,8 +68,10 @@ extension ImagePipeline {
             reportProgress(of: start.transferID, received: count, expected: count)
         }
         let succeeded = if case .success = result { true } else { false }
-        let (starts, next) = updateState { $0.transfers.downloaded(start.transferID, succeeded: succeeded) }
-        startDownloads(starts)
+        let next = transition { state in
+            let (starts, next) = state.transfers.downloaded(start.transferID, succeeded: succeeded)
+            return (next, [.startDownloads(starts)])
+        }
         await deliver(start.transferID, request: request, result: result, next: next, contacted: contacted, loading: begin..<ContinuousClock.now)
     }
 

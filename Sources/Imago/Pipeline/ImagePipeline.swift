@@ -158,18 +158,17 @@ public final class ImagePipeline: Sendable {
         let looksUp =
             httpCache(for: request) != nil && !request.options.contains(.disableDiskCacheReads)
             && request.cachePolicy != .reloadIgnoringCache
-        let action = state.withLock { state in
-            let action = state.transfers.join(task.id, handle: task, request: request, decodes: task.decodes, looksUp: looksUp)
-            if case .coalesced = action { state.statistics.coalesced += 1 }
-            return action
-        }
-        switch action {
-        case .coalesced: observers.coalesced(request.url)
-        case .lookUp(let transferID, let request): lookUpOriginal(transferID, request: request)
-        case .start(let starts): startDownloads(starts)
+        transition { state -> [TransferAction] in
+            switch state.transfers.join(task.id, handle: task, request: request, decodes: task.decodes, looksUp: looksUp) {
+            case .coalesced:
+                state.statistics.coalesced += 1
+                return [.reportCoalesced(request.url)]
+            case .lookUp(let transferID, let request): return [.lookUpOriginal(transferID: transferID, request: request)]
+            case .start(let starts): return [.startDownloads(starts)]
+            }
         }
         // Cancelled while its variant was being looked for: let its transfer go.
-        if task.isFinished { cancelHandle(task.id) {} }
+        if task.isFinished { cancelHandle(task.id) }
     }
 
     /// The response the memory cache holds for `request`, answered synchronously; nil on a miss.
@@ -253,18 +252,16 @@ public final class ImagePipeline: Sendable {
 
     // MARK: - Handles
 
-    /// Takes handle `id` out of its transfer (stopping the transfer when it was the last), then
-    /// runs `complete`, the handle completing itself as cancelled.
-    func cancelHandle(_ id: UInt64, complete: () -> Void) {
-        updateState { state in
-            let cancellation = state.transfers.cancel(id)
-            if cancellation?.stoppedRequest != nil { state.statistics.stopped += 1 }
-            return cancellation
-        } afterwards: { cancellation in
-            cancellation?.job?.cancel()
-            complete()
-            if let stopped = cancellation?.stoppedRequest { observers.stopped(stopped.url) }
+    /// Takes handle `id` out of its transfer (stopping the transfer when it was the last) and
+    /// completes it as cancelled; a handle in no transfer (its variant still being looked for, or
+    /// already finished) is completed by `otherwise`.
+    func cancelHandle(_ id: UInt64, otherwise: () -> Void = {}) {
+        let inTransfer = transition { state -> (Bool, [TransferAction]) in
+            guard let cancellation = state.transfers.cancel(id) else { return (false, []) }
+            if cancellation.stoppedRequest != nil { state.statistics.stopped += 1 }
+            return (true, [.cancelled(cancellation)])
         }
+        if !inTransfer { otherwise() }
     }
 
     /// Changes the state under the lock, then runs `afterwards` with the result (completing the
