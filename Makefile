@@ -45,7 +45,9 @@ cluster-demo: deps
 # .build-docs/Imago.doccarchive.
 DOCC ?= $(shell dirname $$(command -v $(SWIFT) 2>/dev/null || echo /usr/bin/swift))/docc
 docs: deps
-	rm -rf .build-docs/symbol-graphs .build-docs/imago-graphs
+	# The graphs are written as a module compiles and rewritten whole when it compiles again, so
+	# they are kept: a run with nothing to compile finds the last ones.
+	rm -rf .build-docs/imago-graphs
 	$(SWIFT) build --target ImagoServer --scratch-path .build-docs -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build-docs/symbol-graphs
 	python3 scripts/doc-coverage.py .build-docs/symbol-graphs Imago
 	python3 scripts/doc-coverage.py .build-docs/symbol-graphs ImagoServer

@@ -3,7 +3,8 @@
 comment: reads the symbol graphs `make docs` emits and lists the public symbols without one,
 failing if there is any. A member that implements a protocol
 requirement (Imago's own or the standard library's: `hash(into:)`, `==`, `description`, …) takes
-the requirement's documentation, as DocC shows it, and is not listed."""
+the requirement's documentation, as DocC shows it, and is not listed; neither is a member that
+another package's extension adds to one of the module's types."""
 import glob, json, sys
 
 directory = sys.argv[1]
@@ -23,6 +24,10 @@ for graph in graphs:
 total, missing = 0, []
 for symbol in symbols.values():
     if symbol.get("accessLevel") not in ("public", "open") or "location" not in symbol:
+        continue
+    # Members another package's extension gives a type of ours (swift-algorithms' `scan` on a
+    # Sequence) are documented there.
+    if f"/Sources/{module}/" not in symbol["location"]["uri"]:
         continue
     path = symbol["pathComponents"]
     if any(part.startswith("_") for part in path):

@@ -4,7 +4,7 @@ import Dispatch
 /// (``ImagePipeline/Configuration/callbackDelivery``).
 ///
 /// Whichever is chosen, one handle's callbacks come in order, progress and previews before its
-/// completion, and the completion once. `async` APIs and ``ImageTask/events`` are not affected.
+/// completion, and the completion once. `async` APIs and ``PipelineTask/events`` are not affected.
 public enum CallbackDelivery: Sendable {
     /// On the thread where the pipeline is when the event happens (a loader's, the CPU stage's, or
     /// the caller's for a memory-cache hit, before `loadImage` returns): the least latency, for

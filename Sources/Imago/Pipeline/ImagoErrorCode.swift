@@ -151,21 +151,21 @@ extension ImagoError {
             public static let cancelled = Kind("cancelled")
             /// Codes made by ``ImagoError/Code/timedOut``.
             public static let timedOut = Kind("timedOut")
-            /// Codes made by ``ImagoError/Code/tooSlow(…)``.
+            /// Codes made by ``ImagoError/Code/tooSlow(minimumBytesPerSecond:)``.
             public static let tooSlow = Kind("tooSlow")
-            /// Codes made by ``ImagoError/Code/redirectToUnsupportedScheme(…)``.
+            /// Codes made by ``ImagoError/Code/redirectToUnsupportedScheme(_:)``.
             public static let redirectToUnsupportedScheme = Kind("redirectToUnsupportedScheme")
-            /// Codes made by ``ImagoError/Code/addressRefused(…)``.
+            /// Codes made by ``ImagoError/Code/addressRefused(host:address:)``.
             public static let addressRefused = Kind("addressRefused")
-            /// Codes made by ``ImagoError/Code/httpStatus(…)``.
+            /// Codes made by ``ImagoError/Code/httpStatus(_:)``.
             public static let httpStatus = Kind("httpStatus")
             /// Codes made by ``ImagoError/Code/notModified``.
             public static let notModified = Kind("notModified")
-            /// Codes made by ``ImagoError/Code/tooLarge(…)``.
+            /// Codes made by ``ImagoError/Code/tooLarge(limit:)``.
             public static let tooLarge = Kind("tooLarge")
             /// Codes made by ``ImagoError/Code/emptyResponse``.
             public static let emptyResponse = Kind("emptyResponse")
-            /// Codes made by ``ImagoError/Code/truncated(…)``.
+            /// Codes made by ``ImagoError/Code/truncated(received:expected:)``.
             public static let truncated = Kind("truncated")
             /// Codes made by ``ImagoError/Code/connectionReset``.
             public static let connectionReset = Kind("connectionReset")
@@ -173,7 +173,7 @@ extension ImagoError {
             public static let connectionFailed = Kind("connectionFailed")
             /// Codes made by ``ImagoError/Code/tlsFailure``.
             public static let tlsFailure = Kind("tlsFailure")
-            /// Codes made by ``ImagoError/Code/tooManyRedirects(…)``.
+            /// Codes made by ``ImagoError/Code/tooManyRedirects(_:)``.
             public static let tooManyRedirects = Kind("tooManyRedirects")
             /// Codes made by ``ImagoError/Code/redirectLoop``.
             public static let redirectLoop = Kind("redirectLoop")
@@ -189,17 +189,17 @@ extension ImagoError {
             public static let fileNotFound = Kind("fileNotFound")
             /// Codes made by ``ImagoError/Code/loaderFailed``.
             public static let loaderFailed = Kind("loaderFailed")
-            /// Codes made by ``ImagoError/Code/unsupportedFormat(…)``.
+            /// Codes made by ``ImagoError/Code/unsupportedFormat(firstBytes:)``.
             public static let unsupportedFormat = Kind("unsupportedFormat")
-            /// Codes made by ``ImagoError/Code/invalidImage(…)``.
+            /// Codes made by ``ImagoError/Code/invalidImage(_:)``.
             public static let invalidImage = Kind("invalidImage")
-            /// Codes made by ``ImagoError/Code/imageTooLarge(…)``.
+            /// Codes made by ``ImagoError/Code/imageTooLarge(width:height:limit:)``.
             public static let imageTooLarge = Kind("imageTooLarge")
-            /// Codes made by ``ImagoError/Code/emptyImage(…)``.
+            /// Codes made by ``ImagoError/Code/emptyImage(width:height:)``.
             public static let emptyImage = Kind("emptyImage")
             /// Codes made by ``ImagoError/Code/notCached``.
             public static let notCached = Kind("notCached")
-            /// Codes made by ``ImagoError/Code/processingFailed(…)``.
+            /// Codes made by ``ImagoError/Code/processingFailed(_:)``.
             public static let processingFailed = Kind("processingFailed")
         }
 
