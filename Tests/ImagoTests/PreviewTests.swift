@@ -138,18 +138,21 @@ struct PreviewTests {
             pipeline.decoders.register(StripesDecoder())
             origin.serve(data, at: "/a.stripes")
             let url = origin.url("/a.stripes?pause_after=108&pause_gate=previewed")
+            // The rest is held until a preview shows all of the first 100 rows (one made from
+            // fewer bytes, if the first read was short, is followed by another).
             let previews = Recorder<ImageResponse>()
             let task = pipeline.imageTask(
                 with: ImageRequest(url: url, options: .previews),
-                preview: {
-                    previews.append($0)
+                preview: { preview in
+                    guard preview.image.frames[0].pixels[99 * 16 + 3] == 255 else { return }
+                    previews.append(preview)
                     origin.release("previewed")
                 })
             let final = try await task.response
             #expect(final.image.height == 200 && final.image.metadata.format.rawValue == "stripes")
             let first = try #require(previews.all.first)
             #expect(first.isPreview && first.image.height == 200)
-            // Row 99 (of the first 100 received) is painted; row 150 was not there yet.
+            // Row 99 is painted with its own gray; row 150 had not arrived.
             let pixels = first.image.frames[0].pixels
             #expect(pixels[99 * 16] == 99 && pixels[150 * 16 + 3] == 0)
         }
