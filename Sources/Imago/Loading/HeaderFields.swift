@@ -40,7 +40,7 @@ public struct HeaderFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
             let first = fields.firstIndex { Self.namesMatch($0.name, name) }
             fields.removeAll { Self.namesMatch($0.name, name) }
             guard let newValue else { return }
-            fields.insert(Field(name: name, value: newValue), at: Swift.min(first ?? fields.count, fields.count))
+            fields.insert(Field(name: name, value: newValue), at: first ?? fields.count)
         }
     }
 

@@ -46,7 +46,8 @@ extension ImagePipeline {
             return
         }
         let estimate = memoryEstimate(for: requests, data: loaded.data)
-        guard estimate.bytes <= configuration.decodeMemoryBudget.bytes, configuration.decodeMemoryBudget.tryReserve(estimate.bytes) else {
+        // No room now, or more than the whole budget: the async path waits, or refuses the decode.
+        guard configuration.decodeMemoryBudget.tryReserve(estimate.bytes) else {
             Task { await self.deliver(transferID, request: request, result: result, next: next, contacted: false, loading: loading) }
             return
         }

@@ -145,13 +145,13 @@ public struct PNGDecoder: ImageDecoding {
     /// the colour the decode gives, for previews; nil when the header is incomplete, the image is interlaced or over the limits.
     /// A non-interlaced PNG's rows decodable from the bytes so far (the rest transparent); `reached` counts rows.
     public func preview(of data: Data, after shown: Int, options: DecodingOptions) -> PartialImage? {
-        partialImage(data, options: options).flatMap { $0.rows > shown ? PartialImage(image: $0.image, reached: $0.rows) : nil }
+        partialImage(data, options: options).flatMap { $0.reached > shown ? $0 : nil }
     }
 
-    func partialImage(_ data: Data, options: DecodingOptions) -> (image: Image, rows: Int)? {
+    func partialImage(_ data: Data, options: DecodingOptions) -> PartialImage? {
         guard let context = spng_ctx_new(0) else { return nil }
         defer { spng_ctx_free(context) }
-        return data.withUnsafeBytes { bytes -> (image: Image, rows: Int)? in
+        return data.withUnsafeBytes { bytes -> PartialImage? in
             let side = UInt32(clamping: options.maxSide)
             guard spng_set_image_limits(context, side, side) == 0, spng_set_png_buffer(context, bytes.baseAddress, bytes.count) == 0 else { return nil }
             var header = spng_ihdr()
@@ -175,7 +175,7 @@ public struct PNGDecoder: ImageDecoding {
             color.apply(&pixels, width: width, height: height)
             var metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true)
             color.record(in: &metadata)
-            return (Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata), rows)
+            return PartialImage(image: Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata), reached: rows)
         }
     }
 

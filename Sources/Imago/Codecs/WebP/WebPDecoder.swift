@@ -115,11 +115,11 @@ public struct WebPDecoder: ImageDecoding {
     /// through libwebp's incremental decoder; nil when the header is incomplete or over the limits.
     /// A still WebP's rows decodable from the bytes so far (the rest transparent); `reached` counts rows.
     public func preview(of data: Data, after shown: Int, options: DecodingOptions) -> PartialImage? {
-        partialImage(data, options: options).flatMap { $0.rows > shown ? PartialImage(image: $0.image, reached: $0.rows) : nil }
+        partialImage(data, options: options).flatMap { $0.reached > shown ? $0 : nil }
     }
 
-    func partialImage(_ data: Data, options: DecodingOptions) -> (image: Image, rows: Int)? {
-        data.withUnsafeBytes { bytes -> (image: Image, rows: Int)? in
+    func partialImage(_ data: Data, options: DecodingOptions) -> PartialImage? {
+        data.withUnsafeBytes { bytes -> PartialImage? in
             guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return nil }
             var features = WebPBitstreamFeatures()
             guard WebPGetFeatures(base, bytes.count, &features) == VP8_STATUS_OK, features.has_animation == 0,
@@ -142,7 +142,8 @@ public struct WebPDecoder: ImageDecoding {
             color.apply(&pixels, width: Int(width), height: Int(height))
             var metadata = ImageMetadata(format: .webp, originalWidth: Int(width), originalHeight: Int(height), hasAlpha: true)
             color.record(in: &metadata)
-            return (Image(width: Int(width), height: Int(height), frames: [Image.Frame(pixels: pixels)], metadata: metadata), Int(lastRow))
+            return PartialImage(
+                image: Image(width: Int(width), height: Int(height), frames: [Image.Frame(pixels: pixels)], metadata: metadata), reached: Int(lastRow))
         }
     }
 
