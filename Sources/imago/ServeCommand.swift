@@ -34,6 +34,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "true/false: convert to sRGB and drop colour profiles unless a URL says scp:0 (IMAGO_STRIP_COLOR_PROFILE).") var stripColorProfile: String?
     @Option(help: "true/false: drop EXIF and XMP unless a URL says sm:0 (IMAGO_STRIP_METADATA).") var stripMetadata: String?
     @Option(help: "true/false: keep the copyright and author when metadata is dropped (IMAGO_KEEP_COPYRIGHT).") var keepCopyright: String?
+    @Option(help: "Image file the watermark option places (IMAGO_WATERMARK_PATH).") var watermarkPath: String?
+    @Option(help: "http(s) URL of the watermark image (IMAGO_WATERMARK_URL).") var watermarkUrl: String?
+    @Option(help: "The watermark image as base64 (IMAGO_WATERMARK_DATA).") var watermarkData: String?
+    @Option(help: "The watermark's opacity, 0-1 (IMAGO_WATERMARK_OPACITY).") var watermarkOpacity: String?
+    @Option(help: "Longest side of a result (IMAGO_MAX_RESULT_DIMENSION).") var maxResultDimension: Int?
+    @Option(help: "true/false: Content-Disposition attachment unless a URL says att:0 (IMAGO_RETURN_ATTACHMENT).") var returnAttachment: String?
+    @Option(help: "Source formats sent as they came, comma-separated (IMAGO_SKIP_PROCESSING_FORMATS).") var skipProcessingFormats: String?
 
     /// The environment's IMAGO_* values with the flags given on top.
     func settings(environment: [String: String]) -> [String: String] {
@@ -48,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_TIMEOUT", timeout.map(String.init)), ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),
             ("IMAGO_REQUEST_HEAD_TIMEOUT", requestHeadTimeout.map(String.init)), ("IMAGO_STRIP_COLOR_PROFILE", stripColorProfile),
             ("IMAGO_STRIP_METADATA", stripMetadata), ("IMAGO_KEEP_COPYRIGHT", keepCopyright),
+            ("IMAGO_WATERMARK_PATH", watermarkPath), ("IMAGO_WATERMARK_URL", watermarkUrl), ("IMAGO_WATERMARK_DATA", watermarkData),
+            ("IMAGO_WATERMARK_OPACITY", watermarkOpacity), ("IMAGO_MAX_RESULT_DIMENSION", maxResultDimension.map(String.init)),
+            ("IMAGO_RETURN_ATTACHMENT", returnAttachment), ("IMAGO_SKIP_PROCESSING_FORMATS", skipProcessingFormats),
         ]
         for case (let variable, let value?) in flags { values[variable] = value }
         return values

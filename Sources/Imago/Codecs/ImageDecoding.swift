@@ -110,6 +110,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
     /// gray pixels are then delivered in their own profile's space, as with `.keep`.
     var defersColorConversion = false
+    /// Set by the pipeline for a first processor that finishes from a reduced decode: the size it
+    /// needs, which takes the place of ``targetSize``.
+    var sizeRequirement: DecodeSizeRequirement?
 
     /// Which of a file's EXIF and XMP a decode keeps. JPEG, PNG, WebP, AVIF and HEIC blocks are
     /// read; JPEG XL and TIFF metadata are not yet.
@@ -149,6 +152,10 @@ public struct DecodingOptions: Sendable, Hashable {
 
     /// The size a decode of an upright `width × height` image must cover, or nil for full size.
     public func requiredSize(width: Int, height: Int) -> PixelSize? {
+        if let sizeRequirement {
+            guard let size = sizeRequirement.size(width, height), size.width < width || size.height < height else { return nil }
+            return size
+        }
         guard let targetSize else {
             guard let limit = scaleDownPixelLimit, width * height > limit else { return nil }
             let scale = (Double(limit) / Double(width * height)).squareRoot()

@@ -128,7 +128,7 @@ extension ImagePipeline {
         var plan = request.decodePlan
         var processors = request.processorsAfterDecode
         // A folded resize saves a decode only when no full-size one is made anyway.
-        if plan.resize != nil, case .success = decoded.decodes[plan.full] {
+        if plan.resize != nil || plan.requirement != nil, case .success = decoded.decodes[plan.full] {
             plan = plan.full
             processors = request.processors
         }
@@ -193,6 +193,8 @@ extension ImagePipeline {
             options = resize.reducedDecodingOptions(options)
         } else if plan.scalesDown {
             options.scaleDownPixelLimit = configuration.largeImagePixelLimit
+        } else if let requirement = plan.requirement {
+            options.sizeRequirement = requirement
         }
         // A reduced decode is converted to sRGB after its resize (decode(_:url:plan:)), on fewer pixels.
         let reduces = plan.thumbnail != nil || plan.resize != nil || plan.scalesDown

@@ -144,6 +144,9 @@ public struct ImageRequest: Sendable, Hashable {
         /// thumbnail, and the resize finishes from the reduced image, so `processors: [Resize]`
         /// is as fast as a thumbnail.
         let resize: ImageProcessors.Resize?
+        /// The request's first processor's decode size when it is a ``ReducedDecodeProcessing``
+        /// (and nothing above applies): that processor then runs on the reduced decode itself.
+        var requirement: DecodeSizeRequirement?
         /// Whether the pixels stay in the file's colour profile (``Options/keepsColorProfile``).
         var keepsColorProfile = false
         /// The metadata the request keeps (``Options/keepsCopyright``, ``Options/keepsMetadata``),
@@ -171,8 +174,12 @@ public struct ImageRequest: Sendable, Hashable {
         let resize = thumbnail == nil && !scalesDown ? processors.first as? ImageProcessors.Resize : nil
         let metadata: DecodingOptions.MetadataHandling? =
             options.contains(.keepsMetadata) ? .all : options.contains(.keepsCopyright) ? .copyright : nil
-        return DecodePlan(
+        var plan = DecodePlan(
             thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata)
+        if thumbnail == nil, !scalesDown, resize == nil, let first = processors.first as? any ReducedDecodeProcessing {
+            plan.requirement = DecodeSizeRequirement(first)
+        }
+        return plan
     }
 
     /// The processors that run on the decoded image: all of them, less a leading resize the

@@ -29,6 +29,7 @@ public final class ImageService: Sendable {
     private let answeredPaths: MemoryCache<String, AnsweredPath>
     private let making = Locked<[String: Task<EncodedVariant, any Error>]>([:])
     private let stages: StageRecorder
+    private let watermarks: WatermarkLoader
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
     /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
@@ -45,6 +46,7 @@ public final class ImageService: Sendable {
         variants = MemoryCache(limits: .init(cost: configuration.variantCacheBytes))
         answeredPaths = MemoryCache(limits: .init(cost: 16 << 20))
         stages = StageRecorder(tracer: tracer, metrics: metrics)
+        watermarks = try WatermarkLoader(configuration.watermark, opacity: configuration.watermarkOpacity, pipeline: self.pipeline)
     }
 
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are
@@ -105,8 +107,9 @@ public final class ImageService: Sendable {
         guard let answered = answeredPaths.value(forKey: negotiation.pathKey(request.path)),
             let variant = variants.value(forKey: answered.variantKey)
         else { return nil }
+        if answered.delivery.hasExpired() { return .error(ServerError(status: 404, "expired URL"), head: request.isHead) }
         metrics.served(from: "variant-memory")
-        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: answered.varies)
+        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: answered.varies, delivery: answered.delivery)
     }
 
     /// `response` with its request id, counted and logged.
@@ -146,18 +149,28 @@ public final class ImageService: Sendable {
         if let response = kept(request, negotiation) { return response }
         let path = try ProcessingPath(parsing: request.path)
         guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
-        let options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
+        var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
+        if !options.raw, options.format == nil, let name = path.outputExtension {
+            guard OutputFormat(extension: name) != nil else { throw ServerError.badRequest("Imago does not write '\(name)'") }
+            options.format = name.lowercased()
+        }
+        try VariantProcessor.checkRequestedSize(options, maxPixels: configuration.maxSourcePixels)
         let url = try sources.url(for: path.source)
-        let name = options.format ?? path.outputExtension
-        let explicit = name.flatMap(OutputFormat.init(extension:))
-        if let name, explicit == nil { throw ServerError.badRequest("Imago does not write '\(name)'") }
+        let explicit = options.format.flatMap(OutputFormat.init(extension:))
+        let delivery = DeliveryHeaders(options: options, source: url, returnsAttachment: configuration.returnsAttachment)
+        if options.raw || !(options.skipProcessing + configuration.skipProcessingFormats).isEmpty {
+            if let response = try await unprocessed(url: url, options: options, explicit: explicit, request: request, delivery: delivery) {
+                return response
+            }
+        }
         let key = url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? negotiation.classes)
-        let variant = try await variant(key: key) { () async throws -> EncodedVariant in
-            try await self.make(url: url, options: options, explicit: explicit, accepted: negotiation.accepted)
+        let variant = try await variant(key: key) { [options] () async throws -> EncodedVariant in
+            try await self.make(key: key, url: url, options: options, explicit: explicit, accepted: negotiation.accepted)
         }
         let pathKey = negotiation.pathKey(request.path)
-        answeredPaths.setValue(AnsweredPath(variantKey: key, varies: explicit == nil), forKey: pathKey, cost: pathKey.utf8.count + key.utf8.count)
-        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: explicit == nil)
+        answeredPaths.setValue(
+            AnsweredPath(variantKey: key, varies: explicit == nil, delivery: delivery), forKey: pathKey, cost: pathKey.utf8.count + key.utf8.count)
+        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: explicit == nil, delivery: delivery)
     }
 
     /// The cached variant, the one being made for an identical request, or a new one (which
@@ -195,45 +208,103 @@ public final class ImageService: Sendable {
         return try await task.value
     }
 
-    private func make(url: URL, options: ProcessingOptions, explicit: OutputFormat?, accepted: Set<String>) async throws -> EncodedVariant {
-        let processors = try VariantPlan.processors(for: options, maxPixels: configuration.maxSourcePixels)
+    private func make(key: String, url: URL, options: ProcessingOptions, explicit: OutputFormat?, accepted: Set<String>) async throws -> EncodedVariant {
+        let diskKey = "imago-serve:variant\n" + key
+        if let stored = storedVariant(diskKey) {
+            metrics.served(from: "variant-disk")
+            return stored
+        }
+        let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
+        let processor = VariantProcessor(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
         let start = ContinuousClock.now
         do {
-            var requestOptions: ImageRequest.Options = [.storesVariantOnDisk]
+            var requestOptions: ImageRequest.Options = []
             if !(options.stripColorProfile ?? configuration.stripsColorProfile) { requestOptions.insert(.keepsColorProfile) }
             if !(options.stripMetadata ?? configuration.stripsMetadata) {
                 requestOptions.insert(.keepsMetadata)
             } else if options.keepCopyright ?? configuration.keepsCopyright {
                 requestOptions.insert(.keepsCopyright)
             }
-            let response = try await pipeline.response(for: ImageRequest(url: url, options: requestOptions, processors: processors))
+            let response = try await pipeline.response(for: ImageRequest(url: url, options: requestOptions, processors: [processor]))
             metrics.served(from: response.source.rawValue)
-            let image = response.image
-            let format = explicit ?? OutputFormat.negotiate(accepted: accepted, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF)
-            let quality = options.quality > 0 ? options.quality : configuration.defaultQuality
+            try SourceLimits(options: options).check(response)
+            var image = response.image
+            let format =
+                explicit
+                ?? OutputFormat.negotiate(
+                    accepted: accepted, source: response.image.metadata.format, hasAlpha: image.metadata.hasAlpha,
+                    avifEnabled: configuration.negotiatesAVIF)
+            if !format.hasAlpha, image.metadata.hasAlpha {
+                image = try ImageProcessors.Flatten(background: options.background ?? .white).process(image)
+            }
+            let quality = options.quality > 0 ? options.quality : options.formatQuality[format.rawValue] ?? configuration.defaultQuality
             let encodeStart = ContinuousClock.now
-            let data = try await Self.encode(image, as: format, quality: quality)
+            let data = try await Self.encode(image, as: format, quality: quality, maxBytes: options.maxBytes)
             stages.made(response, format: format, encode: encodeStart..<ContinuousClock.now, start: start)
-            return EncodedVariant(data: data, format: format, etag: Self.etag(source: response, options: options, format: format))
+            let variant = EncodedVariant(data: data, format: format, etag: Self.etag(source: response, options: options, watermark: watermark, format: format))
+            storeVariant(variant, diskKey)
+            return variant
         } catch {
             stages.failed(error, start: start)
             throw error
         }
     }
 
+    /// The encoded variant kept on disk under `diskKey`, when the server has a disk cache and the
+    /// entry reads back whole.
+    private func storedVariant(_ diskKey: String) -> EncodedVariant? {
+        guard let disk = pipeline.configuration.diskCache, let entry = disk.entry(for: diskKey),
+            let format = entry.metadata.contentType.flatMap(OutputFormat.init(mimeType:)), let etag = entry.metadata.freshness.etag
+        else { return nil }
+        return EncodedVariant(data: entry.data, format: format, etag: etag)
+    }
+
+    /// Keeps `variant`'s own bytes on disk, so a restart or an evicted entry is answered without
+    /// decoding or encoding again.
+    private func storeVariant(_ variant: EncodedVariant, _ diskKey: String) {
+        guard let disk = pipeline.configuration.diskCache else { return }
+        let now = Date()
+        let freshness = HTTPFreshness(headers: ["ETag": variant.etag, "Cache-Control": "max-age=31536000"], receivedAt: now)
+        disk.store(variant.data, for: diskKey, metadata: CacheMetadata(contentType: variant.format.mimeType, receivedAt: now, freshness: freshness))
+    }
+
+    /// The source's bytes as they came, for `raw`, or for `skip_processing` when the source is
+    /// one of the listed formats and the answer's format is its own; nil when processing is not
+    /// skipped.
+    private func unprocessed(
+        url: URL, options: ProcessingOptions, explicit: OutputFormat?, request: ServiceRequest, delivery: DeliveryHeaders
+    ) async throws -> ServiceResponse? {
+        let response = try await pipeline.data(for: ImageRequest(url: url))
+        let sourceFormat = SourceFormat.sniff(response.data)
+        if !options.raw {
+            guard let sourceFormat, (options.skipProcessing + configuration.skipProcessingFormats).contains(sourceFormat.name),
+                explicit == nil || explicit?.rawValue == sourceFormat.name
+            else { return nil }
+            try SourceLimits(options: options).check(bytes: response.data.count)
+        }
+        metrics.served(from: options.raw ? "raw" : "skip-processing")
+        let type = sourceFormat?.mimeType ?? response.headers["Content-Type"] ?? "application/octet-stream"
+        var hash = SHA256()
+        hash.update(data: response.data)
+        let etag = "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        return .unprocessed(
+            response.data, mimeType: type, etag: etag, request: request, cacheControl: configuration.cacheControl,
+            delivery: delivery.with(extension: sourceFormat?.fileExtension))
+    }
+
     /// Encodes on a GCD thread: an encode takes tens of milliseconds to seconds, too long to hold
     /// one of the cooperative pool's threads.
-    private static func encode(_ image: Image, as format: OutputFormat, quality: Int) async throws -> Data {
+    private static func encode(_ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int) async throws -> Data {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try format.encoder(quality: quality).encode(image) })
+                continuation.resume(with: Result { try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes).data })
             }
         }
     }
 
     /// A digest of what determines the bytes: the source's validators when it sent a strong one,
     /// else its bytes; the options; the format.
-    static func etag(source: ImageResponse, options: ProcessingOptions, format: OutputFormat) -> String {
+    static func etag(source: ImageResponse, options: ProcessingOptions, watermark: Watermark?, format: OutputFormat) -> String {
         let header = { (name: String) in source.headers[name] }
         var hash = SHA256()
         if let validator = header("etag"), !validator.hasPrefix("W/") {
@@ -241,7 +312,7 @@ public final class ImageService: Sendable {
         } else {
             hash.update(data: source.data)
         }
-        hash.update(data: Data(("\n" + options.key + "\n" + format.rawValue).utf8))
+        hash.update(data: Data(("\n" + options.key + "\n" + (watermark?.identifier ?? "") + "\n" + format.rawValue).utf8))
         let digest = hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
         return "\"\(digest)\""
     }
@@ -252,6 +323,7 @@ public final class ImageService: Sendable {
 struct AnsweredPath: Sendable {
     var variantKey: String
     var varies: Bool
+    var delivery: DeliveryHeaders
 }
 
 /// What of a request's Accept header can change its answer: whether it takes AVIF (when the

@@ -43,17 +43,30 @@ public enum OutputFormat: String, Sendable, Hashable {
             })
     }
 
-    /// Without an explicit format: AVIF when enabled and accepted (as imgproxy does), else WebP
-    /// when accepted, else PNG for transparent images and JPEG for opaque ones. Only types the
-    /// `Accept` header names explicitly count (`accepted`, from ``acceptedTypes(_:)``), as in
-    /// imgproxy.
-    public static func negotiate(accepted: Set<String>, hasAlpha: Bool, avifEnabled: Bool) -> OutputFormat {
+    /// Without an explicit format, as imgproxy chooses: AVIF when enabled and accepted, else WebP
+    /// when accepted, else the source's own format when Imago writes it, else PNG for transparent
+    /// images and JPEG for opaque ones. Only types the `Accept` header names explicitly count
+    /// (`accepted`, from ``acceptedTypes(_:)``), as in imgproxy.
+    public static func negotiate(accepted: Set<String>, source: ImageFormat? = nil, hasAlpha: Bool, avifEnabled: Bool) -> OutputFormat {
         #if AVIF
             if avifEnabled, accepted.contains("image/avif") { return .avif }
         #endif
         if accepted.contains("image/webp") { return .webp }
+        if let source, let kept = OutputFormat(extension: source.rawValue) { return kept }
         return hasAlpha ? .png : .jpeg
     }
+
+    /// The format of a media type this enum's ``mimeType`` gives, or nil.
+    public init?(mimeType: String) {
+        guard mimeType.hasPrefix("image/"), let format = OutputFormat(rawValue: String(mimeType.dropFirst(6))) else { return nil }
+        self = format
+    }
+
+    /// Whether the format keeps transparency (JPEG does not: a transparent image is flattened).
+    public var hasAlpha: Bool { self != .jpeg }
+
+    /// The file name extension for `Content-Disposition`.
+    public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 
     /// The encoder at `quality` (1…100).
     func encoder(quality: Int) -> any ImageEncoding {

@@ -52,6 +52,30 @@ public struct ServerConfiguration: Sendable {
     /// Whether stripped metadata keeps the copyright and author (`IMGPROXY_KEEP_COPYRIGHT`). Default true.
     public var keepsCopyright = true
 
+    /// Where the watermark comes from (imgproxy's `IMGPROXY_WATERMARK_PATH`, `_URL`, `_DATA`).
+    public enum WatermarkSource: Sendable, Hashable {
+        /// A file, read when the service starts.
+        case path(String)
+        /// An http(s) URL, fetched through the pipeline the first time a request asks for it.
+        case url(URL)
+        /// The encoded image itself.
+        case data(Data)
+    }
+
+    /// The watermark `watermark`/`wm` options place; nil for none (the options then place nothing).
+    public var watermark: WatermarkSource?
+    /// The watermark's own opacity, multiplied by each URL's (`IMGPROXY_WATERMARK_OPACITY`). Default 1.
+    public var watermarkOpacity = 1.0
+    /// The longest side a result may have; a larger one is scaled down (`IMGPROXY_MAX_RESULT_DIMENSION`).
+    /// 0, the default, for no limit beyond the pixel limit.
+    public var maxResultDimension = 0
+    /// Whether `Content-Disposition` says `attachment` unless a URL says otherwise
+    /// (`IMGPROXY_RETURN_ATTACHMENT`). Default false: `inline`.
+    public var returnsAttachment = false
+    /// Source formats given as they came when the answer's format is theirs
+    /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`), as `skip_processing` asks per URL. Default none.
+    public var skipProcessingFormats: [String] = []
+
     /// The defaults.
     public init() {}
 }

@@ -25,6 +25,13 @@ public enum ServerSettings {
         ("--strip-color-profile", "IMAGO_STRIP_COLOR_PROFILE", "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"),
         ("--strip-metadata", "IMAGO_STRIP_METADATA", "drop EXIF and XMP unless a URL says sm:0 (default true)"),
         ("--keep-copyright", "IMAGO_KEEP_COPYRIGHT", "keep the copyright and author when metadata is dropped (default true)"),
+        ("--watermark-path", "IMAGO_WATERMARK_PATH", "image file placed by the watermark option; default none"),
+        ("--watermark-url", "IMAGO_WATERMARK_URL", "http(s) URL of the watermark image, fetched once on first use"),
+        ("--watermark-data", "IMAGO_WATERMARK_DATA", "the watermark image as base64"),
+        ("--watermark-opacity", "IMAGO_WATERMARK_OPACITY", "the watermark's opacity, multiplied by each URL's (0–1; default 1)"),
+        ("--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", "longest side of a result; larger ones are scaled down (default 0: none)"),
+        ("--return-attachment", "IMAGO_RETURN_ATTACHMENT", "Content-Disposition: attachment unless a URL says att:0 (default false)"),
+        ("--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", "source formats sent as they came when asked in their own format (e.g. gif,svg)"),
         (
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
             "seconds a client may take to send a request's head before its connection is closed (default 10)"
@@ -83,6 +90,28 @@ public enum ServerSettings {
         configuration.stripsColorProfile = try boolean("IMAGO_STRIP_COLOR_PROFILE") ?? configuration.stripsColorProfile
         configuration.stripsMetadata = try boolean("IMAGO_STRIP_METADATA") ?? configuration.stripsMetadata
         configuration.keepsCopyright = try boolean("IMAGO_KEEP_COPYRIGHT") ?? configuration.keepsCopyright
+
+        let watermarks = ["IMAGO_WATERMARK_PATH", "IMAGO_WATERMARK_URL", "IMAGO_WATERMARK_DATA"].filter { values[$0] != nil }
+        guard watermarks.count <= 1 else { throw ServerError(status: 500, "set one of \(watermarks.map(flag).joined(separator: ", "))") }
+        if let path = values["IMAGO_WATERMARK_PATH"] { configuration.watermark = .path(path) }
+        if let text = values["IMAGO_WATERMARK_URL"] {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { throw invalid("IMAGO_WATERMARK_URL") }
+            configuration.watermark = .url(url)
+        }
+        if let text = values["IMAGO_WATERMARK_DATA"] {
+            guard let data = Data(base64Encoded: text), !data.isEmpty else { throw invalid("IMAGO_WATERMARK_DATA") }
+            configuration.watermark = .data(data)
+        }
+        if let text = values["IMAGO_WATERMARK_OPACITY"] {
+            guard let opacity = Double(text), (0...1).contains(opacity) else { throw invalid("IMAGO_WATERMARK_OPACITY") }
+            configuration.watermarkOpacity = opacity
+        }
+        configuration.maxResultDimension = try integer("IMAGO_MAX_RESULT_DIMENSION", 0...65_535) ?? configuration.maxResultDimension
+        configuration.returnsAttachment = try boolean("IMAGO_RETURN_ATTACHMENT") ?? configuration.returnsAttachment
+        for name in list("IMAGO_SKIP_PROCESSING_FORMATS") ?? [] {
+            guard let format = ImageFormatName.canonical(name) else { throw invalid("IMAGO_SKIP_PROCESSING_FORMATS") }
+            configuration.skipProcessingFormats.append(format)
+        }
 
         let listen = values["IMAGO_LISTEN"] ?? "127.0.0.1:8080"
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {

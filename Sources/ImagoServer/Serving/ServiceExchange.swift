@@ -44,14 +44,31 @@ public struct ServiceResponse: Sendable {
         return ServiceResponse(status: error.status, headers: headers, body: head ? ByteBuffer() : ByteBuffer(bytes: text))
     }
 
-    static func image(_ variant: EncodedVariant, request: ServiceRequest, cacheControl: String, varies: Bool) -> ServiceResponse {
-        var headers: HeaderFields = ["ETag": variant.etag, "Cache-Control": cacheControl]
+    static func image(_ variant: EncodedVariant, request: ServiceRequest, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) -> ServiceResponse {
+        answer(
+            variant.body, mimeType: variant.format.mimeType, etag: variant.etag, request: request, cacheControl: cacheControl, varies: varies,
+            disposition: delivery.contentDisposition(defaultExtension: variant.format.fileExtension))
+    }
+
+    /// A source's bytes as they came (`raw`, `skip_processing`).
+    static func unprocessed(
+        _ data: Data, mimeType: String, etag: String, request: ServiceRequest, cacheControl: String, delivery: DeliveryHeaders
+    ) -> ServiceResponse {
+        answer(
+            ByteBuffer(bytes: data), mimeType: mimeType, etag: etag, request: request, cacheControl: cacheControl, varies: false,
+            disposition: delivery.contentDisposition(defaultExtension: "bin"))
+    }
+
+    private static func answer(
+        _ body: ByteBuffer, mimeType: String, etag: String, request: ServiceRequest, cacheControl: String, varies: Bool, disposition: String
+    ) -> ServiceResponse {
+        var headers: HeaderFields = ["ETag": etag, "Cache-Control": cacheControl]
         if varies { headers.append(name: "Vary", value: "Accept") }
-        if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, variant.etag) {
+        if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, etag) {
             return ServiceResponse(status: 304, headers: headers, body: ByteBuffer())
         }
-        headers.append(contentsOf: ["Content-Type": variant.format.mimeType, "Content-Length": String(variant.body.readableBytes)])
-        return ServiceResponse(status: 200, headers: headers, body: request.isHead ? ByteBuffer() : variant.body)
+        headers.append(contentsOf: ["Content-Type": mimeType, "Content-Length": String(body.readableBytes), "Content-Disposition": disposition])
+        return ServiceResponse(status: 200, headers: headers, body: request.isHead ? ByteBuffer() : body)
     }
 
     /// `If-None-Match`: `*`, or any listed tag equal to ours (weak comparison, as RFC 9110 asks).

@@ -1,15 +1,16 @@
 import Foundation
 import Imago
 
-/// imgproxy's processing options that Imago serves, parsed from a path's option segments, full
-/// and short names alike: `resize`/`rs`, `size`/`s`, `resizing_type`/`rt`, `width`/`w`,
-/// `height`/`h`, `dpr`, `enlarge`/`el`, `gravity`/`g`, `quality`/`q`, `format`/`f`/`ext`,
-/// `blur`/`bl`, `strip_color_profile`/`scp`, `strip_metadata`/`sm`, `keep_copyright`/`kcr`,
-/// `preset`/`pr`. Booleans are read as Go's `strconv.ParseBool` reads them in imgproxy. Later options override earlier ones, as in imgproxy. Arguments left
-/// empty keep their value (`rs::300` sets only the width).
-public struct ProcessingOptions: Sendable, Hashable {
+/// imgproxy's processing options (every one of its open-source build), parsed from a path's
+/// option segments by their full or short names (see ``init(parsing:presets:)``). Later options
+/// override earlier ones and empty arguments keep their value, as in imgproxy.
+///
+/// Everything that changes the picture is part of ``key``, derived from the whole value: a new
+/// field is keyed unless it is put in ``delivery``, which holds what changes only the answer's
+/// headers and whether it is given.
+public struct ProcessingOptions: Sendable, Hashable, Codable {
     /// How the image meets the box (imgproxy's `resizing_type`).
-    public enum ResizingType: String, Sendable, Hashable {
+    public enum ResizingType: String, Sendable, Hashable, Codable {
         /// Inside the box, aspect kept.
         case fit
         /// Covering the box, aspect kept, the overflow cropped at the gravity.
@@ -22,27 +23,78 @@ public struct ProcessingOptions: Sendable, Hashable {
         case auto
     }
 
-    /// Where a crop keeps the image: the compass points and the centre. imgproxy's smart
-    /// gravity (`sm`) is taken as the centre.
-    public enum Gravity: String, Sendable, Hashable {
-        /// The top edge (`no`).
-        case north = "no"
-        /// The bottom edge (`so`).
-        case south = "so"
-        /// The right edge (`ea`).
-        case east = "ea"
-        /// The left edge (`we`).
-        case west = "we"
-        /// The top right corner (`noea`).
-        case northEast = "noea"
-        /// The top left corner (`nowe`).
-        case northWest = "nowe"
-        /// The bottom right corner (`soea`).
-        case southEast = "soea"
-        /// The bottom left corner (`sowe`).
-        case southWest = "sowe"
-        /// The centre (`ce`), the default.
-        case center = "ce"
+    /// `extend` and `extend_aspect_ratio`: whether the canvas grows to the box (or its aspect
+    /// ratio), and where the image sits on it.
+    public struct Extension: Sendable, Hashable, Codable {
+        /// Whether the canvas is extended.
+        public var enabled = false
+        /// Where the image sits on the larger canvas.
+        public var gravity = Gravity()
+    }
+
+    /// `crop`: the area kept before the resize.
+    public struct CropArea: Sendable, Hashable, Codable {
+        /// Pixels when 1 or more, a fraction of the width below 1, the whole width at 0.
+        public var width = 0.0
+        /// As ``width``, for the height.
+        public var height = 0.0
+        /// Where the area is taken; nil takes ``ProcessingOptions/gravity``.
+        public var gravity: Gravity?
+    }
+
+    /// `trim`: a border of background cut away first.
+    public struct TrimSettings: Sendable, Hashable, Codable {
+        /// How far a channel may differ from the background (0…255).
+        public var threshold = 10.0
+        /// The background's colour; nil takes the top left pixel's.
+        public var color: RGBAColor?
+        /// Cut the same from left and right.
+        public var equalHorizontal = false
+        /// Cut the same from top and bottom.
+        public var equalVertical = false
+    }
+
+    /// `padding`, in points (scaled by ``dpr``).
+    public struct Padding: Sendable, Hashable, Codable {
+        /// Above the image.
+        public var top = 0
+        /// Right of the image.
+        public var right = 0
+        /// Below the image.
+        public var bottom = 0
+        /// Left of the image.
+        public var left = 0
+        /// Whether any side is padded.
+        public var isEnabled: Bool { top > 0 || right > 0 || bottom > 0 || left > 0 }
+    }
+
+    /// `watermark`: the server's watermark image placed on the result.
+    public struct WatermarkPlacement: Sendable, Hashable, Codable {
+        /// Multiplies the watermark's own opacity, 0…1; 0 places none.
+        public var opacity = 0.0
+        /// Where it sits (compass points, centre, or ``Gravity/Kind/replicate`` to tile), with
+        /// its offsets (the spacing between tiles for `re`).
+        public var position = Gravity()
+        /// The watermark's width as a fraction of the result's; 0 keeps its own size.
+        public var scale = 0.0
+    }
+
+    /// `zoom`: factors of the result's width and height.
+    public struct Zoom: Sendable, Hashable, Codable {
+        /// The width's factor, above 0.
+        public var x = 1.0
+        /// The height's factor, above 0.
+        public var y = 1.0
+    }
+
+    /// What changes only the answer's headers or whether it is given, not the picture.
+    public struct Delivery: Sendable, Hashable, Codable {
+        /// `expires`: the unix time after which the URL answers 404.
+        public var expires: Int?
+        /// `filename`: the name in `Content-Disposition`; nil takes it from the source URL.
+        public var filename: String?
+        /// `return_attachment`: `attachment` instead of `inline`; nil takes the server's setting.
+        public var returnsAttachment: Bool?
     }
 
     /// How the image meets the box (`rt`); `fit` by default.
@@ -51,20 +103,59 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var width = 0
     /// The box's height in points; 0 takes it from the width and the image's aspect.
     public var height = 0
-    /// Pixels per point (1…8).
+    /// The smallest width of the result (`mw`).
+    public var minWidth = 0
+    /// The smallest height of the result (`mh`).
+    public var minHeight = 0
+    /// Factors multiplying the result's size (`z`), but not offsets or paddings.
+    public var zoom = Zoom()
+    /// Pixels per point, multiplying sizes, offsets and paddings.
     public var dpr = 1.0
     /// Whether an image smaller than the box is scaled up.
     public var enlarge = false
+    /// `extend`: the canvas grown to the box.
+    public var extend = Extension()
+    /// `extend_aspect_ratio`: the canvas grown to the box's aspect ratio.
+    public var extendAspectRatio = Extension()
     /// Where a crop keeps the image (`g`); the centre by default.
-    public var gravity = Gravity.center
-    /// The crop's offset from the gravity's edge, in pixels.
-    public var gravityOffset = (x: 0.0, y: 0.0)
-    /// Output quality 1…100; 0 takes the server's default.
-    public var quality = 0
-    /// The format asked for (`jpg`, `png`, `webp`, `avif`), or nil to negotiate.
-    public var format: String?
+    public var gravity = Gravity()
+    /// `crop`: an area cut before the resize.
+    public var crop: CropArea?
+    /// `trim`: background cut away before anything else.
+    public var trim: TrimSettings?
+    /// `padding`, added after the resize.
+    public var padding = Padding()
+    /// `auto_rotate`: whether the EXIF orientation is applied; nil takes the server's (yes).
+    public var autoRotate: Bool?
+    /// `rotate`: degrees clockwise, a multiple of 90.
+    public var rotate = 0
+    /// `flip`: left to right.
+    public var flipHorizontal = false
+    /// `flip`: top to bottom.
+    public var flipVertical = false
+    /// `background`: what fills extensions and padding and replaces transparency where the
+    /// format has none; nil for none (transparent fills, white behind a flattened image).
+    public var background: RGBAColor?
+    /// `enforce_thumbnail`: use a HEIF's or AVIF's embedded thumbnail.
+    public var enforceThumbnail: Bool?
+    /// `max_result_dimension`: the longest side of the result; 0 for the server's limit.
+    public var maxResultDimension = 0
     /// Gaussian blur's sigma; 0 for none.
     public var blur = 0.0
+    /// `sharpen`'s sigma; 0 for none.
+    public var sharpen = 0.0
+    /// `pixelate`'s square size; 0 or 1 for none.
+    public var pixelate = 0
+    /// `watermark`; nil for none.
+    public var watermark: WatermarkPlacement?
+    /// Output quality 1…100; 0 takes ``formatQuality``, then the server's default.
+    public var quality = 0
+    /// `format_quality`: a quality per output format (`jpeg`, `webp`, `avif`, `png`).
+    public var formatQuality: [String: Int] = [:]
+    /// `max_bytes`: the largest answer; quality is lowered until it fits. 0 for none.
+    public var maxBytes = 0
+    /// The format asked for (an extension imgproxy knows), or nil to negotiate.
+    public var format: String?
     /// Whether the output is converted to sRGB and carries no colour profile (imgproxy's
     /// `strip_color_profile`); nil takes the server's setting.
     public var stripColorProfile: Bool?
@@ -73,138 +164,37 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Whether stripping metadata keeps the copyright and author (`keep_copyright`); nil takes the
     /// server's setting.
     public var keepCopyright: Bool?
+    /// `preserve_hdr`: parsed and keyed; Imago's outputs are 8-bit whatever it says.
+    public var preserveHDR: Bool?
+    /// `skip_processing`: source formats (canonical names: `jpeg`, `png`, …) given as they came
+    /// when the answer's format is theirs.
+    public var skipProcessing: [String] = []
+    /// `raw`: the source's bytes as they came, unchecked.
+    public var raw = false
+    /// `cachebuster`: keyed, nothing else.
+    public var cacheBuster = ""
+    /// `max_src_resolution` in pixels (0 for the server's), never above the server's limit.
+    public var maxSourcePixels = 0
+    /// `max_src_file_size` in bytes (0 for the server's), never above the server's limit.
+    public var maxSourceBytes = 0
+    /// `max_animation_frames` (0 for the server's), never above the server's limit.
+    public var maxFrames = 0
+    /// `max_animation_frame_resolution` in pixels (0 for the server's limit).
+    public var maxFramePixels = 0
+    /// Headers and expiry: not part of ``key``.
+    public var delivery = Delivery()
 
     /// The defaults: no resize, negotiated format, the server's quality.
     public init() {}
 
-    /// `segments` applied in order; `pr`/`preset` expands the named presets (which may not name
-    /// presets themselves). Throws a 400 naming the option at fault.
-    public init(parsing segments: [String], presets: [String: [String]] = [:]) throws(ServerError) {
-        if let defaults = presets["default"] { try apply(defaults, presets: [:]) }
-        try apply(segments, presets: presets)
-    }
-
-    public static func == (a: Self, b: Self) -> Bool { a.key == b.key }
-    public func hash(into hasher: inout Hasher) { hasher.combine(key) }
-
-    /// Everything that changes the output, as text: the cache and ETag identity of the options.
+    /// Everything that changes the picture, as text: the variant cache's and the ETag's identity
+    /// of the options. Derived from the whole value less ``delivery``, so no field can be missed.
     public var key: String {
-        "\(resizingType.rawValue):\(width):\(height):\(dpr):\(enlarge):\(gravity.rawValue):\(gravityOffset.x):\(gravityOffset.y):\(quality):\(format ?? ""):\(blur)"
-            + ":\(Self.text(stripColorProfile)):\(Self.text(stripMetadata)):\(Self.text(keepCopyright))"
-    }
-
-    private static func text(_ flag: Bool?) -> String { flag.map { $0 ? "1" : "0" } ?? "-" }
-
-    private mutating func apply(_ segments: [String], presets: [String: [String]]) throws(ServerError) {
-        for segment in segments {
-            var parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            let name = parts.removeFirst()
-            try apply(name: name, parts, presets: presets)
-        }
-    }
-
-    private mutating func apply(name: String, _ arguments: [String], presets: [String: [String]]) throws(ServerError) {
-        func bad(_ why: String) -> ServerError { .badRequest("bad option '\(name)': \(why)") }
-        func count(_ range: ClosedRange<Int>) throws(ServerError) {
-            guard range.contains(arguments.count) else { throw bad("takes \(range.lowerBound)–\(range.upperBound) arguments") }
-        }
-        func argument(_ index: Int) -> String? {
-            index < arguments.count && !arguments[index].isEmpty ? arguments[index] : nil
-        }
-        func side(_ index: Int) throws(ServerError) -> Int? {
-            guard let text = argument(index) else { return nil }
-            guard let value = Int(text), (0...ImageProcessors.Resize.maxSide).contains(value) else {
-                throw bad("'\(text)' is not a size from 0 to \(ImageProcessors.Resize.maxSide)")
-            }
-            return value
-        }
-        func flag(_ index: Int) throws(ServerError) -> Bool? {
-            guard let text = argument(index) else { return nil }
-            // Go's strconv.ParseBool, which imgproxy uses.
-            switch text {
-            case "1", "t", "T", "TRUE", "true", "True": return true
-            case "0", "f", "F", "FALSE", "false", "False": return false
-            default: throw bad("'\(text)' is not a boolean")
-            }
-        }
-        func number(_ index: Int, _ range: ClosedRange<Double>) throws(ServerError) -> Double? {
-            guard let text = argument(index) else { return nil }
-            guard let value = Double(text), value.isFinite, range.contains(value) else {
-                throw bad("'\(text)' is not a number from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return value
-        }
-        func type(_ index: Int) throws(ServerError) -> ResizingType? {
-            guard let text = argument(index) else { return nil }
-            guard let type = ResizingType(rawValue: text) else { throw bad("unknown resizing type '\(text)'") }
-            return type
-        }
-
-        switch name {
-        case "resize", "rs":
-            try count(1...5)
-            resizingType = try type(0) ?? resizingType
-            width = try side(1) ?? width
-            height = try side(2) ?? height
-            enlarge = try flag(3) ?? enlarge
-            _ = try flag(4)  // extend: the canvas is never extended
-        case "size", "s":
-            try count(1...4)
-            width = try side(0) ?? width
-            height = try side(1) ?? height
-            enlarge = try flag(2) ?? enlarge
-            _ = try flag(3)
-        case "resizing_type", "rt":
-            try count(1...1)
-            resizingType = try type(0) ?? resizingType
-        case "width", "w":
-            try count(1...1)
-            width = try side(0) ?? width
-        case "height", "h":
-            try count(1...1)
-            height = try side(0) ?? height
-        case "dpr":
-            try count(1...1)
-            dpr = try number(0, 0.01...8) ?? dpr
-        case "enlarge", "el":
-            try count(1...1)
-            enlarge = try flag(0) ?? enlarge
-        case "gravity", "g":
-            try count(1...3)
-            if let text = argument(0) {
-                guard let value = text == "sm" ? .center : Gravity(rawValue: text) else { throw bad("unknown gravity '\(text)'") }
-                gravity = value
-            }
-            gravityOffset = (try number(1, -65_535...65_535) ?? 0, try number(2, -65_535...65_535) ?? 0)
-        case "quality", "q":
-            try count(1...1)
-            quality = Int(try number(0, 0...100) ?? Double(quality))
-        case "format", "f", "ext":
-            try count(1...1)
-            if let text = argument(0) {
-                guard OutputFormat(extension: text) != nil else { throw bad("Imago does not write '\(text)'") }
-                format = text
-            }
-        case "blur", "bl":
-            try count(1...1)
-            blur = try number(0, 0...100) ?? blur
-        case "strip_color_profile", "scp":
-            try count(1...1)
-            stripColorProfile = try flag(0) ?? stripColorProfile
-        case "strip_metadata", "sm":
-            try count(1...1)
-            stripMetadata = try flag(0) ?? stripMetadata
-        case "keep_copyright", "kcr":
-            try count(1...1)
-            keepCopyright = try flag(0) ?? keepCopyright
-        case "preset", "pr":
-            for preset in arguments where !preset.isEmpty {
-                guard let segments = presets[preset] else { throw bad("no preset '\(preset)'") }
-                // A preset's own segments may not expand presets: no cycles, no depth to bound.
-                try apply(segments, presets: [:])
-            }
-        default:
-            throw .badRequest("unknown option '\(name)'")
-        }
+        var keyed = self
+        keyed.delivery = Delivery()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain numbers, strings and Booleans cannot fail.
+        return (try? encoder.encode(keyed)).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 }

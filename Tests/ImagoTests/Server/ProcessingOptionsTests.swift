@@ -12,11 +12,12 @@ struct ProcessingOptionsTests {
         let short = try ProcessingOptions(parsing: ["rs:fill:300:200:t", "g:noea:5:6", "q:70", "f:webp", "bl:2", "dpr:2"])
         #expect(full == short)
         #expect((full.resizingType, full.width, full.height, full.enlarge) == (.fill, 300, 200, true))
-        #expect((full.gravity, full.gravityOffset.x, full.gravityOffset.y, full.quality) == (.northEast, 5, 6, 70))
+        #expect((full.gravity, full.quality) == (Gravity(.northEast, x: 5, y: 6), 70))
         #expect((full.format, full.blur, full.dpr) == ("webp", 2, 2))
         let pieces = try ProcessingOptions(parsing: ["s:300:200", "rt:force", "w:50", "height:60", "el:1", "rs::80"])
         #expect((pieces.resizingType, pieces.width, pieces.height, pieces.enlarge) == (.force, 80, 60, true))
-        #expect(try ProcessingOptions(parsing: ["g:sm"]).gravity == .center)
+        #expect(try ProcessingOptions(parsing: ["g:sm"]).gravity == Gravity(.smart))
+        #expect(try ProcessingOptions(parsing: ["g:fp:0.25:0.75"]).gravity == Gravity(.focusPoint, x: 0.25, y: 0.75))
         #expect(try ProcessingOptions(parsing: ["rs:fill-down:10:10", "rt:auto"]).resizingType == .auto)
     }
 
@@ -39,7 +40,14 @@ struct ProcessingOptionsTests {
         "an unknown or malformed option is a 400 naming it",
         arguments: [
             ("zz:1", "'zz'"), ("w:abc", "'w'"), ("w:70000", "'w'"), ("rs:stretch:1:1", "'rs'"), ("g:up", "'g'"), ("q:101", "'q'"),
-            ("f:gif", "'f'"), ("dpr:0", "'dpr'"), ("el:maybe", "'el'"), ("bl:-1", "'bl'"), ("rs:fit:1:2:0:0:9", "'rs'"), ("pr:missing", "'pr'"),
+            ("f:gif", "'f'"), ("dpr:0", "'dpr'"), ("el:maybe", "'el'"), ("bl:-1", "'bl'"), ("rs:fit:1:2:0:0:ce:1:2:3", "'rs'"),
+            ("pr:missing", "'pr'"), ("mw:-1", "'mw'"), ("z:0", "'z'"), ("z:1:2:3", "'z'"), ("ex:1:up", "'ex'"), ("exar:1:sm", "'exar'"),
+            ("g:sm:1", "'g'"), ("g:fp:0.5", "'g'"), ("g:fp:2:0.5", "'g'"), ("c:-5", "'c'"), ("t:300", "'t'"), ("t:10:zz", "'t'"),
+            ("pd:1:2:3:4:5", "'pd'"), ("rot:45", "'rot'"), ("fl:1:1:1", "'fl'"), ("bg:12:300:1", "'bg'"), ("bg:1:2", "'bg'"),
+            ("bg:ff00ff00", "'bg'"), ("sh:-1", "'sh'"), ("pix:x", "'pix'"), ("wm:2", "'wm'"), ("wm:0.5:up", "'wm'"), ("wm:0.5:sm", "'wm'"),
+            ("fq:webp", "'fq'"), ("fq:bogus:50", "'fq'"), ("fq:webp:101", "'fq'"), ("mb:-1", "'mb'"), ("skp:bogus", "'skp'"), ("raw:2", "'raw'"),
+            ("exp:soon", "'exp'"), ("fn:YQ:1:2", "'fn'"), ("fn:%%%:1", "'fn'"), ("att:x", "'att'"), ("msr:-1", "'msr'"), ("msfs:x", "'msfs'"),
+            ("maf:0", "'maf'"), ("mafr:x", "'mafr'"), ("mrd:-3", "'mrd'"), ("ph:x", "'ph'"), ("eth:x", "'eth'"), ("ar:x", "'ar'"),
         ])
     func errors(segment: String, named: String) {
         #expect {
@@ -50,13 +58,16 @@ struct ProcessingOptionsTests {
         }
     }
 
-    @Test("presets expand in place; the default preset applies first; a preset naming a preset is refused")
+    @Test("presets expand in place; the default preset applies first; presets may name presets, a cycle is skipped as imgproxy skips it")
     func presets() throws {
-        let presets = ["default": ["q:60"], "thumb": ["rs:fill:100:100", "f:png"], "loop": ["pr:thumb"]]
+        let presets = ["default": ["q:60"], "thumb": ["rs:fill:100:100", "f:png"], "nested": ["pr:thumb", "bl:2"], "loop": ["pr:loop", "w:7"]]
         let options = try ProcessingOptions(parsing: ["w:10", "pr:thumb"], presets: presets)
         #expect((options.width, options.height, options.resizingType, options.format ?? "", options.quality) == (100, 100, .fill, "png", 60))
         #expect(try ProcessingOptions(parsing: ["pr:thumb", "q:90"], presets: presets).quality == 90)
-        #expect(throws: ServerError.self) { try ProcessingOptions(parsing: ["pr:loop"], presets: presets) }
+        let nested = try ProcessingOptions(parsing: ["pr:nested"], presets: presets)
+        #expect((nested.width, nested.blur) == (100, 2))
+        #expect(try ProcessingOptions(parsing: ["pr:loop"], presets: presets).width == 7)
+        #expect(throws: ServerError.self) { try ProcessingOptions(parsing: ["pr:missing"], presets: presets) }
     }
 
     @Test("IMAGO_* settings: keys, presets, limits and the listen address; bad values are refused by name")

@@ -1,0 +1,35 @@
+/// A processor that can start from an image decoded at a reduced scale (JPEG's DCT scaling,
+/// WebP's scaled decode) and still make the picture a full decode would give: when it is a
+/// request's first processor, the pipeline asks it what size the decode must cover.
+///
+/// Its ``ImageProcessing/process(_:)`` then receives an image that may be smaller than the
+/// file's, and reads the full size from ``ImageMetadata/uprightOriginalSize`` to place its work.
+public protocol ReducedDecodeProcessing: ImageProcessing {
+    /// The size whose both sides a decode of an upright `width × height` original must reach for
+    /// this processor's result to be the same as from the full decode; nil for the full decode.
+    func requiredDecodeSize(width: Int, height: Int) -> PixelSize?
+}
+
+extension ImageMetadata {
+    /// The file's pixel size turned upright by the orientation the decode applied: the size of a
+    /// full decode, whatever scale this one used.
+    public var uprightOriginalSize: PixelSize {
+        orientationApplied.swapsDimensions
+            ? PixelSize(width: originalHeight, height: originalWidth) : PixelSize(width: originalWidth, height: originalHeight)
+    }
+}
+
+/// A first processor's ``ReducedDecodeProcessing/requiredDecodeSize(width:height:)``, carried in
+/// decoding options and decode plans, which compare it by the processor's identifier.
+struct DecodeSizeRequirement: Sendable, Hashable {
+    let identifier: String
+    let size: @Sendable (Int, Int) -> PixelSize?
+
+    init(_ processor: any ReducedDecodeProcessing) {
+        identifier = processor.identifier
+        size = { processor.requiredDecodeSize(width: $0, height: $1) }
+    }
+
+    static func == (a: Self, b: Self) -> Bool { a.identifier == b.identifier }
+    func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// What a URL says of its answer beyond the picture: when it expires (`expires`), and the
+/// `Content-Disposition` imgproxy sends with every image (`filename`, `return_attachment`).
+struct DeliveryHeaders: Sendable {
+    /// The unix time after which the URL answers 404.
+    var expires: Int?
+    /// The file name without its extension, made safe for the header.
+    var name: String
+    var attachment: Bool
+    /// The extension, when it is not the answer's format's (raw and skipped sources).
+    var fileExtension: String?
+
+    init(options: ProcessingOptions, source: URL, returnsAttachment: Bool) {
+        expires = options.delivery.expires
+        attachment = options.delivery.returnsAttachment ?? returnsAttachment
+        let fromSource = source.deletingPathExtension().lastPathComponent
+        name = Self.safe(options.delivery.filename ?? (fromSource.isEmpty || fromSource == "/" ? "image" : fromSource))
+    }
+
+    func hasExpired(now: Int = Int(Date().timeIntervalSince1970)) -> Bool {
+        guard let expires else { return false }
+        return expires < now
+    }
+
+    func with(extension text: String?) -> DeliveryHeaders {
+        var copy = self
+        copy.fileExtension = text
+        return copy
+    }
+
+    /// `inline; filename="name.jpg"` or `attachment; …`.
+    func contentDisposition(defaultExtension: String) -> String {
+        let file = fileExtension.map { name + "." + $0 } ?? name + "." + defaultExtension
+        return (attachment ? "attachment" : "inline") + "; filename=\"" + file + "\""
+    }
+
+    /// A name that cannot break the header or name a path: printable ASCII without quotes,
+    /// backslashes, slashes or control characters (others become `_`), at most 200 bytes.
+    static func safe(_ name: String) -> String {
+        let cleaned = String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.prefix(200).map { scalar -> Unicode.Scalar in
+                    let value = scalar.value
+                    let plain = value >= 0x20 && value < 0x7F && scalar != "\"" && scalar != "\\" && scalar != "/" && scalar != ";"
+                    return plain ? scalar : "_"
+                }))
+        let trimmed = cleaned.trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+        return trimmed.isEmpty ? "image" : trimmed
+    }
+}

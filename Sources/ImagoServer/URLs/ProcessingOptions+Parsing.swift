@@ -1,0 +1,363 @@
+import Foundation
+import Imago
+
+extension ProcessingOptions {
+    /// `segments` applied in order, each `name:argument:…` with imgproxy's full or short name:
+    /// `resize`/`rs`, `size`/`s`, `resizing_type`/`rt`, `width`/`w`, `height`/`h`,
+    /// `min-width`/`mw`, `min-height`/`mh`, `zoom`/`z`, `dpr`, `enlarge`/`el`, `extend`/`ex`,
+    /// `extend_aspect_ratio`/`extend_ar`/`exar`, `gravity`/`g`, `crop`/`c`, `trim`/`t`,
+    /// `padding`/`pd`, `auto_rotate`/`ar`, `rotate`/`rot`, `flip`/`fl`, `background`/`bg`,
+    /// `blur`/`bl`, `sharpen`/`sh`, `pixelate`/`pix`, `watermark`/`wm`, `strip_metadata`/`sm`,
+    /// `keep_copyright`/`kcr`, `strip_color_profile`/`scp`, `preserve_hdr`/`ph`,
+    /// `enforce_thumbnail`/`eth`, `quality`/`q`, `format_quality`/`fq`, `max_bytes`/`mb`,
+    /// `format`/`f`/`ext`, `skip_processing`/`skp`, `raw`, `cachebuster`/`cb`, `expires`/`exp`,
+    /// `filename`/`fn`, `return_attachment`/`att`, `preset`/`pr`, `max_src_resolution`/`msr`,
+    /// `max_src_file_size`/`msfs`, `max_animation_frames`/`maf`,
+    /// `max_animation_frame_resolution`/`mafr`, `max_result_dimension`/`mrd`.
+    ///
+    /// The `default` preset applies first; `pr` expands presets in place (a preset met again
+    /// inside itself is skipped, as imgproxy skips it). Booleans are read as Go's
+    /// `strconv.ParseBool` reads them. Throws a 400 naming the option at fault, and a 404 for an
+    /// `expires` in the past (`now` is the unix time to compare with).
+    public init(parsing segments: [String], presets: [String: [String]] = [:], now: Int = Int(Date().timeIntervalSince1970)) throws(ServerError) {
+        self.init()
+        var parser = Parser(presets: presets, now: now)
+        if presets["default"] != nil { try parser.apply(name: "preset", ["default"], to: &self, using: []) }
+        try parser.apply(segments, to: &self, using: [])
+    }
+}
+
+/// The option names and argument rules of imgproxy's `options/parser`.
+private struct Parser {
+    let presets: [String: [String]]
+    let now: Int
+
+    mutating func apply(_ segments: [String], to options: inout ProcessingOptions, using used: [String]) throws(ServerError) {
+        for segment in segments {
+            var parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let name = parts.removeFirst()
+            try apply(name: name, parts, to: &options, using: used)
+        }
+    }
+
+    // One switch over every name: a table of closures would hide the argument rules.
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    mutating func apply(name: String, _ arguments: [String], to o: inout ProcessingOptions, using used: [String]) throws(ServerError) {
+        let a = Arguments(name: name, values: arguments)
+        switch name {
+        case "resize", "rs":
+            try a.count(1...8)
+            o.resizingType = try a.resizingType(0) ?? o.resizingType
+            try size(a.dropFirst(1), into: &o)
+        case "size", "s":
+            try a.count(1...7)
+            try size(a, into: &o)
+        case "resizing_type", "rt":
+            try a.count(1...1)
+            o.resizingType = try a.resizingType(0) ?? o.resizingType
+        case "width", "w":
+            try a.count(1...1)
+            o.width = try a.side(0) ?? o.width
+        case "height", "h":
+            try a.count(1...1)
+            o.height = try a.side(0) ?? o.height
+        case "min-width", "mw":
+            try a.count(1...1)
+            o.minWidth = try a.side(0) ?? o.minWidth
+        case "min-height", "mh":
+            try a.count(1...1)
+            o.minHeight = try a.side(0) ?? o.minHeight
+        case "zoom", "z":
+            try a.count(1...2)
+            guard let x = try a.number(0, 0.0001...1000, above: 0) else { throw a.bad("needs a factor above 0") }
+            o.zoom = .init(x: x, y: try a.number(1, 0.0001...1000, above: 0) ?? x)
+        case "dpr":
+            try a.count(1...1)
+            o.dpr = try a.number(0, 0.01...8, above: 0) ?? o.dpr
+        case "enlarge", "el":
+            try a.count(1...1)
+            o.enlarge = try a.flag(0) ?? o.enlarge
+        case "extend", "ex":
+            o.extend = try extensionValue(a, o.extend)
+        case "extend_aspect_ratio", "extend_ar", "exar":
+            o.extendAspectRatio = try extensionValue(a, o.extendAspectRatio)
+        case "gravity", "g":
+            o.gravity = try a.gravity(from: 0, allowing: Gravity.Kind.common + [.smart, .focusPoint]) ?? o.gravity
+        case "crop", "c":
+            try a.count(1...5)
+            var crop = o.crop ?? .init()
+            crop.width = try a.number(0, 0...65_535) ?? crop.width
+            crop.height = try a.number(1, 0...65_535) ?? crop.height
+            if arguments.count > 2 { crop.gravity = try a.gravity(from: 2, allowing: Gravity.Kind.common + [.smart, .focusPoint]) }
+            o.crop = crop.width == 0 && crop.height == 0 ? nil : crop
+        case "trim", "t":
+            try a.count(1...4)
+            var trim = ProcessingOptions.TrimSettings()
+            trim.threshold = try a.number(0, 0...255) ?? trim.threshold
+            trim.color = try a.color(1)
+            trim.equalHorizontal = try a.flag(2) ?? false
+            trim.equalVertical = try a.flag(3) ?? false
+            o.trim = trim
+        case "padding", "pd":
+            try a.count(1...4)
+            let top = try a.side(0) ?? o.padding.top
+            let right = try a.side(1) ?? top
+            o.padding = .init(top: top, right: right, bottom: try a.side(2) ?? top, left: try a.side(3) ?? right)
+        case "auto_rotate", "ar":
+            try a.count(1...1)
+            o.autoRotate = try a.flag(0) ?? o.autoRotate
+        case "rotate", "rot":
+            try a.count(1...1)
+            guard let text = a.value(0) else { break }
+            guard let angle = Int(text), angle % 90 == 0, abs(angle) <= 3600 else { throw a.bad("'\(text)' is not a multiple of 90") }
+            o.rotate = (angle % 360 + 360) % 360
+        case "flip", "fl":
+            try a.count(1...2)
+            o.flipHorizontal = try a.flag(0) ?? o.flipHorizontal
+            o.flipVertical = try a.flag(1) ?? o.flipVertical
+        case "background", "bg":
+            switch arguments.count {
+            case 1: o.background = try a.color(0)
+            case 3:
+                var channels: [UInt8] = []
+                for index in 0..<3 {
+                    guard let value = a.value(index).flatMap({ UInt8($0) }) else { throw a.bad("'\(arguments[index])' is not a number from 0 to 255") }
+                    channels.append(value)
+                }
+                o.background = RGBAColor(red: channels[0], green: channels[1], blue: channels[2])
+            default: throw a.bad("takes a hex colour or R:G:B")
+            }
+        case "blur", "bl":
+            try a.count(1...1)
+            o.blur = try a.number(0, 0...ImageProcessors.GaussianBlur.maxRadius) ?? o.blur
+        case "sharpen", "sh":
+            try a.count(1...1)
+            o.sharpen = try a.number(0, 0...ImageProcessors.Sharpen.maxSigma) ?? o.sharpen
+        case "pixelate", "pix":
+            try a.count(1...1)
+            o.pixelate = try a.side(0) ?? o.pixelate
+        case "watermark", "wm":
+            try a.count(1...7)
+            var placement = ProcessingOptions.WatermarkPlacement()
+            guard let opacity = try a.number(0, 0...1) else { throw a.bad("needs an opacity from 0 to 1") }
+            placement.opacity = opacity
+            if let text = a.value(1) {
+                guard let kind = Gravity.Kind(rawValue: text), (Gravity.Kind.common + [.replicate]).contains(kind) else {
+                    throw a.bad("unknown position '\(text)'")
+                }
+                placement.position.kind = kind
+            }
+            placement.position.x = try a.number(2, -65_535...65_535) ?? 0
+            placement.position.y = try a.number(3, -65_535...65_535) ?? 0
+            placement.scale = try a.number(4, 0...1000, above: 0) ?? 0
+            o.watermark = opacity > 0 ? placement : nil
+        case "strip_metadata", "sm":
+            try a.count(1...1)
+            o.stripMetadata = try a.flag(0) ?? o.stripMetadata
+        case "keep_copyright", "kcr":
+            try a.count(1...1)
+            o.keepCopyright = try a.flag(0) ?? o.keepCopyright
+        case "strip_color_profile", "scp":
+            try a.count(1...1)
+            o.stripColorProfile = try a.flag(0) ?? o.stripColorProfile
+        case "preserve_hdr", "ph":
+            try a.count(1...1)
+            o.preserveHDR = try a.flag(0) ?? o.preserveHDR
+        case "enforce_thumbnail", "eth":
+            try a.count(1...1)
+            o.enforceThumbnail = try a.flag(0) ?? o.enforceThumbnail
+        case "quality", "q":
+            try a.count(1...1)
+            o.quality = try a.integer(0, 0...100) ?? o.quality
+        case "format_quality", "fq":
+            guard arguments.count % 2 == 0 else { throw a.bad("takes format:quality pairs") }
+            for index in stride(from: 0, to: arguments.count, by: 2) {
+                guard let format = ImageFormatName.canonical(arguments[index]) else { throw a.bad("unknown format '\(arguments[index])'") }
+                o.formatQuality[format] = try a.integer(index + 1, 0...100) ?? 0
+            }
+        case "max_bytes", "mb":
+            try a.count(1...1)
+            o.maxBytes = try a.integer(0, 0...Int(Int32.max)) ?? o.maxBytes
+        case "format", "f", "ext":
+            try a.count(1...1)
+            if let text = a.value(0) {
+                guard OutputFormat(extension: text) != nil else { throw a.bad("Imago does not write '\(text)'") }
+                o.format = text.lowercased()
+            }
+        case "skip_processing", "skp":
+            for index in arguments.indices {
+                guard let format = ImageFormatName.canonical(arguments[index]) else { throw a.bad("unknown format '\(arguments[index])'") }
+                if !o.skipProcessing.contains(format) { o.skipProcessing.append(format) }
+            }
+        case "raw":
+            try a.count(1...1)
+            o.raw = try a.flag(0) ?? o.raw
+        case "cachebuster", "cb":
+            try a.count(1...1)
+            o.cacheBuster = arguments[0]
+        case "expires", "exp":
+            try a.count(1...1)
+            guard let time = Int(arguments[0]) else { throw a.bad("'\(arguments[0])' is not a unix time") }
+            if time > 0, time < now { throw ServerError(status: 404, "expired URL") }
+            o.delivery.expires = time > 0 ? time : nil
+        case "filename", "fn":
+            try a.count(1...2)
+            var name = arguments[0]
+            if try a.flag(1) == true {
+                guard let decoded = ProcessingPath.base64URLDecoded(name) else { throw a.bad("is not URL-safe base64 of UTF-8 text") }
+                name = decoded
+            } else {
+                name = name.removingPercentEncoding ?? name
+            }
+            o.delivery.filename = name.isEmpty ? nil : name
+        case "return_attachment", "att":
+            try a.count(1...1)
+            o.delivery.returnsAttachment = try a.flag(0) ?? o.delivery.returnsAttachment
+        case "max_src_resolution", "msr":
+            try a.count(1...1)
+            o.maxSourcePixels = try a.megapixels(0) ?? o.maxSourcePixels
+        case "max_src_file_size", "msfs":
+            try a.count(1...1)
+            o.maxSourceBytes = try a.integer(0, 0...Int(Int32.max)) ?? o.maxSourceBytes
+        case "max_animation_frames", "maf":
+            try a.count(1...1)
+            o.maxFrames = try a.integer(0, 1...1_000_000) ?? o.maxFrames
+        case "max_animation_frame_resolution", "mafr":
+            try a.count(1...1)
+            o.maxFramePixels = try a.megapixels(0) ?? o.maxFramePixels
+        case "max_result_dimension", "mrd":
+            try a.count(1...1)
+            o.maxResultDimension = try a.side(0) ?? o.maxResultDimension
+        case "preset", "pr":
+            for preset in arguments where !preset.isEmpty {
+                guard let segments = presets[preset] else { throw a.bad("no preset '\(preset)'") }
+                guard !used.contains(preset) else { continue }  // a preset inside itself: skipped, as in imgproxy
+                try apply(segments, to: &o, using: used + [preset])
+            }
+        default:
+            throw .badRequest("unknown option '\(name)'")
+        }
+    }
+
+    /// `size`'s arguments (also `resize`'s after its type): width, height, enlarge, then extend's.
+    private func size(_ a: Arguments, into o: inout ProcessingOptions) throws(ServerError) {
+        o.width = try a.side(0) ?? o.width
+        o.height = try a.side(1) ?? o.height
+        o.enlarge = try a.flag(2) ?? o.enlarge
+        if a.value(3) != nil { o.extend = try extensionValue(a.dropFirst(3), o.extend) }
+    }
+
+    private func extensionValue(_ a: Arguments, _ current: ProcessingOptions.Extension) throws(ServerError) -> ProcessingOptions.Extension {
+        try a.count(1...4)
+        var value = current
+        value.enabled = try a.flag(0) ?? value.enabled
+        if a.values.count > 1 { value.gravity = try a.gravity(from: 1, allowing: Gravity.Kind.common + [.focusPoint]) ?? Gravity() }
+        return value
+    }
+}
+
+/// An option's arguments, read by imgproxy's rules; each error names the option.
+private struct Arguments {
+    let name: String
+    let values: [String]
+
+    func bad(_ why: String) -> ServerError { .badRequest("bad option '\(name)': \(why)") }
+
+    func dropFirst(_ count: Int) -> Arguments { Arguments(name: name, values: Array(values.dropFirst(count))) }
+
+    func count(_ range: ClosedRange<Int>) throws(ServerError) {
+        guard range.contains(values.count) else { throw bad("takes \(range.lowerBound)–\(range.upperBound) arguments") }
+    }
+
+    /// The argument at `index`, nil when absent or empty.
+    func value(_ index: Int) -> String? {
+        index < values.count && !values[index].isEmpty ? values[index] : nil
+    }
+
+    func side(_ index: Int) throws(ServerError) -> Int? {
+        try integer(index, 0...ImageProcessors.Resize.maxSide)
+    }
+
+    func integer(_ index: Int, _ range: ClosedRange<Int>) throws(ServerError) -> Int? {
+        guard let text = value(index) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw bad("'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// A finite number in `range`, or, with `floor`, above it and at most the range's top.
+    func number(_ index: Int, _ range: ClosedRange<Double>, above floor: Double? = nil) throws(ServerError) -> Double? {
+        guard let text = value(index) else { return nil }
+        let number = Double(text) ?? .nan
+        let valid = number.isFinite && (floor.map { number > $0 && number <= range.upperBound } ?? range.contains(number))
+        guard valid else { throw bad("'\(text)' is not a number from \(floor.map { "above \($0)" } ?? "\(range.lowerBound)") to \(range.upperBound)") }
+        return number
+    }
+
+    /// Megapixels, as imgproxy's resolution arguments, in pixels.
+    func megapixels(_ index: Int) throws(ServerError) -> Int? {
+        try number(index, 0...100_000).map { Int($0 * 1_000_000) }
+    }
+
+    /// Go's strconv.ParseBool, which imgproxy uses.
+    func flag(_ index: Int) throws(ServerError) -> Bool? {
+        guard let text = value(index) else { return nil }
+        switch text {
+        case "1", "t", "T", "TRUE", "true", "True": return true
+        case "0", "f", "F", "FALSE", "false", "False": return false
+        default: throw bad("'\(text)' is not a boolean")
+        }
+    }
+
+    func color(_ index: Int) throws(ServerError) -> RGBAColor? {
+        guard let text = value(index) else { return nil }
+        guard !text.hasPrefix("#"), text.utf8.count != 8, let color = RGBAColor(hex: text) else { throw bad("'\(text)' is not a hex colour") }
+        return color
+    }
+
+    func resizingType(_ index: Int) throws(ServerError) -> ProcessingOptions.ResizingType? {
+        guard let text = value(index) else { return nil }
+        guard let type = ProcessingOptions.ResizingType(rawValue: text) else { throw bad("unknown resizing type '\(text)'") }
+        return type
+    }
+
+    /// A gravity from the argument at `start`: its type, then offsets (`fp` takes exactly two
+    /// fractions; `sm` none).
+    func gravity(from start: Int, allowing kinds: [Gravity.Kind]) throws(ServerError) -> Gravity? {
+        guard let text = value(start) else { return nil }
+        guard let kind = Gravity.Kind(rawValue: text), kinds.contains(kind) else { throw bad("unknown gravity '\(text)'") }
+        let given = values.count - start
+        switch kind {
+        case .smart:
+            guard given == 1 else { throw bad("smart gravity takes no offsets") }
+            return Gravity(.smart)
+        case .focusPoint:
+            guard given == 3 else { throw bad("a focus point takes x and y") }
+            return Gravity(.focusPoint, x: try number(start + 1, 0...1) ?? 0.5, y: try number(start + 2, 0...1) ?? 0.5)
+        default:
+            guard given <= 3 else { throw bad("a gravity takes at most two offsets") }
+            return Gravity(kind, x: try number(start + 1, -65_535...65_535) ?? 0, y: try number(start + 2, -65_535...65_535) ?? 0)
+        }
+    }
+}
+
+/// The image format names imgproxy knows, to their canonical names.
+enum ImageFormatName {
+    static func canonical(_ name: String) -> String? {
+        switch name.lowercased() {
+        case "jpg", "jpeg": "jpeg"
+        case "png": "png"
+        case "webp": "webp"
+        case "avif": "avif"
+        case "gif": "gif"
+        case "ico": "ico"
+        case "svg": "svg"
+        case "heic", "heif": "heif"
+        case "bmp": "bmp"
+        case "tiff", "tif": "tiff"
+        case "jxl": "jxl"
+        default: nil
+        }
+    }
+}
