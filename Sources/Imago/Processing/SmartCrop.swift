@@ -51,10 +51,10 @@ extension ImageProcessors {
                     let sum =
                         table[(y + windowHeight) * stride + x + windowWidth] - table[y * stride + x + windowWidth]
                         - table[(y + windowHeight) * stride + x] + table[y * stride + x]
-                    // Up to 10% off at the far edge: ties and near-ties go to the centre.
+                    // Up to 2% off at the far edge: ties and near-ties go to the centre.
                     let offCentreX = freeX == 0 ? 0 : abs(Double(x) / Double(freeX) - 0.5) * 2
                     let offCentreY = freeY == 0 ? 0 : abs(Double(y) / Double(freeY) - 0.5) * 2
-                    let score = sum * (1 - 0.1 * max(offCentreX, offCentreY))
+                    let score = sum * (1 - 0.02 * max(offCentreX, offCentreY))
                     if score > best.score { best = (score, x, y) }
                 }
             }
