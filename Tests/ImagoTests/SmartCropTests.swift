@@ -13,7 +13,7 @@ struct SmartCropTests {
     }
 
     static func image(_ pixels: [UInt8], _ width: Int, _ height: Int) -> Image {
-        Image(width: width, height: height, frames: [.init(pixels: pixels)], metadata: .init(format: .png, originalWidth: width, originalHeight: height, hasAlpha: false))
+        Image.test(width, height, pixels)
     }
 
     @Test("a small high-contrast object off-centre on a flat field is inside the window")
@@ -21,7 +21,7 @@ struct SmartCropTests {
         let (width, height) = (600, 400)
         var pixels = Self.field(width, height, (120, 130, 120))
         for y in 300..<340 {
-            for x in 40..<80 where (x / 5 + y / 5) % 2 == 0 { (pixels[(y * width + x) * 4], pixels[(y * width + x) * 4 + 1], pixels[(y * width + x) * 4 + 2]) = (0, 0, 0) }
+            for x in 40..<80 where (x / 5 + y / 5) % 2 == 0 { paint(&pixels, width: width, x, y, (0, 0, 0)) }
         }
         let crop = try ImageProcessors.SmartCrop(width: 200, height: 200)
         let origin = crop.origin(in: Self.image(pixels, width, height))
@@ -34,7 +34,7 @@ struct SmartCropTests {
     func skin() throws {
         let (width, height) = (600, 300)
         var pixels = Self.field(width, height, (90, 110, 160))
-        for y in 100..<200 { for x in 470..<560 { (pixels[(y * width + x) * 4], pixels[(y * width + x) * 4 + 1], pixels[(y * width + x) * 4 + 2]) = (224, 168, 132) } }
+        for y in 100..<200 { for x in 470..<560 { paint(&pixels, width: width, x, y, (224, 168, 132)) } }
         let origin = try ImageProcessors.SmartCrop(width: 150, height: 300).origin(in: Self.image(pixels, width, height))
         #expect(origin.x <= 470 && origin.x + 150 >= 560, "\(origin)")
     }

@@ -171,3 +171,18 @@ func expectCleanFailures(
         _ = try? decoder.decode(Data(mutated), options: DecodingOptions())
     }
 }
+
+extension Image {
+    /// A one-frame image of RGBA8 `pixels` whose metadata says it is a PNG of this size.
+    static func test(_ width: Int, _ height: Int, _ pixels: [UInt8], alpha: Bool = false) -> Image {
+        Image(
+            width: width, height: height, frames: [.init(pixels: pixels)],
+            metadata: .init(format: .png, originalWidth: width, originalHeight: height, hasAlpha: alpha))
+    }
+}
+
+/// Sets the colour of pixel (x, y) of RGBA8 `pixels` `width` wide, alpha untouched.
+func paint(_ pixels: inout [UInt8], width: Int, _ x: Int, _ y: Int, _ color: (UInt8, UInt8, UInt8)) {
+    let offset = (y * width + x) * 4
+    (pixels[offset], pixels[offset + 1], pixels[offset + 2]) = color
+}
