@@ -5,8 +5,9 @@ SWIFT ?= swift
 # tests use to make or check images (exiftool, webp's dwebp/img2webp, gifsicle, libjpeg-turbo's
 # cjpeg/djpeg, giflib's gif2rgb, ImageMagick and netpbm for the Netpbm files); bc for `make consumer`;
 # curl (benchmark peer); nginx (deploy/nginx.conf in front of imago serve nodes: make cluster-demo and its test);
-# ukui-wallpapers (large sample photos for the demo and benchmarks).
-APT_PACKAGES := pkg-config bc liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers
+# ukui-wallpapers (large sample photos for the demo and benchmarks); librsvg (SVG sources) and its
+# rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against).
+APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test cluster-demo lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean

@@ -23,7 +23,8 @@ let package = Package(
         .trait(name: "AVIF", description: "AVIFDecoder and AVIFEncoder, AVIF through libavif with dav1d and libaom (libavif-dev)."),
         .trait(name: "HEIF", description: "HEIFDecoder, HEIC through libheif with libde265 (libheif-dev)."),
         .trait(name: "JXL", description: "JXLDecoder, JPEG XL through libjxl (libjxl-dev)."),
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF", "HEIF", "JXL"]),
+        .trait(name: "SVG", description: "SVGDecoder, SVG rendered by librsvg (librsvg2-dev)."),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -69,6 +70,7 @@ let package = Package(
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
                 .target(name: "CJXL", condition: .when(traits: ["JXL"])),
+                .target(name: "CRSVG", condition: .when(traits: ["SVG"])),
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -94,6 +96,9 @@ let package = Package(
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // No pkgConfig, as for CAVIF: libjxl's .pc passes -DHWY_SHARED_DEFINE.
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
+        // No pkgConfig: librsvg's .pc passes -pthread and GLib's include folders; the shim declares
+        // the handful of functions it needs instead.
+        .systemLibrary(name: "CRSVG", providers: [.apt(["librsvg2-dev"])]),
         // Test support (an HTTP origin with TLS, gates and a request log) stays with the tests and is
         // no product; the benchmarks' package builds the same folder through a symlink.
         .target(

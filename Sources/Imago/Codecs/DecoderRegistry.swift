@@ -26,6 +26,9 @@ public final class DecoderRegistry: Sendable {
         #if JXL
             decoders.append(JXLDecoder())
         #endif
+        #if SVG
+            decoders.append(SVGDecoder())
+        #endif
         return DecoderRegistry(decoders + [GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
     }
 

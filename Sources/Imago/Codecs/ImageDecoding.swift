@@ -171,6 +171,17 @@ public struct DecodingOptions: Sendable, Hashable {
         }
     }
 
+    /// The size a vector image of nominal size `width × height` is rendered at: what the first
+    /// processor asks for, else ``targetSize`` covered (``TargetMode/fill``) or fitted
+    /// (``TargetMode/fit``), up or down, else the nominal size.
+    public func renderSize(width: Int, height: Int) -> PixelSize {
+        if let sizeRequirement, let size = sizeRequirement.vectorSize(width, height) { return size }
+        guard let targetSize, width > 0, height > 0 else { return PixelSize(width: width, height: height) }
+        let scaleX = Double(targetSize.width) / Double(width), scaleY = Double(targetSize.height) / Double(height)
+        let scale = targetMode == .fill ? max(scaleX, scaleY) : min(scaleX, scaleY)
+        return PixelSize(width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded())))
+    }
+
     /// Throws `emptyImage` or `imageTooLarge` when a declared `width × height` is empty or over the
     /// limits. Decoders call it with the header's size before allocating pixels.
     public func check(width: Int, height: Int) throws(ImagoError) {

@@ -129,6 +129,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let avif = ImageFormat(rawValue: "avif")
     /// Tagged Image File Format.
     public static let tiff = ImageFormat(rawValue: "tiff")
+    /// Scalable Vector Graphics, rendered to pixels.
+    public static let svg = ImageFormat(rawValue: "svg")
     /// Windows icon or cursor (ICO, CUR).
     public static let ico = ImageFormat(rawValue: "ico")
 

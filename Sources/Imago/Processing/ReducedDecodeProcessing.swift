@@ -8,6 +8,15 @@ public protocol ReducedDecodeProcessing: ImageProcessing {
     /// The size whose both sides a decode of an upright `width × height` original must reach for
     /// this processor's result to be the same as from the full decode; nil for the full decode.
     func requiredDecodeSize(width: Int, height: Int) -> PixelSize?
+
+    /// The size a vector source (SVG) of nominal size `width × height` is best rendered at for
+    /// this processor: larger than nominal too, as vectors scale without loss. Default:
+    /// ``requiredDecodeSize(width:height:)``, or the nominal size.
+    func vectorRenderSize(width: Int, height: Int) -> PixelSize?
+}
+
+extension ReducedDecodeProcessing {
+    public func vectorRenderSize(width: Int, height: Int) -> PixelSize? { requiredDecodeSize(width: width, height: height) }
 }
 
 extension ImageMetadata {
@@ -24,10 +33,12 @@ extension ImageMetadata {
 struct DecodeSizeRequirement: Sendable, Hashable {
     let identifier: String
     let size: @Sendable (Int, Int) -> PixelSize?
+    let vectorSize: @Sendable (Int, Int) -> PixelSize?
 
     init(_ processor: any ReducedDecodeProcessing) {
         identifier = processor.identifier
         size = { processor.requiredDecodeSize(width: $0, height: $1) }
+        vectorSize = { processor.vectorRenderSize(width: $0, height: $1) }
     }
 
     static func == (a: Self, b: Self) -> Bool { a.identifier == b.identifier }

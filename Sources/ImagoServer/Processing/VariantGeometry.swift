@@ -27,11 +27,12 @@ struct VariantGeometry: Equatable {
     var extendAspectRatioWidth = 0
     var extendAspectRatioHeight = 0
 
-    init(source: (width: Int, height: Int), options o: ProcessingOptions, maxResultDimension: Int) {
+    /// `isVector`: the source is a vector (SVG), which is enlarged to the box without `enlarge`, as imgproxy does.
+    init(source: (width: Int, height: Int), options o: ProcessingOptions, maxResultDimension: Int, isVector: Bool = false) {
         cropWidth = o.crop.map { Self.cropSize(source.width, $0.width) } ?? 0
         cropHeight = o.crop.map { Self.cropSize(source.height, $0.height) } ?? 0
         let widthToScale = Self.minNonZero(cropWidth, source.width), heightToScale = Self.minNonZero(cropHeight, source.height)
-        calculateScale(widthToScale, heightToScale, o)
+        calculateScale(widthToScale, heightToScale, o, isVector: isVector)
         calculateSizes(widthToScale, heightToScale, o)
         limitScale(widthToScale, heightToScale, o, maxResultDimension: maxResultDimension)
     }
@@ -47,7 +48,7 @@ struct VariantGeometry: Equatable {
         return max(1, scale(original, crop))
     }
 
-    private mutating func calculateScale(_ width: Int, _ height: Int, _ o: ProcessingOptions) {
+    private mutating func calculateScale(_ width: Int, _ height: Int, _ o: ProcessingOptions, isVector: Bool) {
         var wshrink = 1.0, hshrink = 1.0
         let srcW = Double(width), srcH = Double(height)
         let dstW = o.width == 0 ? srcW : Double(o.width), dstH = o.height == 0 ? srcH : Double(o.height)
@@ -74,7 +75,7 @@ struct VariantGeometry: Equatable {
         wshrink /= o.zoom.x
         hshrink /= o.zoom.y
         dprScale = o.dpr
-        if !o.enlarge {
+        if !o.enlarge, !isVector {
             let minShrink = min(wshrink, hshrink)
             if minShrink < 1 {
                 wshrink /= minShrink

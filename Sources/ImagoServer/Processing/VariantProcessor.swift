@@ -36,6 +36,19 @@ struct VariantProcessor: ReducedDecodeProcessing {
         return turned ? PixelSize(width: needed.height, height: needed.width) : PixelSize(width: needed.width, height: needed.height)
     }
 
+    /// A vector source is rendered at the size it is scaled to, larger than its own too.
+    func vectorRenderSize(width: Int, height: Int) -> PixelSize? {
+        guard !needsFullDecode else { return nil }
+        let turned = options.rotate % 180 == 90
+        let source = turned ? (width: height, height: width) : (width: width, height: height)
+        let geometry = VariantGeometry(source: source, options: options, maxResultDimension: effectiveMaxResultDimension, isVector: true)
+        let needed = (
+            width: max(1, Int((Double(source.width) * geometry.widthScale).rounded(.up))),
+            height: max(1, Int((Double(source.height) * geometry.heightScale).rounded(.up)))
+        )
+        return turned ? PixelSize(width: needed.height, height: needed.width) : PixelSize(width: needed.width, height: needed.height)
+    }
+
     func process(_ decoded: Image) throws(ImagoError) -> Image {
         var image = decoded
         // The full decode's size, in the orientation the steps below see.
@@ -57,8 +70,9 @@ struct VariantProcessor: ReducedDecodeProcessing {
         }
         image = try ImageProcessors.Flip(horizontal: options.flipHorizontal, vertical: options.flipVertical).process(image)
 
-        let geometry = VariantGeometry(source: full, options: options, maxResultDimension: effectiveMaxResultDimension)
-        // The decode may be reduced: what the geometry says in full-size pixels, this image has
+        let geometry = VariantGeometry(
+            source: full, options: options, maxResultDimension: effectiveMaxResultDimension, isVector: image.metadata.format == .svg)
+        // The decode may be reduced (or a vector rendered larger): what the geometry says in full-size pixels, this image has
         // at `reduction` of them.
         let reduction = (x: Double(image.width) / Double(full.width), y: Double(image.height) / Double(full.height))
         if geometry.cropWidth > 0 || geometry.cropHeight > 0 {

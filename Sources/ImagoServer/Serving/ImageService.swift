@@ -214,6 +214,7 @@ public final class ImageService: Sendable {
             metrics.served(from: "variant-disk")
             return stored
         }
+        if explicit == .svg { return try await sanitizedSVG(url: url, options: options) }
         let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
         let processor = VariantProcessor(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
         let start = ContinuousClock.now
@@ -228,6 +229,9 @@ public final class ImageService: Sendable {
             let response = try await pipeline.response(for: ImageRequest(url: url, options: requestOptions, processors: [processor]))
             metrics.served(from: response.source.rawValue)
             try SourceLimits(options: options).check(response)
+            if explicit == nil, response.image.metadata.format == .svg, !configuration.alwaysRasterizesSVG {
+                return try svgVariant(response.data, options: options, diskKey: diskKey)
+            }
             var image = response.image
             let format =
                 explicit
@@ -248,6 +252,25 @@ public final class ImageService: Sendable {
             stages.failed(error, start: start)
             throw error
         }
+    }
+
+    /// An SVG source asked for as SVG: sanitised and passed through; any other source is a 422.
+    private func sanitizedSVG(url: URL, options: ProcessingOptions) async throws -> EncodedVariant {
+        let response = try await pipeline.data(for: ImageRequest(url: url))
+        metrics.served(from: response.source.rawValue)
+        guard SourceFormat.sniff(response.data)?.name == "svg" else { throw ServerError(status: 422, "Imago writes SVG only from an SVG source") }
+        try SourceLimits(options: options).check(bytes: response.data.count)
+        return try svgVariant(response.data, options: options, diskKey: nil)
+    }
+
+    private func svgVariant(_ data: Data, options: ProcessingOptions, diskKey: String?) throws -> EncodedVariant {
+        let sanitized = try SVGSanitizer.sanitize(data)
+        var hash = SHA256()
+        hash.update(data: sanitized)
+        let etag = "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        let variant = EncodedVariant(data: sanitized, format: .svg, etag: etag)
+        if let diskKey { storeVariant(variant, diskKey) }
+        return variant
     }
 
     /// The encoded variant kept on disk under `diskKey`, when the server has a disk cache and the

@@ -12,6 +12,8 @@ public enum OutputFormat: String, Sendable, Hashable {
     case webp
     /// AVIF (libavif), when Imago was built with it.
     case avif
+    /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
+    case svg
 
     /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, and `avif` when Imago was
     /// built with AVIF), or nil.
@@ -20,6 +22,7 @@ public enum OutputFormat: String, Sendable, Hashable {
         case "jpg", "jpeg": self = .jpeg
         case "png": self = .png
         case "webp": self = .webp
+        case "svg": self = .svg
         #if AVIF
             case "avif": self = .avif
         #endif
@@ -27,8 +30,8 @@ public enum OutputFormat: String, Sendable, Hashable {
         }
     }
 
-    /// The media type (`image/jpeg`, …), for `Content-Type`.
-    public var mimeType: String { "image/\(rawValue)" }
+    /// The media type (`image/jpeg`, …, `image/svg+xml`), for `Content-Type`.
+    public var mimeType: String { self == .svg ? "image/svg+xml" : "image/\(rawValue)" }
 
     /// The media types an `Accept` header names explicitly, without those it gives `q=0`.
     public static func acceptedTypes(_ accept: String?) -> Set<String> {
@@ -52,13 +55,20 @@ public enum OutputFormat: String, Sendable, Hashable {
             if avifEnabled, accepted.contains("image/avif") { return .avif }
         #endif
         if accepted.contains("image/webp") { return .webp }
-        if let source, let kept = OutputFormat(extension: source.rawValue) { return kept }
+        if let source, let kept = OutputFormat(extension: source.rawValue), kept != .svg { return kept }
         return hasAlpha ? .png : .jpeg
     }
 
+    /// Whether Imago encodes pixels to this format (every one but SVG, which is passed through).
+    var isEncoded: Bool { self != .svg }
+
     /// The format of a media type this enum's ``mimeType`` gives, or nil.
     public init?(mimeType: String) {
-        guard mimeType.hasPrefix("image/"), let format = OutputFormat(rawValue: String(mimeType.dropFirst(6))) else { return nil }
+        if mimeType == "image/svg+xml" {
+            self = .svg
+            return
+        }
+        guard mimeType.hasPrefix("image/"), let format = OutputFormat(rawValue: String(mimeType.dropFirst(6))), format != .svg else { return nil }
         self = format
     }
 
@@ -72,7 +82,7 @@ public enum OutputFormat: String, Sendable, Hashable {
     func encoder(quality: Int) -> any ImageEncoding {
         switch self {
         case .jpeg: JPEGEncoder(quality: quality)
-        case .png: PNGEncoder()
+        case .png, .svg: PNGEncoder()  // SVG is never encoded: sources pass through sanitised
         case .webp: WebPEncoder(quality: Float(quality))
         case .avif:
             #if AVIF

@@ -76,6 +76,10 @@ public struct ServerConfiguration: Sendable {
     /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`), as `skip_processing` asks per URL. Default none.
     public var skipProcessingFormats: [String] = []
 
+    /// Whether an SVG source is rasterised when the URL names no format (imgproxy's
+    /// `IMGPROXY_ALWAYS_RASTERIZE_SVG`); by default it is passed through, sanitised, as imgproxy does.
+    public var alwaysRasterizesSVG = false
+
     /// The defaults.
     public init() {}
 }

@@ -128,6 +128,37 @@ struct ImgproxyDropInTests {
         }
     }
 
+    @Test("an SVG source: passed through sanitised when no format is named, rasterised at the asked size when one is")
+    func svgSources() async throws {
+        let svg = Data(
+            """
+            <svg xmlns="http://www.w3.org/2000/svg" width="20" height="10" onload="alert(1)"><script>alert(2)</script>
+            <rect width="20" height="10" fill="#00ff00"/><path d="M0 10 L20 0" stroke="#000" stroke-width="0.3"/></svg>
+            """.utf8)
+        try await withServer { server in
+            let source = server.origin.serve(svg, at: "/logo.svg")
+            let passed = try await server.get(ServerHarness.path(source.absoluteString, ["w:200"]))
+            #expect(passed.status == 200 && passed.header("Content-Type") == "image/svg+xml")
+            let text = String(decoding: passed.body, as: UTF8.self)
+            #expect(text.contains("<rect") && !text.contains("script") && !text.contains("alert"))
+            #expect(passed.header("Content-Disposition") == "inline; filename=\"logo.svg\"")
+            let asked = try await server.get(ServerHarness.path(source.absoluteString, ["w:200"], extension: "png"))
+            let image = try Self.decode(asked.body)
+            #expect((image.width, image.height) == (200, 100))  // enlarged without el:1, as imgproxy enlarges vectors
+            let reference = try await SVGDecoderTests.reference(svg, width: 200, height: 100)
+            #expect(SVGDecoderTests.meanDifference(image, reference) <= 1)
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let refused = try await server.get(ServerHarness.path(photo.absoluteString, [], extension: "svg"))
+            #expect(refused.status == 422)
+        }
+        try await withServer({ $0.alwaysRasterizesSVG = true }) { server in
+            let source = server.origin.serve(svg, at: "/logo.svg")
+            let answer = try await server.get(ServerHarness.path(source.absoluteString, ["h:30"]))
+            #expect(answer.header("Content-Type") == "image/png")
+            #expect(try Self.decode(answer.body).height == 30)
+        }
+    }
+
     struct Kept: Sendable {
         var body: Data
         var etag: String?
