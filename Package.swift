@@ -125,11 +125,18 @@ let package = Package(
         // The README's and the documentation's code, compiled by `make test` (SnippetTests checks the
         // text is the same); not a product.
         .target(name: "ImagoSnippets", dependencies: ["Imago"], path: "Examples/Snippets"),
+        // The image service mounted on an application's own Hummingbird router (README, "Embedding").
+        .executableTarget(
+            name: "imago-embedded-example",
+            dependencies: ["ImagoServer", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Examples/EmbeddedServer"
+        ),
         // libFuzzer harnesses over Imago's Swift API; `make fuzz` builds and runs them.
         .executableTarget(
             name: "imago-fuzz",
             dependencies: [
                 "Imago",
+                "ImagoServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -114,6 +114,16 @@ struct Harness: Sendable {
             _ = try? DataURLLoader.decode(url)
         },
         Harness(name: "process") { data in ProcessorChain.run(Array(data)) },
+        Harness(name: "svg") { data in
+            // The renderer at a size the first byte picks, and the pass-through sanitiser.
+            guard let first = data.first else { return }
+            var options = DecodingOptions()
+            options.maxPixels = 1 << 20
+            if first & 1 != 0 { options.targetSize = PixelSize(width: 1 + Int(first >> 1), height: 1 + Int(first >> 2)) }
+            _ = try? SVGDecoder().decode(Data(data.dropFirst()), options: options)
+            _ = try? SVGSanitizer.sanitize(Data(data.dropFirst()))
+        },
+        Harness(name: "imgproxy-options") { data in ImgproxyOptionsFeed.run(Array(data)) },
         Harness(name: "http-response") { data in HTTPResponseFeed.run(Array(data)) },
         Harness(name: "memory-cache") { data in MemoryCacheOperations.run(Array(data)) },
         Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },

@@ -23,7 +23,7 @@ enum ProcessorChain {
 
     /// The next processor the bytes ask for, or nil when its parameters are refused.
     private static func processor(_ stream: inout ByteStream) -> (any ImageProcessing)? {
-        let kind = stream.byte() % 5
+        let kind = stream.byte() % 13
         switch kind {
         case 0:
             // Up to 512 on a side: enlargements of up to 512× from one pixel.
@@ -41,6 +41,27 @@ enum ProcessorChain {
                 x: Int(stream.byte()) - 8, y: Int(stream.byte()) - 8, width: Int(stream.byte()), height: Int(stream.byte()))
         case 3:
             return try? ImageProcessors.RoundedCorners(radius: Double(stream.byte()) / 2)
+        case 4:
+            return ImageProcessors.Rotate(degrees: Int(stream.byte() % 8) * 90 - 360)
+        case 5:
+            let flags = stream.byte()
+            return ImageProcessors.Flip(horizontal: flags & 1 != 0, vertical: flags & 2 != 0)
+        case 6:
+            let color = RGBAColor(red: stream.byte(), green: stream.byte(), blue: stream.byte(), alpha: stream.byte())
+            return try? ImageProcessors.Extend(
+                width: Int(stream.byte()), height: Int(stream.byte()), x: Int(stream.byte()) - 128, y: Int(stream.byte()) - 128, background: color)
+        case 7:
+            return ImageProcessors.Flatten(background: RGBAColor(red: stream.byte(), green: stream.byte(), blue: stream.byte()))
+        case 8:
+            return try? ImageProcessors.Sharpen(sigma: Double(stream.byte()) / 32)
+        case 9:
+            return try? ImageProcessors.Pixelate(size: Int(stream.byte()))
+        case 10:
+            let flags = stream.byte()
+            let color = flags & 1 != 0 ? RGBAColor(red: stream.byte(), green: stream.byte(), blue: stream.byte()) : nil
+            return try? ImageProcessors.Trim(threshold: Double(stream.byte()), color: color, equalHorizontal: flags & 2 != 0, equalVertical: flags & 4 != 0)
+        case 11:
+            return try? ImageProcessors.SmartCrop(width: Int(stream.byte()), height: Int(stream.byte()))
         default:
             return ImageProcessors.Grayscale()
         }

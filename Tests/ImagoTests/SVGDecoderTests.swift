@@ -127,6 +127,9 @@ struct SVGDecoderTests {
         }
         let image = try SVGDecoder().decode(Data(clean.utf8), options: DecodingOptions())
         #expect(image.pixel(x: 8, y: 8) == (255, 0, 0, 255))
+        let evasive = #"<svg xmlns="http://www.w3.org/2000/svg"><a href="&#106;avascript:x()">t</a><a href='&#x6A;ava&#10;script:y()'/></svg>"#
+        let cleaned = String(decoding: try SVGSanitizer.sanitize(Data(evasive.utf8)), as: UTF8.self)
+        #expect(!cleaned.contains("href") && !cleaned.contains("script"), "\(cleaned)")
         #expect(throws: ImagoError.self) { try SVGSanitizer.sanitize(Data("<html><svg/></html>".utf8)) }
         #expect(throws: ImagoError.self) { try SVGSanitizer.sanitize(Data("<svg><a></svg>".utf8)) }
     }

@@ -13,6 +13,9 @@ struct VariantProcessor: ReducedDecodeProcessing {
     let maxResultDimension: Int
     /// The server's watermark, when it has one and the URL asks for it.
     let watermark: Watermark?
+    /// The most pixels any step may make (a scaled image, an extended canvas): what a URL's
+    /// `min-width`, `zoom` or `extend` could otherwise ask of memory.
+    var maxPixels = 50_000_000
 
     var identifier: String { "imago-server.variant(\(options.key)\(watermark.map { ",wm:" + $0.identifier } ?? ""))" }
 
@@ -72,6 +75,7 @@ struct VariantProcessor: ReducedDecodeProcessing {
 
         let geometry = VariantGeometry(
             source: full, options: options, maxResultDimension: effectiveMaxResultDimension, isVector: image.metadata.format == .svg)
+        try checkSize(geometry)
         // The decode may be reduced (or a vector rendered larger): what the geometry says in full-size pixels, this image has
         // at `reduction` of them.
         let reduction = (x: Double(image.width) / Double(full.width), y: Double(image.height) / Double(full.height))
@@ -114,6 +118,18 @@ struct VariantProcessor: ReducedDecodeProcessing {
             image = try watermark.place(on: image, placement, dpr: geometry.dprScale)
         }
         return image
+    }
+
+    /// Refuses geometry whose largest step would make more than ``maxPixels``.
+    private func checkSize(_ geometry: VariantGeometry) throws(ImagoError) {
+        let p = options.padding
+        let padding = VariantGeometry.scaleToEven(p.left + p.right + p.top + p.bottom, geometry.dprScale)
+        let widest = max(geometry.scaledWidth, geometry.targetWidth, geometry.extendAspectRatioWidth) + padding
+        let tallest = max(geometry.scaledHeight, geometry.targetHeight, geometry.extendAspectRatioHeight) + padding
+        let (pixels, overflow) = widest.multipliedReportingOverflow(by: tallest)
+        guard !overflow, pixels <= maxPixels else {
+            throw ImagoError(.processingFailed("the options make an image of \(widest)×\(tallest), over \(maxPixels) pixels"), url: nil, stage: .processing)
+        }
     }
 
     /// Refuses a box over `maxPixels` before any work: an enlarged or extended result allocates

@@ -27,6 +27,31 @@ public enum ImageServer {
         return router
     }
 
+    /// Mounts the image service on an application's own router: every `GET` and `HEAD` under
+    /// `prefix` (`/images/{signature}/{options}/plain/{source}`) is an imgproxy URL answered by
+    /// `service`, with the path after the prefix as the URL the signature covers. The service keeps
+    /// its own settings and metrics (``ImageService/metrics``; expose them where the app likes).
+    ///
+    /// ```swift
+    /// let router = Router()
+    /// router.get("/") { _, _ in "my app" }
+    /// ImageServer.mount(try ImageService(configuration: settings), on: router, at: "/images")
+    /// ```
+    public static func mount<Context: RequestContext>(_ service: ImageService, on router: Router<Context>, at prefix: String) {
+        let trimmed = "/" + prefix.split(separator: "/").joined(separator: "/")
+        let handler: @Sendable (Request, Context) async throws -> Response = { request, _ in
+            var head = ServiceRequest(request.head)
+            head.path = head.path.hasPrefix(trimmed) ? String(head.path.dropFirst(trimmed.count)) : head.path
+            if head.path.isEmpty { head.path = "/" }
+            let answer = await service.respond(to: head)
+            return Response(
+                status: HTTPResponse.Status(code: answer.status), headers: answer.headerFields, body: ResponseBody(byteBuffer: answer.body))
+        }
+        let group = router.group(RouterPath(trimmed))
+        group.get("**", use: handler)
+        group.head("**", use: handler)
+    }
+
     /// HTTP/1.1 with the request-head deadline of the service's configuration (slowloris
     /// protection), and variants kept in memory answered on the event loop.
     public static func server(_ service: ImageService) -> HTTPServerBuilder {

@@ -216,7 +216,8 @@ public final class ImageService: Sendable {
         }
         if explicit == .svg { return try await sanitizedSVG(url: url, options: options) }
         let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
-        let processor = VariantProcessor(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
+        var processor = VariantProcessor(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
+        processor.maxPixels = configuration.maxSourcePixels
         let start = ContinuousClock.now
         do {
             var requestOptions: ImageRequest.Options = []

@@ -23,6 +23,7 @@ struct SVGText {
     /// must not get them).
     init(_ source: Data, keepsImageData: Bool = false) throws(ImagoError) {
         var text = String(decoding: source, as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         text = Self.removingDocumentType(text)
         text = Self.replacing(#"<\?(?!xml\s)[^>]*\?>"#, in: text) { _ in "" }
         text = Self.replacing(#"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)[^;\s<>&]*;"#, in: text) { _ in "" }

@@ -1,0 +1,31 @@
+import Foundation
+import Imago
+@testable import ImagoServer
+
+/// The `imgproxy-options` harness's input read as a small image and an imgproxy options path: the
+/// first two bytes give the image's sides (1…64), the rest is text split at `/` into option
+/// segments, parsed as a URL's and, when they parse, run through imgproxy's processing on the
+/// image. Every input must end in an image, a 4xx, or an ImagoError, within the pixel bound.
+enum ImgproxyOptionsFeed {
+    static func run(_ data: [UInt8]) {
+        guard data.count >= 2 else { return }
+        let width = 1 + Int(data[0] % 64), height = 1 + Int(data[1] % 64)
+        let text = String(decoding: data.dropFirst(2), as: UTF8.self)
+        guard let options = try? ProcessingOptions(parsing: text.split(separator: "/").map(String.init), presets: ["p": ["w:10", "pr:p"]]) else {
+            return
+        }
+        _ = options.key
+        guard (try? VariantProcessor.checkRequestedSize(options, maxPixels: 1 << 20)) != nil else { return }
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        for index in pixels.indices { pixels[index] = UInt8(truncatingIfNeeded: index &* 37) }
+        let image = Image(
+            width: width, height: height, frames: [Image.Frame(pixels: pixels)],
+            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
+        var processor = VariantProcessor(options: options, maxResultDimension: 0, watermark: nil)
+        processor.maxPixels = 1 << 20
+        guard let result = try? processor.process(image) else { return }
+        guard result.width * result.height <= 1 << 20, result.frames.allSatisfy({ $0.pixels.count == result.width * result.height * 4 }) else {
+            fatalError("imgproxy options \(text) made \(result.width)×\(result.height)")
+        }
+    }
+}
