@@ -7,7 +7,7 @@
     /// (up or down, as vectors scale without loss), else the document's own size (its `width` and
     /// `height`, else its `viewBox`, else 300 × 150 as browsers take it).
     ///
-    /// Nothing outside the document is read: the text is made safe first (``SVGText``: no document
+    /// Nothing outside the document is read: the text is made safe first (no document
     /// type or entities, no reference but to fragments), and librsvg, given no base URL, loads
     /// nothing else. The element count and the rendered size are checked against the limits
     /// before librsvg sees the document.
