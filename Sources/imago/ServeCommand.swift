@@ -41,6 +41,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Longest side of a result (IMAGO_MAX_RESULT_DIMENSION).") var maxResultDimension: Int?
     @Option(help: "true/false: Content-Disposition attachment unless a URL says att:0 (IMAGO_RETURN_ATTACHMENT).") var returnAttachment: String?
     @Option(help: "Source formats sent as they came, comma-separated (IMAGO_SKIP_PROCESSING_FORMATS).") var skipProcessingFormats: String?
+    @Option(help: "Formats a source keeps when none is asked, comma-separated (IMAGO_PREFERRED_FORMATS).") var preferredFormats: String?
     @Option(help: "true/false: rasterise SVG sources when the URL names no format (IMAGO_ALWAYS_RASTERIZE_SVG).") var alwaysRasterizeSvg: String?
 
     /// The environment's IMAGO_* values with the flags given on top.
@@ -59,7 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_WATERMARK_PATH", watermarkPath), ("IMAGO_WATERMARK_URL", watermarkUrl), ("IMAGO_WATERMARK_DATA", watermarkData),
             ("IMAGO_WATERMARK_OPACITY", watermarkOpacity), ("IMAGO_MAX_RESULT_DIMENSION", maxResultDimension.map(String.init)),
             ("IMAGO_RETURN_ATTACHMENT", returnAttachment), ("IMAGO_SKIP_PROCESSING_FORMATS", skipProcessingFormats),
-            ("IMAGO_ALWAYS_RASTERIZE_SVG", alwaysRasterizeSvg),
+            ("IMAGO_ALWAYS_RASTERIZE_SVG", alwaysRasterizeSvg), ("IMAGO_PREFERRED_FORMATS", preferredFormats),
         ]
         for case (let variable, let value?) in flags { values[variable] = value }
         return values

@@ -4,7 +4,7 @@ import Testing
 
 /// Smart crop: the window keeps what is interesting, as libvips' `smartcrop --interesting
 /// attention` finds it.
-@Suite("Smart crop")
+@Suite("Smart crop", .serialized)
 struct SmartCropTests {
     static func field(_ width: Int, _ height: Int, _ color: (UInt8, UInt8, UInt8)) -> [UInt8] {
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
@@ -17,25 +17,27 @@ struct SmartCropTests {
     }
 
     @Test("a small high-contrast object off-centre on a flat field is inside the window")
-    func object() throws {
+    func object() async throws {
         let (width, height) = (600, 400)
         var pixels = Self.field(width, height, (120, 130, 120))
         for y in 300..<340 {
             for x in 40..<80 where (x / 5 + y / 5) % 2 == 0 { paint(&pixels, width: width, x, y, (0, 0, 0)) }
         }
         let crop = try ImageProcessors.SmartCrop(width: 200, height: 200)
-        let origin = crop.origin(in: Self.image(pixels, width, height))
+        let image = Self.image(pixels, width, height)
+        let origin = await offThePool { crop.origin(in: image) }
         #expect(origin.x <= 40 && origin.x + 200 >= 80 && origin.y <= 300 && origin.y + 200 >= 340, "\(origin)")
-        let result = try crop.process(Self.image(pixels, width, height))
+        let result = try await offThePool { try crop.process(image) }
         #expect((result.width, result.height) == (200, 200))
     }
 
     @Test("a skin-tone patch on a flat field is inside the window")
-    func skin() throws {
+    func skin() async throws {
         let (width, height) = (600, 300)
         var pixels = Self.field(width, height, (90, 110, 160))
         for y in 100..<200 { for x in 470..<560 { paint(&pixels, width: width, x, y, (224, 168, 132)) } }
-        let origin = try ImageProcessors.SmartCrop(width: 150, height: 300).origin(in: Self.image(pixels, width, height))
+        let image = Self.image(pixels, width, height)
+        let origin = try await offThePool { try ImageProcessors.SmartCrop(width: 150, height: 300).origin(in: image) }
         #expect(origin.x <= 470 && origin.x + 150 >= 560, "\(origin)")
     }
 
@@ -47,16 +49,20 @@ struct SmartCropTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         var overlaps: [Double] = []
         for name in photos {
-            // A reduced lossless copy, so libvips' crop can be found in it pixel for pixel.
-            let full = try DecoderRegistry.standard().decode(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/backgrounds/" + name)))
-            let small = try ImageProcessors.Resize(size: PixelSize(width: 480, height: 480), contentMode: .aspectFit).process(full)
+            // A reduced lossless copy, so libvips' crop can be found in it pixel for pixel; made on a
+            // GCD thread (a wallpaper's decode takes seconds under the sanitizers).
+            let small = try await offThePool {
+                let full = try DecoderRegistry.standard().decode(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/backgrounds/" + name)))
+                return try ImageProcessors.Resize(size: PixelSize(width: 480, height: 480), contentMode: .aspectFit).process(full)
+            }
             let input = directory.appendingPathComponent(name + ".png"), output = directory.appendingPathComponent(name + ".crop.png")
             try PNGEncoder().encode(small).write(to: input)
             let (cropWidth, cropHeight) = small.width > small.height ? (small.height * 2 / 3, small.height * 2 / 3) : (small.width * 2 / 3, small.width / 2)
             try await runTool("/usr/bin/vips", ["smartcrop", input.path, output.path, "\(cropWidth)", "\(cropHeight)", "--interesting", "attention"])
             let theirs = try PNGDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
-            let found = try #require(Self.locate(theirs, in: small), "\(name): libvips' crop not found in its input")
-            let ours = try ImageProcessors.SmartCrop(width: cropWidth, height: cropHeight).origin(in: small)
+            let located = await offThePool { Self.locate(theirs, in: small) }
+            let found = try #require(located, "\(name): libvips' crop not found in its input")
+            let ours = try await offThePool { try ImageProcessors.SmartCrop(width: cropWidth, height: cropHeight).origin(in: small) }
             let overlapWidth = max(0, min(found.x, ours.x) + cropWidth - max(found.x, ours.x))
             let overlapHeight = max(0, min(found.y, ours.y) + cropHeight - max(found.y, ours.y))
             overlaps.append(Double(overlapWidth * overlapHeight) / Double(cropWidth * cropHeight))

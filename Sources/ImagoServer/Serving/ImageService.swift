@@ -238,7 +238,7 @@ public final class ImageService: Sendable {
                 explicit
                 ?? OutputFormat.negotiate(
                     accepted: accepted, source: response.image.metadata.format, hasAlpha: image.metadata.hasAlpha,
-                    avifEnabled: configuration.negotiatesAVIF)
+                    avifEnabled: configuration.negotiatesAVIF, preferred: configuration.preferredFormats)
             if !format.hasAlpha, image.metadata.hasAlpha {
                 image = try ImageProcessors.Flatten(background: options.background ?? .white).process(image)
             }

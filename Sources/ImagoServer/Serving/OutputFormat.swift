@@ -47,16 +47,32 @@ public enum OutputFormat: String, Sendable, Hashable {
     }
 
     /// Without an explicit format, as imgproxy chooses: AVIF when enabled and accepted, else WebP
-    /// when accepted, else the source's own format when Imago writes it, else PNG for transparent
-    /// images and JPEG for opaque ones. Only types the `Accept` header names explicitly count
-    /// (`accepted`, from ``acceptedTypes(_:)``), as in imgproxy.
-    public static func negotiate(accepted: Set<String>, source: ImageFormat? = nil, hasAlpha: Bool, avifEnabled: Bool) -> OutputFormat {
+    /// when accepted, else the source's own format when it is one of `preferred` (imgproxy's
+    /// `IMGPROXY_PREFERRED_FORMATS`), else the first preferred format that keeps transparency
+    /// when the image has it, else the first preferred one. Only types the `Accept` header names
+    /// explicitly count (`accepted`, from ``acceptedTypes(_:)``), as in imgproxy.
+    public static func negotiate(
+        accepted: Set<String>, source: ImageFormat? = nil, hasAlpha: Bool, avifEnabled: Bool, preferred: [OutputFormat] = defaultPreferred
+    ) -> OutputFormat {
         #if AVIF
             if avifEnabled, accepted.contains("image/avif") { return .avif }
         #endif
         if accepted.contains("image/webp") { return .webp }
-        if let source, let kept = OutputFormat(extension: source.rawValue), kept != .svg { return kept }
-        return hasAlpha ? .png : .jpeg
+        let encoded = preferred.filter { $0.isEncoded }
+        let preferred = encoded.isEmpty ? defaultPreferred : encoded
+        if let source, let kept = OutputFormat(extension: source.rawValue), preferred.contains(kept) { return kept }
+        return preferred.first { !hasAlpha || $0.hasAlpha } ?? preferred[0]
+    }
+
+    /// The formats a source keeps by default: every one Imago writes, so a WebP source gives WebP.
+    /// (imgproxy's own default is `jpeg,png,gif`; `IMAGO_PREFERRED_FORMATS=jpeg,png` gives its
+    /// answers.)
+    public static var defaultPreferred: [OutputFormat] {
+        #if AVIF
+            [.jpeg, .png, .webp, .avif]
+        #else
+            [.jpeg, .png, .webp]
+        #endif
     }
 
     /// Whether Imago encodes pixels to this format (every one but SVG, which is passed through).

@@ -76,6 +76,10 @@ public struct ServerConfiguration: Sendable {
     /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`), as `skip_processing` asks per URL. Default none.
     public var skipProcessingFormats: [String] = []
 
+    /// The formats an answer keeps from its source when the URL and `Accept` choose none, the
+    /// first one that fits taken otherwise (imgproxy's `IMGPROXY_PREFERRED_FORMATS`). Default:
+    /// every format Imago writes.
+    public var preferredFormats = OutputFormat.defaultPreferred
     /// Whether an SVG source is rasterised when the URL names no format (imgproxy's
     /// `IMGPROXY_ALWAYS_RASTERIZE_SVG`); by default it is passed through, sanitised, as imgproxy does.
     public var alwaysRasterizesSVG = false

@@ -32,6 +32,7 @@ public enum ServerSettings {
         ("--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", "longest side of a result; larger ones are scaled down (default 0: none)"),
         ("--return-attachment", "IMAGO_RETURN_ATTACHMENT", "Content-Disposition: attachment unless a URL says att:0 (default false)"),
         ("--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", "source formats sent as they came when asked in their own format (e.g. gif,svg)"),
+        ("--preferred-formats", "IMAGO_PREFERRED_FORMATS", "formats a source keeps when none is asked, else the first that fits (default jpeg,png,webp,avif)"),
         ("--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"),
         (
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
@@ -110,6 +111,11 @@ public enum ServerSettings {
         configuration.maxResultDimension = try integer("IMAGO_MAX_RESULT_DIMENSION", 0...65_535) ?? configuration.maxResultDimension
         configuration.returnsAttachment = try boolean("IMAGO_RETURN_ATTACHMENT") ?? configuration.returnsAttachment
         configuration.alwaysRasterizesSVG = try boolean("IMAGO_ALWAYS_RASTERIZE_SVG") ?? configuration.alwaysRasterizesSVG
+        if let names = list("IMAGO_PREFERRED_FORMATS") {
+            let formats = names.compactMap(OutputFormat.init(extension:)).filter { $0.isEncoded }
+            guard formats.count == names.count, !formats.isEmpty else { throw invalid("IMAGO_PREFERRED_FORMATS") }
+            configuration.preferredFormats = formats
+        }
         for name in list("IMAGO_SKIP_PROCESSING_FORMATS") ?? [] {
             guard let format = ImageFormatName.canonical(name) else { throw invalid("IMAGO_SKIP_PROCESSING_FORMATS") }
             configuration.skipProcessingFormats.append(format)

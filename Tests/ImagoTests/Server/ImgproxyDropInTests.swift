@@ -21,6 +21,14 @@ struct ImgproxyDropInTests {
             let png = server.origin.serve(try Corpus.data("png/basn2c08.png"), at: "/b.png")
             #expect(try await server.get(ServerHarness.path(png.absoluteString, ["w:16"])).header("Content-Type") == "image/png")
         }
+        // imgproxy's own default preferred formats: a WebP source gives JPEG (no alpha) or PNG.
+        let preferred = try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "jpg,png"]).configuration.preferredFormats
+        try await withServer({ $0.preferredFormats = preferred }) { server in
+            let webp = server.origin.serve(try Corpus.data("webp/blue-purple-pink-large.lossless.webp"), at: "/a.webp")
+            let answer = try await server.get(ServerHarness.path(webp.absoluteString, ["w:32"]))
+            #expect(answer.header("Content-Type") == "image/jpeg")
+        }
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "gif"]) }
     }
 
     @Test("Content-Disposition names the file from the source or the filename option, inline or as an attachment, made safe")

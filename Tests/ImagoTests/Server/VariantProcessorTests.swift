@@ -6,8 +6,9 @@ import Testing
 
 /// imgproxy's processing as `VariantProcessor` runs it: result sizes worked out by imgproxy's
 /// arithmetic (where imgproxy's documentation gives a result, that result), and where each step
-/// puts the picture.
-@Suite("imgproxy's processing pipeline")
+/// puts the picture. Serialized, its work on GCD threads: 28 cases of megapixel images at once took
+/// the two cores from the network tests beside them (under the sanitizers, past their timeouts).
+@Suite("imgproxy's processing pipeline", .serialized)
 struct VariantProcessorTests {
     /// A `width × height` opaque image whose red channel is the column (mod 256) and green the
     /// row, so a crop's position can be read back.
@@ -24,9 +25,14 @@ struct VariantProcessorTests {
             metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: alpha))
     }
 
-    static func process(_ segments: [String], _ image: Image, maxResultDimension: Int = 0) throws -> Image {
-        let options = try ProcessingOptions(parsing: segments)
-        return try VariantProcessor(options: options, maxResultDimension: maxResultDimension, watermark: nil).process(image)
+    /// `image` through imgproxy's processing as `segments` ask, computed on a GCD thread: these
+    /// images take seconds under the sanitizers, which would starve the tests beside them of the
+    /// cooperative pool's two threads.
+    static func process(_ segments: [String], _ image: Image, maxResultDimension: Int = 0) async throws -> Image {
+        try await offThePool {
+            let options = try ProcessingOptions(parsing: segments)
+            return try VariantProcessor(options: options, maxResultDimension: maxResultDimension, watermark: nil).process(image)
+        }
     }
 
     @Test(
@@ -61,81 +67,81 @@ struct VariantProcessorTests {
             (["rs:fit:300:300:0:1", "mrd:200"], 1000, 500, 200, 200),
             (["h:100", "mw:400"], 1000, 500, 400, 100),  // min-width scales to 400×200, then height crops (imgproxy's warning)
         ] as [([String], Int, Int, Int, Int)])
-    func sizes(segments: [String], width: Int, height: Int, expectedWidth: Int, expectedHeight: Int) throws {
-        let result = try Self.process(segments, Self.ramp(width, height))
+    func sizes(segments: [String], width: Int, height: Int, expectedWidth: Int, expectedHeight: Int) async throws {
+        let result = try await Self.process(segments, Self.ramp(width, height))
         #expect((result.width, result.height) == (expectedWidth, expectedHeight))
     }
 
     @Test("a crop to the box keeps the part the gravity names, offsets included")
-    func gravity() throws {
+    func gravity() async throws {
         let image = Self.ramp(400, 200)
-        func left(_ segments: [String]) throws -> (x: UInt8, y: UInt8) {
-            let pixel = try Self.process(segments, image).pixel(x: 0, y: 0)
+        func left(_ segments: [String]) async throws -> (x: UInt8, y: UInt8) {
+            let pixel = try await Self.process(segments, image).pixel(x: 0, y: 0)
             return (pixel.r, pixel.g)
         }
-        #expect(try left(["c:100:100:nowe"]) == (0, 0))
-        #expect(try left(["c:100:100:soea"]) == (44, 100))  // x 300 (mod 256), y 100
-        #expect(try left(["c:100:100:ce"]) == (150, 50))
-        #expect(try left(["c:100:100:nowe:10:20"]) == (10, 20))
-        #expect(try left(["c:100:100:soea:10:20"]) == (34, 80))  // offsets point inward from the named edge
-        #expect(try left(["c:100:100:ce:0.1:0"]) == (190, 50))  // a fraction of the width
-        #expect(try left(["c:100:100:fp:1:0"]) == (44, 0))  // focus point at the top right: kept inside
-        #expect(try left(["c:100:100:fp:0.25:0.5"]) == (50, 50))
-        #expect(try left(["c:100:100", "g:we"]) == (0, 50))  // crop takes the gravity option when it has none
-        let east = try Self.process(["rs:fill:100:100", "g:ea"], image)  // after the resize: 200×100, its right half
+        #expect(try await left(["c:100:100:nowe"]) == (0, 0))
+        #expect(try await left(["c:100:100:soea"]) == (44, 100))  // x 300 (mod 256), y 100
+        #expect(try await left(["c:100:100:ce"]) == (150, 50))
+        #expect(try await left(["c:100:100:nowe:10:20"]) == (10, 20))
+        #expect(try await left(["c:100:100:soea:10:20"]) == (34, 80))  // offsets point inward from the named edge
+        #expect(try await left(["c:100:100:ce:0.1:0"]) == (190, 50))  // a fraction of the width
+        #expect(try await left(["c:100:100:fp:1:0"]) == (44, 0))  // focus point at the top right: kept inside
+        #expect(try await left(["c:100:100:fp:0.25:0.5"]) == (50, 50))
+        #expect(try await left(["c:100:100", "g:we"]) == (0, 50))  // crop takes the gravity option when it has none
+        let east = try await Self.process(["rs:fill:100:100", "g:ea"], image)  // after the resize: 200×100, its right half
         #expect((east.width, east.height) == (100, 100) && abs(Int(east.pixel(x: 50, y: 0).r) - Int(UInt8(300 % 256))) <= 2, "\(east.pixel(x: 50, y: 0))")
     }
 
     @Test("extend, extend_aspect_ratio and padding place the image at their gravity on a canvas of the background")
-    func canvas() throws {
+    func canvas() async throws {
         let image = Self.ramp(100, 50)
-        let extended = try Self.process(["rs:fit:200:200:0:1:no", "bg:ff0000"], image)
+        let extended = try await Self.process(["rs:fit:200:200:0:1:no", "bg:ff0000"], image)
         #expect((extended.width, extended.height) == (200, 200))
         #expect(extended.pixel(x: 50, y: 0) == (0, 0, 128, 255) && extended.pixel(x: 0, y: 199) == (255, 0, 0, 255))
-        let transparent = try Self.process(["rs:fit:200:200:0:1:so"], image)
+        let transparent = try await Self.process(["rs:fit:200:200:0:1:so"], image)
         #expect(transparent.metadata.hasAlpha && transparent.pixel(x: 0, y: 0).a == 0 && transparent.pixel(x: 50, y: 150) == (0, 0, 128, 255))
-        let padded = try Self.process(["pd:1:2:3:4", "bg:00ff00"], image)
+        let padded = try await Self.process(["pd:1:2:3:4", "bg:00ff00"], image)
         #expect((padded.width, padded.height) == (106, 54))
         #expect(padded.pixel(x: 4, y: 1) == (0, 0, 128, 255) && padded.pixel(x: 3, y: 1) == (0, 255, 0, 255))
     }
 
     @Test("rotate, flip and auto-rotate turn the picture as imgproxy does")
-    func turns() throws {
+    func turns() async throws {
         let image = Self.ramp(4, 2)
-        let rotated = try Self.process(["rot:90"], image)
+        let rotated = try await Self.process(["rot:90"], image)
         #expect((rotated.width, rotated.height) == (2, 4))
         #expect(rotated.pixel(x: 1, y: 0).r == 0 && rotated.pixel(x: 0, y: 0) == image.pixel(x: 0, y: 1))
-        let flipped = try Self.process(["fl:1:1"], image)
+        let flipped = try await Self.process(["fl:1:1"], image)
         #expect(flipped.pixel(x: 0, y: 0) == image.pixel(x: 3, y: 1))
         // A picture the decode turned upright by EXIF 6 is turned back when auto_rotate is off.
-        var upright = try ImageProcessors.Rotate(degrees: 90)!.process(image)
+        var upright = try ImageProcessors.Rotate(degrees: 90)!.process(image)  // 4×2: cheap
         upright.metadata.orientationApplied = .right
-        let stored = try Self.process(["ar:0"], upright)
+        let stored = try await Self.process(["ar:0"], upright)
         #expect((stored.width, stored.height) == (4, 2) && stored.pixels == image.pixels)
     }
 
     @Test("trim cuts a border of background, by colour or the corner pixel, equal sides when asked")
-    func trim() throws {
+    func trim() async throws {
         var pixels = [UInt8](repeating: 255, count: 20 * 10 * 4)
         for y in 2..<6 { for x in 3..<15 { paint(&pixels, width: 20, x, y, (0, 0, 255)) } }
         let image = Image.test(20, 10, pixels)
-        let trimmed = try Self.process(["t:10"], image)
+        let trimmed = try await Self.process(["t:10"], image)
         #expect((trimmed.width, trimmed.height) == (12, 4))
-        #expect((try Self.process(["t:10:ffffff:1:1"], image)).width == 14)  // 3 left, 5 right: 3 from each
-        #expect((try Self.process(["t:10:ffffff:1:1"], image)).height == 6)  // 2 top, 4 bottom: 2 from each
-        #expect((try Self.process(["t:10:0000ff"], image)).width == 20)  // the border is not that colour: all of it is picture
+        #expect((try await Self.process(["t:10:ffffff:1:1"], image)).width == 14)  // 3 left, 5 right: 3 from each
+        #expect((try await Self.process(["t:10:ffffff:1:1"], image)).height == 6)  // 2 top, 4 bottom: 2 from each
+        #expect((try await Self.process(["t:10:0000ff"], image)).width == 20)  // the border is not that colour: all of it is picture
     }
 
     @Test("sharpen raises edge contrast and leaves flat areas; pixelate averages squares; blur softens")
-    func effects() throws {
+    func effects() async throws {
         var pixels = [UInt8](repeating: 255, count: 20 * 4 * 4)
         for y in 0..<4 { for x in 0..<10 { paint(&pixels, width: 20, x, y, (100, 100, 100)) } }
         let edge = Image.test(20, 4, pixels)
-        let sharp = try Self.process(["sh:1"], edge)
+        let sharp = try await Self.process(["sh:1"], edge)
         #expect(sharp.pixel(x: 9, y: 1).r < 100 && sharp.pixel(x: 10, y: 1).r == 255 && sharp.pixel(x: 2, y: 1).r == 100)
-        let blurred = try Self.process(["bl:2"], edge)
+        let blurred = try await Self.process(["bl:2"], edge)
         #expect(blurred.pixel(x: 9, y: 1).r > 100 && blurred.pixel(x: 10, y: 1).r < 255)
-        let blocks = try Self.process(["pix:4"], Self.ramp(8, 8))
+        let blocks = try await Self.process(["pix:4"], Self.ramp(8, 8))
         #expect(blocks.pixel(x: 0, y: 0) == blocks.pixel(x: 3, y: 3) && blocks.pixel(x: 0, y: 0).r == 2 && blocks.pixel(x: 4, y: 0).r == 6)
     }
 
@@ -144,14 +150,15 @@ struct VariantProcessorTests {
         let data = try Corpus.data("jpeg/video-001.jpeg")
         let options = try ProcessingOptions(parsing: ["rs:fill:40:30", "g:nowe:4:2", "pd:2"])
         let processor = VariantProcessor(options: options, maxResultDimension: 0, watermark: nil)
-        let full = try JPEGDecoder().decode(data, options: DecodingOptions())
+        let full = try await offThePool { try JPEGDecoder().decode(data, options: DecodingOptions()) }
         let required = try #require(processor.requiredDecodeSize(width: full.width, height: full.height))
         #expect(required.width < full.width && required.height < full.height)
         var reducedOptions = DecodingOptions()
         reducedOptions.targetSize = required
-        let reduced = try JPEGDecoder().decode(data, options: reducedOptions)
+        let reduced = try await offThePool { [reducedOptions] in try JPEGDecoder().decode(data, options: reducedOptions) }
         #expect(reduced.width < full.width)
-        let fromFull = try processor.process(full), fromReduced = try processor.process(reduced)
+        let fromFull = try await offThePool { try processor.process(full) }
+        let fromReduced = try await offThePool { try processor.process(reduced) }
         #expect((fromFull.width, fromFull.height) == (44, 34) && (fromReduced.width, fromReduced.height) == (44, 34))
         let difference = zip(fromFull.pixels, fromReduced.pixels).map { abs(Int($0) - Int($1)) }.reduce(0, +) / fromFull.pixels.count
         #expect(difference <= 8)  // DCT scaling filters a little differently from Lanczos
@@ -168,7 +175,7 @@ struct VariantProcessorTests {
 }
 
 /// The watermark as imgproxy places it, and `max_bytes`' search.
-@Suite("imgproxy's watermark and max_bytes")
+@Suite("imgproxy's watermark and max_bytes", .serialized)
 struct WatermarkAndMaxBytesTests {
     /// A 10×10 opaque red PNG with a transparent top row.
     static func markData() throws -> Data {
@@ -183,35 +190,37 @@ struct WatermarkAndMaxBytesTests {
             metadata: .init(format: .jpeg, originalWidth: width, originalHeight: height, hasAlpha: false))
     }
 
-    static func place(_ segments: [String], on image: Image, baseOpacity: Double = 1) throws -> Image {
-        let options = try ProcessingOptions(parsing: segments)
-        let watermark = try Watermark(data: markData(), baseOpacity: baseOpacity)
-        return try VariantProcessor(options: options, maxResultDimension: 0, watermark: watermark).process(image)
+    static func place(_ segments: [String], on image: Image, baseOpacity: Double = 1) async throws -> Image {
+        try await offThePool {
+            let options = try ProcessingOptions(parsing: segments)
+            let watermark = try Watermark(data: markData(), baseOpacity: baseOpacity)
+            return try VariantProcessor(options: options, maxResultDimension: 0, watermark: watermark).process(image)
+        }
     }
 
     @Test("positions, offsets, opacity, scale and tiling")
-    func placement() throws {
+    func placement() async throws {
         let image = Self.white(100, 50)
-        let corner = try Self.place(["wm:1:soea"], on: image)
+        let corner = try await Self.place(["wm:1:soea"], on: image)
         #expect(corner.pixel(x: 95, y: 45) == (255, 0, 0, 255) && corner.pixel(x: 89, y: 45) == (255, 255, 255, 255))
         #expect(corner.pixel(x: 95, y: 40) == (255, 255, 255, 255))  // the watermark's transparent row shows the image
-        let offset = try Self.place(["wm:1:nowe:5:7"], on: image)
+        let offset = try await Self.place(["wm:1:nowe:5:7"], on: image)
         #expect(offset.pixel(x: 5, y: 8) == (255, 0, 0, 255) && offset.pixel(x: 4, y: 8) == (255, 255, 255, 255))
-        let centre = try Self.place(["wm:1:ce"], on: image)
+        let centre = try await Self.place(["wm:1:ce"], on: image)
         #expect(centre.pixel(x: 50, y: 25) == (255, 0, 0, 255) && centre.pixel(x: 44, y: 25) == (255, 255, 255, 255))
-        let half = try Self.place(["wm:0.5:ce"], on: image)
+        let half = try await Self.place(["wm:0.5:ce"], on: image)
         #expect(half.pixel(x: 50, y: 25) == (255, 128, 128, 255))
-        let quarter = try Self.place(["wm:0.5:ce"], on: image, baseOpacity: 0.5)
+        let quarter = try await Self.place(["wm:0.5:ce"], on: image, baseOpacity: 0.5)
         #expect(quarter.pixel(x: 50, y: 25) == (255, 191, 191, 255))
-        let scaled = try Self.place(["wm:1:nowe:0:0:0.4"], on: image)  // fits 40×20: 20×20
+        let scaled = try await Self.place(["wm:1:nowe:0:0:0.4"], on: image)  // fits 40×20: 20×20
         #expect(scaled.pixel(x: 19, y: 19) == (255, 0, 0, 255) && scaled.pixel(x: 21, y: 19) == (255, 255, 255, 255))
-        let tiled = try Self.place(["wm:1:re"], on: image)
+        let tiled = try await Self.place(["wm:1:re"], on: image)
         #expect(tiled.pixel(x: 5, y: 5) == (255, 0, 0, 255) && tiled.pixel(x: 95, y: 45) == (255, 0, 0, 255))
         #expect(tiled.pixel(x: 45, y: 20) == (255, 255, 255, 255))
-        let spaced = try Self.place(["wm:1:re:10:0"], on: image)  // tiles 20 wide: columns 5–14 marked, 0–4 and 15–19 not
+        let spaced = try await Self.place(["wm:1:re:10:0"], on: image)  // tiles 20 wide: columns 5–14 marked, 0–4 and 15–19 not
         #expect(spaced.pixel(x: 7, y: 5) == (255, 0, 0, 255))
         #expect(spaced.pixel(x: 2, y: 5) == (255, 255, 255, 255) && spaced.pixel(x: 17, y: 5) == (255, 255, 255, 255))
-        let none = try VariantProcessor(options: try ProcessingOptions(parsing: ["wm:1"]), maxResultDimension: 0, watermark: nil).process(image)
+        let none = try await VariantProcessorTests.process(["wm:1"], image)
         #expect(none.pixels == image.pixels)  // no watermark configured: nothing placed, as imgproxy
     }
 
