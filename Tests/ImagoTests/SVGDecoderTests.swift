@@ -5,8 +5,14 @@ import Testing
 
 /// SVG rendered by librsvg: as `rsvg-convert` renders it, at the size asked for, never reaching
 /// outside the document, within the limits; and sanitised for passing through.
-@Suite("SVG")
+/// Serialized, rendering on GCD threads: the first text librsvg lays out makes fontconfig scan the
+/// fonts, which under the sanitizers held the cooperative pool's threads for over a minute.
+@Suite("SVG", .serialized)
 struct SVGDecoderTests {
+    static func render(_ data: Data, _ options: DecodingOptions = DecodingOptions()) async throws -> Image {
+        try await offThePool { try SVGDecoder().decode(data, options: options) }
+    }
+
     static let drawing = Data(
         """
         <svg xmlns="http://www.w3.org/2000/svg" width="64" height="32" viewBox="0 0 64 32">
@@ -36,13 +42,13 @@ struct SVGDecoderTests {
 
     @Test("renders as rsvg-convert does, at its own size and at the size asked for (drawn there, not scaled)")
     func matchesRSVGConvert() async throws {
-        let nominal = try SVGDecoder().decode(Self.drawing, options: DecodingOptions())
+        let nominal = try await Self.render(Self.drawing)
         #expect((nominal.width, nominal.height, nominal.metadata.format) == (64, 32, .svg))
         #expect(Self.meanDifference(nominal, try await Self.reference(Self.drawing)) <= 1)
         var options = DecodingOptions()
         options.targetSize = PixelSize(width: 256, height: 256)
         options.targetMode = .fit
-        let large = try SVGDecoder().decode(Self.drawing, options: options)
+        let large = try await Self.render(Self.drawing, options)
         #expect((large.width, large.height) == (256, 128))
         #expect((large.metadata.originalWidth, large.metadata.originalHeight) == (64, 32))
         let reference = try await Self.reference(Self.drawing, width: 256, height: 128)
@@ -53,10 +59,10 @@ struct SVGDecoderTests {
     }
 
     @Test("a document with only a viewBox takes its size; with neither, 300 × 150")
-    func sizes() throws {
-        let viewBox = try SVGDecoder().decode(Data(#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 10"/>"#.utf8), options: DecodingOptions())
+    func sizes() async throws {
+        let viewBox = try await Self.render(Data(#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 10"/>"#.utf8))
         #expect((viewBox.width, viewBox.height) == (40, 10))
-        let bare = try SVGDecoder().decode(Data(#"<svg xmlns="http://www.w3.org/2000/svg"/>"#.utf8), options: DecodingOptions())
+        let bare = try await Self.render(Data(#"<svg xmlns="http://www.w3.org/2000/svg"/>"#.utf8))
         #expect((bare.width, bare.height) == (300, 150))
         #expect(DecoderRegistry.standard().decoder(for: Self.drawing) is SVGDecoder)
     }
@@ -80,18 +86,18 @@ struct SVGDecoderTests {
               <text y="10">&remote;&local;</text>
             </svg>
             """
-        let image = try SVGDecoder().decode(Data(svg.utf8), options: DecodingOptions())
+        let image = try await Self.render(Data(svg.utf8))
         #expect(image.pixel(x: 10, y: 3) == (0, 255, 0, 255))  // neither image drew, the paint server fell back to none
         #expect(origin.log.requests.isEmpty)
         try await origin.shutdown()
         for name in ["svg-billion-laughs.svg", "svg-external-references.svg"] {
-            let hostile = try SVGDecoder().decode(try HostileFiles.data(name), options: DecodingOptions())
+            let hostile = try await Self.render(try HostileFiles.data(name))
             #expect(hostile.width == 40 && hostile.pixel(x: 39, y: 1).a == 255, "\(name)")
         }
     }
 
     @Test("limits: too many elements and a declared size over the limits are refused before rendering")
-    func limits() throws {
+    func limits() async throws {
         let many = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\">" + String(repeating: "<g/>", count: 20_001) + "</svg>"
         #expect(throws: ImagoError.self) { try SVGDecoder().decode(Data(many.utf8), options: DecodingOptions()) }
         let huge = #"<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="100000"><rect width="10" height="10"/></svg>"#
@@ -103,11 +109,11 @@ struct SVGDecoderTests {
         var options = DecodingOptions()
         options.targetSize = PixelSize(width: 60_000, height: 60_000)
         #expect(throws: ImagoError.self) { try SVGDecoder().decode(Self.drawing, options: options) }
-        #expect(throws: ImagoError.self) { try SVGDecoder().decode(Data("<svg><unclosed".utf8), options: DecodingOptions()) }
+        await #expect(throws: ImagoError.self) { try await Self.render(Data("<svg><unclosed".utf8)) }
     }
 
     @Test("sanitising removes scripts, event handlers and outside references, keeps the drawing and its fragments")
-    func sanitizes() throws {
+    func sanitizes() async throws {
         let svg = """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10" onload="alert(1)">
               <script>alert(2)</script><foreignObject><iframe src="http://evil/"></iframe></foreignObject>
@@ -125,7 +131,7 @@ struct SVGDecoderTests {
         for kept in ["xlink:href=\"#r\"", "data:image/png;base64", "a &lt; b &amp; c", "<rect", "fill=\"#ff0000\""] {
             #expect(clean.contains(kept), "\(kept) missing from \(clean)")
         }
-        let image = try SVGDecoder().decode(Data(clean.utf8), options: DecodingOptions())
+        let image = try await Self.render(Data(clean.utf8))
         #expect(image.pixel(x: 8, y: 8) == (255, 0, 0, 255))
         let evasive = #"<svg xmlns="http://www.w3.org/2000/svg"><a href="&#106;avascript:x()">t</a><a href='&#x6A;ava&#10;script:y()'/></svg>"#
         let cleaned = String(decoding: try SVGSanitizer.sanitize(Data(evasive.utf8)), as: UTF8.self)
