@@ -66,7 +66,9 @@ struct CLITests {
         #expect(report.images[0].width == 150 && report.images[0].height == 103)
         #expect(report.images[3].error?.contains("HTTP status 404") == true)
         #expect(report.totals.networkRequests == 3)
-        #expect(report.totals.coalesced == 1)
+        // The repeat joined the first transfer, or, when that one had already finished (a loaded
+        // machine can pause this loop between the two), came from the memory cache: one transfer.
+        #expect(report.totals.coalesced == 1 || report.images[1].source == "memory", "\(report.images[1])")
         #expect(report.totals.bytes == jpeg.count + png.count)
         #expect(report.totals.errors == 2)
         #expect(origin.log.requests.count == 3)
