@@ -268,8 +268,7 @@ public final class ImageService: Sendable {
         let sanitized = try SVGSanitizer.sanitize(data)
         var hash = SHA256()
         hash.update(data: sanitized)
-        let etag = "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
-        let variant = EncodedVariant(data: sanitized, format: .svg, etag: etag)
+        let variant = EncodedVariant(data: sanitized, format: .svg, etag: Self.quoted(hash))
         if let diskKey { storeVariant(variant, diskKey) }
         return variant
     }
@@ -310,7 +309,7 @@ public final class ImageService: Sendable {
         let type = sourceFormat?.mimeType ?? response.headers["Content-Type"] ?? "application/octet-stream"
         var hash = SHA256()
         hash.update(data: response.data)
-        let etag = "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        let etag = Self.quoted(hash)
         return .unprocessed(
             response.data, mimeType: type, etag: etag, request: request, cacheControl: configuration.cacheControl,
             delivery: delivery.with(extension: sourceFormat?.fileExtension))
@@ -337,8 +336,12 @@ public final class ImageService: Sendable {
             hash.update(data: source.data)
         }
         hash.update(data: Data(("\n" + options.key + "\n" + (watermark?.identifier ?? "") + "\n" + format.rawValue).utf8))
-        let digest = hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
-        return "\"\(digest)\""
+        return quoted(hash)
+    }
+
+    /// A strong ETag: the first 16 bytes of `hash`'s digest in hex, quoted.
+    static func quoted(_ hash: SHA256) -> String {
+        "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
     }
 }
 
