@@ -10,7 +10,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test cluster-demo lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps build demo test cluster-demo soak lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -106,6 +106,18 @@ bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --disable-build-manifest-caching && $(SWIFT) build -c release --product imago
 	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python IMAGO_CLI=$$($(SWIFT) build -c release --show-bin-path)/imago \
 		$$($(SWIFT) build -c release --show-bin-path)/imago-bench $(BENCH_GROUPS)
+
+# A day's traffic in about ten minutes (deploy/soak.py): two release `imago serve` nodes behind
+# deploy/nginx.conf, a mix of hits, misses, every imgproxy option, bad signatures, slow, stalled,
+# reset, missing and hostile sources, clients hanging up, one node killed and restarted on its disk
+# cache. Prints statuses, p50/p99, RSS, descriptors and the cache check; JSON in .build-soak.json.
+SOAK_SECONDS ?= 600
+soak: deps
+	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
+	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
+	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
+	cd Benchmarks && $(SWIFT) build -c release --product imago
+	SOAK_SECONDS=$(SOAK_SECONDS) Benchmarks/.venv/bin/python deploy/soak.py $$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)/imago .build-soak.json
 
 # Fuzzing: libFuzzer under AddressSanitizer, FUZZ_SECONDS per harness. `imago-fuzz` holds the
 # harnesses over Imago's Swift API (Fuzz/imago-fuzz/Harness.swift): decode (every decoder, limits

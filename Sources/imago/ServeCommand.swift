@@ -30,6 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a source may take (IMAGO_SOURCE_TIMEOUT).") var sourceTimeout: Int?
     @Option(help: "Seconds a new image may take in all before a 504 (IMAGO_TIMEOUT).") var timeout: Int?
     @Option(help: "Images made at once before 503 (IMAGO_MAX_CONCURRENT_WORK).") var maxConcurrentWork: Int?
+    @Option(help: "Bytes kept in memory between requests (IMAGO_MEMORY_BYTES).") var memoryBytes: Int?
     @Option(help: "Seconds a client may take to send a request's head (IMAGO_REQUEST_HEAD_TIMEOUT).") var requestHeadTimeout: Int?
     @Option(help: "true/false: convert to sRGB and drop colour profiles unless a URL says scp:0 (IMAGO_STRIP_COLOR_PROFILE).") var stripColorProfile: String?
     @Option(help: "true/false: drop EXIF and XMP unless a URL says sm:0 (IMAGO_STRIP_METADATA).") var stripMetadata: String?
@@ -55,6 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_MAX_SOURCE_BYTES", maxSourceBytes.map(String.init)), ("IMAGO_MAX_SOURCE_PIXELS", maxSourcePixels.map(String.init)),
             ("IMAGO_MAX_FRAMES", maxFrames.map(String.init)), ("IMAGO_SOURCE_TIMEOUT", sourceTimeout.map(String.init)),
             ("IMAGO_TIMEOUT", timeout.map(String.init)), ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),
+            ("IMAGO_MEMORY_BYTES", memoryBytes.map(String.init)),
             ("IMAGO_REQUEST_HEAD_TIMEOUT", requestHeadTimeout.map(String.init)), ("IMAGO_STRIP_COLOR_PROFILE", stripColorProfile),
             ("IMAGO_STRIP_METADATA", stripMetadata), ("IMAGO_KEEP_COPYRIGHT", keepCopyright),
             ("IMAGO_WATERMARK_PATH", watermarkPath), ("IMAGO_WATERMARK_URL", watermarkUrl), ("IMAGO_WATERMARK_DATA", watermarkData),

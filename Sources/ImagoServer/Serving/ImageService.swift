@@ -43,8 +43,11 @@ public final class ImageService: Sendable {
         self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
         sources = SourceResolver(allowedHosts: configuration.allowedHosts, localRoot: configuration.localRoot)
         work = WorkLimiter(limit: configuration.maxConcurrentWork)
-        variants = MemoryCache(limits: .init(cost: configuration.variantCacheBytes))
-        answeredPaths = MemoryCache(limits: .init(cost: 16 << 20))
+        let pathBytes = min(configuration.memoryBytes / 16, 16 << 20)
+        variants = MemoryCache(limits: .init(cost: configuration.memoryBytes - pathBytes))
+        answeredPaths = MemoryCache(limits: .init(cost: pathBytes))
+        MemoryPressureMonitor.shared.register(variants)
+        MemoryPressureMonitor.shared.register(answeredPaths)
         stages = StageRecorder(tracer: tracer, metrics: metrics)
         watermarks = try WatermarkLoader(configuration.watermark, opacity: configuration.watermarkOpacity, pipeline: self.pipeline)
     }
@@ -59,6 +62,8 @@ public final class ImageService: Sendable {
         pipeline.deadline = configuration.sourceTimeout
         pipeline.decodingOptions.maxPixels = configuration.maxSourcePixels
         pipeline.decodingOptions.maxFrames = configuration.maxFrames
+        // The service keeps its variants encoded; a decoded copy would hold each one twice.
+        pipeline.memoryCache = nil
         #if DiskCache
             if let directory = configuration.cacheDirectory {
                 pipeline.diskCache = try DiskCache(configuration: .init(directory: directory))
@@ -66,6 +71,10 @@ public final class ImageService: Sendable {
         #endif
         return ImagePipeline(configuration: pipeline)
     }
+
+    /// Bytes the service keeps in memory between requests (encoded variants and answered paths),
+    /// at most ``ServerConfiguration/memoryBytes``.
+    public var memoryInUse: Int { variants.totalCost + answeredPaths.totalCost }
 
     /// Requests making an image now.
     public var workInFlight: Int { work.inFlight }
@@ -220,7 +229,8 @@ public final class ImageService: Sendable {
         processor.maxPixels = configuration.maxSourcePixels
         let start = ContinuousClock.now
         do {
-            var requestOptions: ImageRequest.Options = []
+            // Kept once, encoded, by the service (also when the pipeline was given with a memory cache).
+            var requestOptions: ImageRequest.Options = [.disableMemoryCacheWrites]
             if !(options.stripColorProfile ?? configuration.stripsColorProfile) { requestOptions.insert(.keepsColorProfile) }
             if !(options.stripMetadata ?? configuration.stripsMetadata) {
                 requestOptions.insert(.keepsMetadata)

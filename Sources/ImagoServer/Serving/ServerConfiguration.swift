@@ -39,8 +39,12 @@ public struct ServerConfiguration: Sendable {
     /// Requests making an image at once (fetch, decode, process, encode); more get 503.
     /// Default four per core.
     public var maxConcurrentWork = ProcessInfo.processInfo.activeProcessorCount * 4
-    /// Encoded variants kept in memory, in bytes. Default 256 MB.
-    public var variantCacheBytes = 256 << 20
+    /// Everything the service keeps in memory between requests, in bytes: encoded variants and the
+    /// paths that lead to them (a sixteenth, at most 16 MB). Processed images are kept once,
+    /// encoded; the pipeline keeps no decoded copy of them. Default 256 MB. (Transient memory, the
+    /// images being made, is bounded apart by ``maxConcurrentWork`` and the pipeline's
+    /// `decodeMemoryBudget`.)
+    public var memoryBytes = 256 << 20
     /// The disk cache's folder for sources and processed variants; nil for none.
     public var cacheDirectory: URL?
     /// Whether images are converted to sRGB and carry no colour profile unless a URL says

@@ -22,6 +22,7 @@ public enum ServerSettings {
         ("--source-timeout", "IMAGO_SOURCE_TIMEOUT", "seconds a source may take (default 20)"),
         ("--timeout", "IMAGO_TIMEOUT", "seconds a new image may take in all, source included, before a 504 (default 30)"),
         ("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", "images made at once before 503 (default 4 per core)"),
+        ("--memory-bytes", "IMAGO_MEMORY_BYTES", "bytes kept in memory between requests: encoded variants and their paths (default 268435456)"),
         ("--strip-color-profile", "IMAGO_STRIP_COLOR_PROFILE", "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"),
         ("--strip-metadata", "IMAGO_STRIP_METADATA", "drop EXIF and XMP unless a URL says sm:0 (default true)"),
         ("--keep-copyright", "IMAGO_KEEP_COPYRIGHT", "keep the copyright and author when metadata is dropped (default true)"),
@@ -87,6 +88,7 @@ public enum ServerSettings {
         configuration.sourceTimeout = try integer("IMAGO_SOURCE_TIMEOUT", 1...3600).map { .seconds($0) } ?? configuration.sourceTimeout
         configuration.workTimeout = try integer("IMAGO_TIMEOUT", 1...3600).map { .seconds($0) } ?? configuration.workTimeout
         configuration.maxConcurrentWork = try integer("IMAGO_MAX_CONCURRENT_WORK", 1...100_000) ?? configuration.maxConcurrentWork
+        configuration.memoryBytes = try integer("IMAGO_MEMORY_BYTES", (1 << 20)...(1 << 40)) ?? configuration.memoryBytes
         configuration.requestHeadTimeout =
             try integer("IMAGO_REQUEST_HEAD_TIMEOUT", 1...3600).map { .seconds($0) } ?? configuration.requestHeadTimeout
         configuration.stripsColorProfile = try boolean("IMAGO_STRIP_COLOR_PROFILE") ?? configuration.stripsColorProfile

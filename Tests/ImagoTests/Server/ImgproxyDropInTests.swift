@@ -172,4 +172,33 @@ struct ImgproxyDropInTests {
         var etag: String?
         var path: String
     }
+
+    @Test("IMAGO_MEMORY_BYTES bounds what the service keeps; a processed image is kept once, encoded, never decoded in the pipeline")
+    func memoryBytes() async throws {
+        #expect(try ServerSettings.configuration(["IMAGO_MEMORY_BYTES": "67108864"]).configuration.memoryBytes == 64 << 20)
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_MEMORY_BYTES": "1000"]) }
+        #expect(try ImageService.makePipeline(ServerConfiguration()).configuration.memoryCache == nil)
+        // Even a pipeline given with a memory cache gets no decoded copy of the service's variants.
+        let decoded = MemoryCache<ImageRequest.CacheKey, ImageResponse>()
+        try await withServer(
+            { $0.memoryBytes = 1 << 20 },
+            pipeline: { _ in
+                var configuration = ImagePipeline.Configuration()
+                configuration.addressPolicy = .allowAll
+                configuration.memoryCache = decoded
+                return ImagePipeline(configuration: configuration)
+            }
+        ) { server in
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            var answered = 0
+            for buster in 0..<40 {  // 40 variants of about 40 KB
+                let answer = try await server.get(ServerHarness.path(photo.absoluteString, ["w:150", "cb:\(buster)"], extension: "png"))
+                #expect(answer.status == 200)
+                answered += answer.body.count
+            }
+            #expect(answered > 1 << 20)
+            #expect(server.service.memoryInUse > 0 && server.service.memoryInUse <= 1 << 20)
+            #expect(decoded.totalCost == 0)
+        }
+    }
 }
