@@ -1,11 +1,13 @@
-"""`imago serve` against thumbor 7.8 and nginx, as `imago-bench server` runs it (issue 14).
+"""`imago serve` against thumbor 7.8 and nginx, as `imago-bench server` runs it (issues 14 and 29).
 
 Cold: 100 distinct JPEG sources of about 2 MP on a local nginx origin, fit in 512×512, as WebP and
 as JPEG (quality 80), two clients on keep-alive connections; each server is started fresh for
 each round, so nothing is cached; three rounds alternate between the servers. Hot: one variant already made, repeated by wrk (2 threads, 2
 connections) against Imago (its encoded-variant memory), thumbor (its file result storage) and
 nginx serving the same bytes as a static file. Peak RSS is the servers' VmHWM (thumbor: the sum
-over its processes).
+over its processes). Options (issue 29): the 100 sources cold with twelve imgproxy option sets in
+turn against thumbor's URLs for the same pictures; smart gravity against a centre crop; max_bytes
+in encodes per image (from Imago's imago_serve_encodes_total).
 
 Usage: python serve_bench.py IMAGO_BINARY   (the bench venv's python: Pillow and thumbor)
 """
@@ -115,9 +117,10 @@ class Server:
             self.process.wait()
 
 
-def start_imago(binary, folder):
+def start_imago(binary, folder, extra=()):
     port = free_port()
-    return Server("imago", [binary, "serve", "--listen", f"127.0.0.1:{port}", "--allow-private-addresses", "--quality", str(QUALITY)], port, health="/health")
+    command = [binary, "serve", "--listen", f"127.0.0.1:{port}", "--allow-private-addresses", "--quality", str(QUALITY), *extra]
+    return Server("imago", command, port, health="/health")
 
 
 def start_thumbor(folder, result_storage):
@@ -159,7 +162,7 @@ http {{
     access_log {folder}/nginx/access.log;
     sendfile on;
     tcp_nopush on;
-    types {{ image/jpeg jpg; image/webp webp; }}
+    types {{ image/jpeg jpg; image/webp webp; image/png png; }}
     client_body_temp_path {folder}/nginx/body;
     proxy_temp_path {folder}/nginx/proxy;
     fastcgi_temp_path {folder}/nginx/fastcgi;
@@ -224,6 +227,9 @@ def stage_means(port):
         count = re.search(rf"^imago_serve_{stage}_duration_seconds_count (\S+)$", text, re.M)
         if total and count and float(count.group(1)) > 0:
             means[stage] = 1000 * float(total.group(1)) / float(count.group(1))
+    encodes = re.search(r"^imago_serve_encodes_total (\S+)$", text, re.M)
+    if encodes:
+        means["encodes"] = float(encodes.group(1))
     return means
 
 
@@ -307,6 +313,97 @@ def thumbor_path(origin, index, extension):
     return f"/unsafe/fit-in/{BOX}x{BOX}/filters:format({'jpeg' if extension == 'jpg' else extension})/127.0.0.1:{origin}/src-{index:03d}.jpg"
 
 
+# imgproxy options and the thumbor URL that asks for the same picture (sources are 1800×1100, so
+# imgproxy's centred 800×600 crop is thumbor's box 500,250–1300,850). thumbor's smart/ without its
+# optional face and feature detectors installed falls back to the centre.
+OPTION_PAIRS = [
+    ("c:800:600/rs:fill:300:200", "500x250:1300x850/300x200"),
+    ("rs:fit:512:512/rot:90", "fit-in/512x512/filters:rotate(90)"),
+    ("rs:fit:512:512/fl:1:0", "fit-in/-512x512"),
+    ("rs:fit:512:512/sh:1", "fit-in/512x512/filters:sharpen(2,1,true)"),
+    ("rs:fit:512:512/bl:3", "fit-in/512x512/filters:blur(3)"),
+    ("rs:fit:512:512/wm:0.5:soea:10:10", "fit-in/512x512/filters:watermark({origin}/wm.png,-10,-10,50)"),
+    ("rs:fit:512:512:0:1/bg:ffffff", "fit-in/512x512/filters:fill(white)"),
+    ("t:10/rs:fit:512:512", "trim/fit-in/512x512"),
+    ("rs:fit:512:512/q:60", "fit-in/512x512/filters:quality(60)"),
+    ("rs:fit:512:512/mb:20000", "fit-in/512x512/filters:max_bytes(20000)"),
+    ("rs:fit:512:512/f:webp", "fit-in/512x512/filters:format(webp)"),
+    ("rs:fill:300:300/g:sm", "300x300/smart"),
+]
+
+
+def option_paths(origin, server):
+    """One URL per source, cycling through OPTION_PAIRS."""
+    paths = []
+    for index in range(SOURCES):
+        imgproxy, thumbor = OPTION_PAIRS[index % len(OPTION_PAIRS)]
+        source = f"127.0.0.1:{origin}/src-{index:03d}.jpg"
+        if server == "imago":
+            paths.append(f"/insecure/{imgproxy}/plain/http%3A%2F%2F{source.replace(':', '%3A').replace('/', '%2F')}")
+        else:
+            paths.append(f"/unsafe/{thumbor.format(origin=f'127.0.0.1:{origin}')}/{source}")
+    return paths
+
+
+def cold_rounds(arms):
+    """Each arm (name, start, paths) on freshly started servers, ROUNDS alternating rounds: the
+    round with the median rate of each, with Imago's stage means and counters for that round."""
+    results = {name: [] for name, _, _ in arms}
+    for _ in range(ROUNDS):
+        for name, start, paths in arms:
+            server = start()
+            try:
+                rate, p50, p99 = cold(server, paths)
+                extra = stage_means(server.port) if server.name == "imago" else {}
+                results[name].append((rate, p50, p99, server.peak_rss(), extra))
+            finally:
+                server.stop()
+    return {name: sorted(rounds, key=lambda r: r[0])[len(rounds) // 2] for name, rounds in results.items()}
+
+
+def options_benchmarks(binary, folder, origin):
+    """Cold serving with imgproxy's options against thumbor's equivalents; smart crop against a
+    centre crop; max_bytes in encodes."""
+    watermark = Image.new("RGBA", (120, 60), (255, 255, 255, 160))
+    watermark.save(f"{folder}/origin/wm.png")
+    found = cold_rounds([
+        ("imago", lambda: start_imago(binary, folder, ["--watermark-path", f"{folder}/origin/wm.png"]), option_paths(origin, "imago")),
+        ("thumbor", lambda: start_thumbor(folder, result_storage=False), option_paths(origin, "thumbor")),
+    ])
+    (ir, i50, i99, irss, _), (tr, t50, t99, trss, _) = found["imago"], found["thumbor"]
+    report(
+        f"serve cold with options, {SOURCES} sources, {len(OPTION_PAIRS)} option sets in turn (crop, rotate, flip, sharpen, blur, "
+        f"watermark, extend, trim, quality, max_bytes, webp, smart), median of {ROUNDS} alternating rounds",
+        f"{ir:.1f} req/s, p50 {i50:.0f} ms, p99 {i99:.0f} ms, peak RSS {irss:.0f} MB",
+        f"thumbor {tr:.1f} req/s, p50 {t50:.0f} ms, p99 {t99:.0f} ms, peak RSS {trss:.0f} MB",
+        ir / tr,
+        1,
+    )
+
+    path = lambda options, i: f"/insecure/{options}/plain/http%3A%2F%2F127.0.0.1%3A{origin}%2Fsrc-{i:03d}.jpg@jpg"
+    found = cold_rounds([
+        ("centre", lambda: start_imago(binary, folder), [path("rs:fill:300:300/g:ce", i) for i in range(SOURCES)]),
+        ("smart", lambda: start_imago(binary, folder), [path("rs:fill:300:300/g:sm", i) for i in range(SOURCES)]),
+    ])
+    (cr, _, _, _, cs), (sr, _, _, _, ss) = found["centre"], found["smart"]
+    print(f"smart crop against a centre crop, cold, {SOURCES} sources → fill 300×300 JPEG, median of {ROUNDS} alternating rounds")
+    print(f"  centre: {cr:.1f} req/s, decode + process {cs.get('decode_process', 0):.1f} ms per image")
+    print(f"  smart:  {sr:.1f} req/s, decode + process {ss.get('decode_process', 0):.1f} ms per image")
+    print(f"  cost per image: {cr / sr:.2f}× the centre crop's  target ≤ 1.2×  {'MET' if cr / sr <= 1.2 else 'NOT MET'}")
+    print("", flush=True)
+
+    found = cold_rounds([
+        ("plain", lambda: start_imago(binary, folder), [path("rs:fit:512:512", i) for i in range(SOURCES)]),
+        ("bounded", lambda: start_imago(binary, folder), [path("rs:fit:512:512/mb:15000", i) for i in range(SOURCES)]),
+    ])
+    (pr, _, _, _, ps), (br, _, _, _, bs) = found["plain"], found["bounded"]
+    print(f"max_bytes:15000 against none, cold, {SOURCES} sources → fit 512 JPEG q{QUALITY}, median of {ROUNDS} alternating rounds")
+    print(f"  none:      {pr:.1f} req/s, {ps.get('encodes', 0) / SOURCES:.2f} encodes per image, encode {ps.get('encode', 0):.1f} ms per image")
+    print(f"  max_bytes: {br:.1f} req/s, {bs.get('encodes', 0) / SOURCES:.2f} encodes per image, encode {bs.get('encode', 0):.1f} ms per image")
+    print(f"  cost per image: {pr / br:.2f}×  (at most 6 encodes each)")
+    print("", flush=True)
+
+
 def report(name, imago, peer, ratio, target):
     print(name)
     print(f"  imago: {imago}")
@@ -360,6 +457,8 @@ def main():
                 f"encode {mean('encode'):.1f} ms, whole request {mean('request'):.1f} ms"
             )
             print("", flush=True)
+
+        options_benchmarks(binary, folder, origin)
 
         size, encoders = webp_encoders(PHOTOS[0])
         print(f"libwebp alone: one {size} encode, q{QUALITY}, method 4 (best of 3 × 20)")

@@ -5,6 +5,10 @@ import ImagoServer
 import Logging
 import ServiceLifecycle
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
@@ -80,6 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }
+        Self.returnLargeBuffersToTheSystem()
         let service = try ImageService(configuration: configuration, logger: logger)
         let application = Application(
             router: ImageServer.router(service: service),
@@ -93,5 +98,20 @@ struct ServeCommand: AsyncParsableCommand {
         )
         let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+
+    /// glibc raises its mmap threshold after a large block is freed (up to 32 MB), after which
+    /// pixel buffers come from its heaps and their memory stays with the process when freed: the
+    /// server's RSS then keeps the high-water mark of its busiest moment. A fixed threshold keeps
+    /// every buffer past 256 KB mapped on its own and unmapped when freed (`make soak`: RSS under
+    /// the same load 99–250 MB instead of 187–345 MB, 3% fewer requests).
+    private static func returnLargeBuffersToTheSystem() {
+        #if canImport(Glibc)
+            // malloc.h is not in Swift's Glibc module: found by name (nil, RTLD_DEFAULT, searches
+            // the process); M_MMAP_THRESHOLD is -3.
+            guard let symbol = dlsym(nil, "mallopt") else { return }
+            let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+            _ = mallopt(-3, 256 << 10)
+        #endif
     }
 }

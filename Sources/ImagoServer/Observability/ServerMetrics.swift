@@ -15,6 +15,8 @@ public final class ServerMetrics: Sendable {
     let fetch: DurationHistogram
     let decodeAndProcess: DurationHistogram
     let encode: DurationHistogram
+    let encodes: Counter
+    let keptBytes: Gauge
 
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -33,6 +35,10 @@ public final class ServerMetrics: Sendable {
         decodeAndProcess = registry.makeDurationHistogram(
             descriptor: Self.name("decode_process_duration", "seconds", "Decodes and processing of new variants."), buckets: Self.buckets)
         encode = registry.makeDurationHistogram(descriptor: Self.name("encode_duration", "seconds", "Encodes of new variants."), buckets: Self.buckets)
+        encodes = registry.makeCounter(
+            descriptor: Self.name("encodes", "total", "Encoder runs: one per new variant, up to six under max_bytes."))
+        keptBytes = registry.makeGauge(
+            descriptor: Self.name("memory_kept", "bytes", "Bytes kept in memory between requests (variants and paths), at most IMAGO_MEMORY_BYTES."))
     }
 
     /// `imago_serve_NAME_UNIT`.

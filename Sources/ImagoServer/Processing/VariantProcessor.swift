@@ -29,25 +29,30 @@ struct VariantProcessor: ReducedDecodeProcessing {
     private var needsFullDecode: Bool { options.trim != nil || options.autoRotate == false }
 
     func requiredDecodeSize(width: Int, height: Int) -> PixelSize? {
-        guard !needsFullDecode else { return nil }
-        let turned = options.rotate % 180 == 90
-        let source = turned ? (width: height, height: width) : (width: width, height: height)
-        let geometry = VariantGeometry(source: source, options: options, maxResultDimension: effectiveMaxResultDimension)
-        let scale = (geometry.widthScale, geometry.heightScale)
-        guard scale.0 < 1 || scale.1 < 1 else { return nil }
-        let needed = (width: Int((Double(source.width) * min(scale.0, 1)).rounded(.up)), height: Int((Double(source.height) * min(scale.1, 1)).rounded(.up)))
-        return turned ? PixelSize(width: needed.height, height: needed.width) : PixelSize(width: needed.width, height: needed.height)
+        scaledSize(width: width, height: height, isVector: false)
     }
 
     /// A vector source is rendered at the size it is scaled to, larger than its own too.
     func vectorRenderSize(width: Int, height: Int) -> PixelSize? {
+        scaledSize(width: width, height: height, isVector: true)
+    }
+
+    /// The source's size at the scale the geometry asks for, in the source's own orientation; nil
+    /// when the full decode is needed, or (for a raster) when the scale does not reduce it.
+    private func scaledSize(width: Int, height: Int, isVector: Bool) -> PixelSize? {
         guard !needsFullDecode else { return nil }
         let turned = options.rotate % 180 == 90
         let source = turned ? (width: height, height: width) : (width: width, height: height)
-        let geometry = VariantGeometry(source: source, options: options, maxResultDimension: effectiveMaxResultDimension, isVector: true)
+        let geometry = VariantGeometry(source: source, options: options, maxResultDimension: effectiveMaxResultDimension, isVector: isVector)
+        // A raster is never decoded larger than it is.
+        var scale = (width: geometry.widthScale, height: geometry.heightScale)
+        if !isVector {
+            guard scale.width < 1 || scale.height < 1 else { return nil }
+            scale = (min(scale.width, 1), min(scale.height, 1))
+        }
         let needed = (
-            width: max(1, Int((Double(source.width) * geometry.widthScale).rounded(.up))),
-            height: max(1, Int((Double(source.height) * geometry.heightScale).rounded(.up)))
+            width: max(1, Int((Double(source.width) * scale.width).rounded(.up))),
+            height: max(1, Int((Double(source.height) * scale.height).rounded(.up)))
         )
         return turned ? PixelSize(width: needed.height, height: needed.width) : PixelSize(width: needed.width, height: needed.height)
     }

@@ -179,6 +179,7 @@ public final class ImageService: Sendable {
         let pathKey = negotiation.pathKey(request.path)
         answeredPaths.setValue(
             AnsweredPath(variantKey: key, varies: explicit == nil, delivery: delivery), forKey: pathKey, cost: pathKey.utf8.count + key.utf8.count)
+        metrics.keptBytes.set(Int64(memoryInUse))
         return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: explicit == nil, delivery: delivery)
     }
 
@@ -254,7 +255,8 @@ public final class ImageService: Sendable {
             }
             let quality = options.quality > 0 ? options.quality : options.formatQuality[format.rawValue] ?? configuration.defaultQuality
             let encodeStart = ContinuousClock.now
-            let data = try await Self.encode(image, as: format, quality: quality, maxBytes: options.maxBytes)
+            let (data, encodes) = try await Self.encode(image, as: format, quality: quality, maxBytes: options.maxBytes)
+            metrics.encodes.increment(by: Int64(encodes))
             stages.made(response, format: format, encode: encodeStart..<ContinuousClock.now, start: start)
             let variant = EncodedVariant(data: data, format: format, etag: Self.etag(source: response, options: options, watermark: watermark, format: format))
             storeVariant(variant, diskKey)
@@ -327,10 +329,15 @@ public final class ImageService: Sendable {
 
     /// Encodes on a GCD thread: an encode takes tens of milliseconds to seconds, too long to hold
     /// one of the cooperative pool's threads.
-    private static func encode(_ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int) async throws -> Data {
+    /// Returns the bytes and how many encodes they took.
+    private static func encode(_ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int) async throws -> (Data, Int) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes).data })
+                continuation.resume(
+                    with: Result {
+                        let encoded = try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes)
+                        return (encoded.data, encoded.encodes)
+                    })
             }
         }
     }
