@@ -380,28 +380,27 @@ def options_benchmarks(binary, folder, origin):
         1,
     )
 
-    path = lambda options, i: f"/insecure/{options}/plain/http%3A%2F%2F127.0.0.1%3A{origin}%2Fsrc-{i:03d}.jpg@jpg"
-    found = cold_rounds([
-        ("centre", lambda: start_imago(binary, folder), [path("rs:fill:300:300/g:ce", i) for i in range(SOURCES)]),
-        ("smart", lambda: start_imago(binary, folder), [path("rs:fill:300:300/g:sm", i) for i in range(SOURCES)]),
-    ])
-    (cr, _, _, _, cs), (sr, _, _, _, ss) = found["centre"], found["smart"]
+    (cr, _, _, _, cs), (sr, _, _, _, ss) = imago_arms(binary, folder, origin, ["rs:fill:300:300/g:ce", "rs:fill:300:300/g:sm"])
     print(f"smart crop against a centre crop, cold, {SOURCES} sources → fill 300×300 JPEG, median of {ROUNDS} alternating rounds")
     print(f"  centre: {cr:.1f} req/s, decode + process {cs.get('decode_process', 0):.1f} ms per image")
     print(f"  smart:  {sr:.1f} req/s, decode + process {ss.get('decode_process', 0):.1f} ms per image")
     print(f"  cost per image: {cr / sr:.2f}× the centre crop's  target ≤ 1.2×  {'MET' if cr / sr <= 1.2 else 'NOT MET'}")
     print("", flush=True)
 
-    found = cold_rounds([
-        ("plain", lambda: start_imago(binary, folder), [path("rs:fit:512:512", i) for i in range(SOURCES)]),
-        ("bounded", lambda: start_imago(binary, folder), [path("rs:fit:512:512/mb:15000", i) for i in range(SOURCES)]),
-    ])
-    (pr, _, _, _, ps), (br, _, _, _, bs) = found["plain"], found["bounded"]
+    (pr, _, _, _, ps), (br, _, _, _, bs) = imago_arms(binary, folder, origin, ["rs:fit:512:512", "rs:fit:512:512/mb:15000"])
     print(f"max_bytes:15000 against none, cold, {SOURCES} sources → fit 512 JPEG q{QUALITY}, median of {ROUNDS} alternating rounds")
-    print(f"  none:      {pr:.1f} req/s, {ps.get('encodes', 0) / SOURCES:.2f} encodes per image, encode {ps.get('encode', 0):.1f} ms per image")
-    print(f"  max_bytes: {br:.1f} req/s, {bs.get('encodes', 0) / SOURCES:.2f} encodes per image, encode {bs.get('encode', 0):.1f} ms per image")
+    for name, rate, stages in (("none", pr, ps), ("max_bytes", br, bs)):
+        encodes, encode = stages.get("encodes", 0) / SOURCES, stages.get("encode", 0)
+        print(f"  {name + ':':<10} {rate:.1f} req/s, {encodes:.2f} encodes per image, encode {encode:.1f} ms per image")
     print(f"  cost per image: {pr / br:.2f}×  (at most 6 encodes each)")
     print("", flush=True)
+
+
+def imago_arms(binary, folder, origin, option_sets):
+    """Imago alone, cold over the sources as JPEG with each option set: the median round of each."""
+    path = lambda options, i: f"/insecure/{options}/plain/http%3A%2F%2F127.0.0.1%3A{origin}%2Fsrc-{i:03d}.jpg@jpg"
+    found = cold_rounds([(options, lambda: start_imago(binary, folder), [path(options, i) for i in range(SOURCES)]) for options in option_sets])
+    return [found[options] for options in option_sets]
 
 
 def report(name, imago, peer, ratio, target):

@@ -408,6 +408,13 @@ def main():
                 wal = f"{nodes[1].cache}/index.sqlite-wal"
                 kill_report = {"atSeconds": round(now, 1), "temporaryFilesLeft": len(temporaries),
                                "walBytes": os.path.getsize(wal) if os.path.exists(wal) else 0}
+                # A payload is a temporary file for a few milliseconds, so the kill rarely lands in
+                # one: leave what it would leave, half a payload under the killed process's id.
+                if not temporaries:
+                    os.makedirs(f"{nodes[1].cache}/tmp", exist_ok=True)
+                    with open(f"{nodes[1].cache}/tmp/{killed_pid}-{os.urandom(16).hex()}", "wb") as torn:
+                        torn.write(files[sources[0]][: len(files[sources[0]]) // 2])
+                    kill_report["plantedHalfWrittenPayload"] = True
                 print(f"  {now:.0f} s: node 2 killed (SIGKILL): {kill_report}", flush=True)
             elif killed_pid is not None and not restarted and now >= kill_at + 10:
                 nodes[1].samples.append((now, 0))
