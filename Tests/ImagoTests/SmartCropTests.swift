@@ -41,6 +41,18 @@ struct SmartCropTests {
         #expect(origin.x <= 470 && origin.x + 150 >= 560, "\(origin)")
     }
 
+    @Test("a side shorter than the saliency map's shrink factor: a 3 × 1000 strip with a dark band finds the band")
+    func thinStrip() async throws {
+        var pixels = Self.field(3, 1000, (200, 200, 200))
+        for y in 700..<720 { for x in 0..<3 { paint(&pixels, width: 3, x, y, (0, 0, 0)) } }
+        let image = Self.image(pixels, 3, 1000)
+        let crop = try ImageProcessors.SmartCrop(width: 3, height: 100)
+        let result = try await offThePool { try crop.process(image) }
+        #expect((result.width, result.height) == (3, 100))
+        let origin = await offThePool { crop.origin(in: image) }
+        #expect(origin.x == 0 && origin.y <= 700 && origin.y + 100 >= 720, "\(origin)")
+    }
+
     @Test("on real photos the window overlaps the one libvips' smartcrop picks")
     func againstLibvips() async throws {
         let photos = try FileManager.default.contentsOfDirectory(atPath: "/usr/share/backgrounds").filter { $0.hasSuffix(".jpg") }.sorted()

@@ -38,21 +38,35 @@ struct FloatPlane {
         }
         let total = kernel.reduce(0, +)
         kernel = kernel.map { $0 / total }
+        // Each pass adds one kernel tap at a time over a whole row (a loop the compiler
+        // vectorises), reading a row padded with its edge values instead of clamping each index.
+        let taps = kernel.count
         var horizontal = [Float](repeating: 0, count: values.count)
-        for y in 0..<height {
-            let row = y * width
-            for x in 0..<width {
-                var sum: Float = 0
-                for k in -radius...radius { sum += kernel[k + radius] * values[row + min(max(x + k, 0), width - 1)] }
-                horizontal[row + x] = sum
+        var padded = [Float](repeating: 0, count: width + 2 * radius)
+        values.withUnsafeBufferPointer { source in
+            horizontal.withUnsafeMutableBufferPointer { output in
+                padded.withUnsafeMutableBufferPointer { padded in
+                    for y in 0..<height {
+                        let row = y * width
+                        for i in 0..<padded.count { padded[i] = source[row + min(max(i - radius, 0), width - 1)] }
+                        for k in 0..<taps {
+                            let weight = kernel[k]
+                            for x in 0..<width { output[row + x] += weight * padded[x + k] }
+                        }
+                    }
+                }
             }
         }
         var result = [Float](repeating: 0, count: values.count)
-        for y in 0..<height {
-            for x in 0..<width {
-                var sum: Float = 0
-                for k in -radius...radius { sum += kernel[k + radius] * horizontal[min(max(y + k, 0), height - 1) * width + x] }
-                result[y * width + x] = sum
+        horizontal.withUnsafeBufferPointer { source in
+            result.withUnsafeMutableBufferPointer { output in
+                for y in 0..<height {
+                    for k in 0..<taps {
+                        let weight = kernel[k]
+                        let from = min(max(y + k - radius, 0), height - 1) * width
+                        for x in 0..<width { output[y * width + x] += weight * source[from + x] }
+                    }
+                }
             }
         }
         return FloatPlane(width: width, height: height, values: result)
