@@ -255,10 +255,11 @@ public final class ImageService: Sendable {
             }
             let quality = options.quality > 0 ? options.quality : options.formatQuality[format.rawValue] ?? configuration.defaultQuality
             let encodeStart = ContinuousClock.now
-            let (data, encodes) = try await Self.encode(image, as: format, quality: quality, maxBytes: options.maxBytes)
-            metrics.encodes.increment(by: Int64(encodes))
+            let encoded = try await Self.encode(image, as: format, quality: quality, maxBytes: options.maxBytes)
+            metrics.encodes.increment(by: Int64(encoded.encodes))
             stages.made(response, format: format, encode: encodeStart..<ContinuousClock.now, start: start)
-            let variant = EncodedVariant(data: data, format: format, etag: Self.etag(source: response, options: options, watermark: watermark, format: format))
+            let etag = Self.etag(source: response, options: options, watermark: watermark, format: format)
+            let variant = EncodedVariant(data: encoded.data, format: format, etag: etag)
             storeVariant(variant, diskKey)
             return variant
         } catch {
@@ -329,15 +330,12 @@ public final class ImageService: Sendable {
 
     /// Encodes on a GCD thread: an encode takes tens of milliseconds to seconds, too long to hold
     /// one of the cooperative pool's threads.
-    /// Returns the bytes and how many encodes they took.
-    private static func encode(_ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int) async throws -> (Data, Int) {
+    private static func encode(
+        _ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int
+    ) async throws -> (data: Data, quality: Int, encodes: Int) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(
-                    with: Result {
-                        let encoded = try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes)
-                        return (encoded.data, encoded.encodes)
-                    })
+                continuation.resume(with: Result { try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes) })
             }
         }
     }
