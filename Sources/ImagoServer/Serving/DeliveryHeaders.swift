@@ -1,7 +1,8 @@
 import Foundation
 
-/// What a URL says of its answer beyond the picture: when it expires (`expires`), and the
-/// `Content-Disposition` imgproxy sends with every image (`filename`, `return_attachment`).
+/// What a URL says of its answer beyond the picture: when it expires (`expires`), the
+/// `Content-Disposition` imgproxy sends with every image (`filename`, `return_attachment`), and
+/// a `Cache-Control` of its own (thumbor's `max_age`).
 struct DeliveryHeaders: Sendable {
     /// The unix time after which the URL answers 404.
     var expires: Int?
@@ -10,12 +11,25 @@ struct DeliveryHeaders: Sendable {
     var attachment: Bool
     /// The extension, when it is not the answer's format's (raw and skipped sources).
     var fileExtension: String?
+    /// Whether `Content-Disposition` is sent (imgproxy sends it; thumbor does not).
+    var sendsDisposition = true
+    /// The answer's own `Cache-Control`, in place of the server's; an empty one sends none.
+    var cacheControl: String?
 
     init(options: ProcessingOptions, source: URL, returnsAttachment: Bool) {
         expires = options.delivery.expires
         attachment = options.delivery.returnsAttachment ?? returnsAttachment
         let fromSource = source.deletingPathExtension().lastPathComponent
         name = Self.safe(options.delivery.filename ?? (fromSource.isEmpty || fromSource == "/" ? "image" : fromSource))
+    }
+
+    /// thumbor's answers: no `Content-Disposition`, and `max-age=N,public` when a `max_age` filter
+    /// gives one (none for 0).
+    init(thumborMaxAge maxAge: Int?) {
+        name = "image"
+        attachment = false
+        sendsDisposition = false
+        cacheControl = maxAge.map { $0 > 0 ? "max-age=\($0),public" : "" }
     }
 
     func hasExpired(now: Int = Int(Date().timeIntervalSince1970)) -> Bool {
@@ -30,7 +44,8 @@ struct DeliveryHeaders: Sendable {
     }
 
     /// `inline; filename="name.jpg"` or `attachment; …`.
-    func contentDisposition(defaultExtension: String) -> String {
+    func contentDisposition(defaultExtension: String) -> String? {
+        guard sendsDisposition else { return nil }
         let file = fileExtension.map { name + "." + $0 } ?? name + "." + defaultExtension
         return (attachment ? "attachment" : "inline") + "; filename=\"" + file + "\""
     }

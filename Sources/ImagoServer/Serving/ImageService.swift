@@ -20,15 +20,15 @@ public final class ImageService: Sendable {
     public let metrics: ServerMetrics
     let pipeline: ImagePipeline
     private let logger: Logger
-    private let sources: SourceResolver
+    let sources: SourceResolver
     private let work: WorkLimiter
-    private let variants: MemoryCache<String, EncodedVariant>
+    let variants: MemoryCache<String, EncodedVariant>
     /// A request already answered (its raw path and the Accept classes that matter) → its variant
     /// key: a repeat skips parsing, signature check and source resolution, which depend on nothing
     /// else and come out the same every time.
-    private let answeredPaths: MemoryCache<String, AnsweredPath>
+    let answeredPaths: MemoryCache<String, AnsweredPath>
     private let making = Locked<[String: Task<EncodedVariant, any Error>]>([:])
-    private let stages: StageRecorder
+    let stages: StageRecorder
     private let watermarks: WatermarkLoader
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
@@ -156,6 +156,7 @@ public final class ImageService: Sendable {
     private func answer(_ request: ServiceRequest) async throws -> ServiceResponse {
         let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
         if let response = kept(request, negotiation) { return response }
+        if configuration.dialect == .thumbor { return try await answerThumbor(request, negotiation) }
         let path = try ProcessingPath(parsing: request.path)
         guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
         var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
@@ -185,7 +186,7 @@ public final class ImageService: Sendable {
 
     /// The cached variant, the one being made for an identical request, or a new one (which
     /// takes a place of the work limit, or fails with 503).
-    private func variant(key: String, make: @escaping @Sendable () async throws -> EncodedVariant) async throws -> EncodedVariant {
+    func variant(key: String, make: @escaping @Sendable () async throws -> EncodedVariant) async throws -> EncodedVariant {
         if let cached = variants.value(forKey: key) {
             metrics.served(from: "variant-memory")
             return cached
@@ -288,7 +289,7 @@ public final class ImageService: Sendable {
 
     /// The encoded variant kept on disk under `diskKey`, when the server has a disk cache and the
     /// entry reads back whole.
-    private func storedVariant(_ diskKey: String) -> EncodedVariant? {
+    func storedVariant(_ diskKey: String) -> EncodedVariant? {
         guard let disk = pipeline.configuration.diskCache, let entry = disk.entry(for: diskKey),
             let format = entry.metadata.contentType.flatMap(OutputFormat.init(mimeType:)), let etag = entry.metadata.freshness.etag
         else { return nil }
@@ -297,7 +298,7 @@ public final class ImageService: Sendable {
 
     /// Keeps `variant`'s own bytes on disk, so a restart or an evicted entry is answered without
     /// decoding or encoding again.
-    private func storeVariant(_ variant: EncodedVariant, _ diskKey: String) {
+    func storeVariant(_ variant: EncodedVariant, _ diskKey: String) {
         guard let disk = pipeline.configuration.diskCache else { return }
         let now = Date()
         let freshness = HTTPFreshness(headers: ["ETag": variant.etag, "Cache-Control": "max-age=31536000"], receivedAt: now)
@@ -330,7 +331,7 @@ public final class ImageService: Sendable {
 
     /// Encodes on a GCD thread: an encode takes tens of milliseconds to seconds, too long to hold
     /// one of the cooperative pool's threads.
-    private static func encode(
+    static func encode(
         _ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int
     ) async throws -> (data: Data, quality: Int, encodes: Int) {
         try await withCheckedThrowingContinuation { continuation in
@@ -343,6 +344,12 @@ public final class ImageService: Sendable {
     /// A digest of what determines the bytes: the source's validators when it sent a strong one,
     /// else its bytes; the options; the format.
     static func etag(source: ImageResponse, options: ProcessingOptions, watermark: Watermark?, format: OutputFormat) -> String {
+        etag(source: source, identity: options.key + "\n" + (watermark?.identifier ?? ""), format: format)
+    }
+
+    /// As above, for options given as text: `identity` names everything besides the source that
+    /// made the bytes.
+    static func etag(source: ImageResponse, identity: String, format: OutputFormat) -> String {
         let header = { (name: String) in source.headers[name] }
         var hash = SHA256()
         if let validator = header("etag"), !validator.hasPrefix("W/") {
@@ -350,7 +357,7 @@ public final class ImageService: Sendable {
         } else {
             hash.update(data: source.data)
         }
-        hash.update(data: Data(("\n" + options.key + "\n" + (watermark?.identifier ?? "") + "\n" + format.rawValue).utf8))
+        hash.update(data: Data(("\n" + identity + "\n" + format.rawValue).utf8))
         return quoted(hash)
     }
 

@@ -14,6 +14,8 @@ public enum OutputFormat: String, Sendable, Hashable {
     case avif
     /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
     case svg
+    /// JSON: thumbor's `meta/` answer about an image; never an image.
+    case json
 
     /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, and `avif` when Imago was
     /// built with AVIF), or nil.
@@ -31,7 +33,13 @@ public enum OutputFormat: String, Sendable, Hashable {
     }
 
     /// The media type (`image/jpeg`, …, `image/svg+xml`), for `Content-Type`.
-    public var mimeType: String { self == .svg ? "image/svg+xml" : "image/\(rawValue)" }
+    public var mimeType: String {
+        switch self {
+        case .svg: "image/svg+xml"
+        case .json: "application/json"
+        default: "image/\(rawValue)"
+        }
+    }
 
     /// The media types an `Accept` header names explicitly, without those it gives `q=0`.
     public static func acceptedTypes(_ accept: String?) -> Set<String> {
@@ -75,13 +83,13 @@ public enum OutputFormat: String, Sendable, Hashable {
         #endif
     }
 
-    /// Whether Imago encodes pixels to this format (every one but SVG, which is passed through).
-    var isEncoded: Bool { self != .svg }
+    /// Whether Imago encodes pixels to this format (every one but SVG, passed through, and JSON).
+    var isEncoded: Bool { self != .svg && self != .json }
 
     /// The format of a media type this enum's ``mimeType`` gives, or nil.
     public init?(mimeType: String) {
-        if mimeType == "image/svg+xml" {
-            self = .svg
+        if mimeType == "image/svg+xml" || mimeType == "application/json" {
+            self = mimeType == "application/json" ? .json : .svg
             return
         }
         guard mimeType.hasPrefix("image/"), let format = OutputFormat(rawValue: String(mimeType.dropFirst(6))), format != .svg else { return nil }
@@ -98,7 +106,7 @@ public enum OutputFormat: String, Sendable, Hashable {
     func encoder(quality: Int) -> any ImageEncoding {
         switch self {
         case .jpeg: JPEGEncoder(quality: quality)
-        case .png, .svg: PNGEncoder()  // SVG is never encoded: sources pass through sanitised
+        case .png, .svg, .json: PNGEncoder()  // SVG and JSON are never encoded: written as they are
         case .webp: WebPEncoder(quality: Float(quality))
         case .avif:
             #if AVIF

@@ -88,6 +88,26 @@ public struct ServerConfiguration: Sendable {
     /// `IMGPROXY_ALWAYS_RASTERIZE_SVG`); by default it is passed through, sanitised, as imgproxy does.
     public var alwaysRasterizesSVG = false
 
+    /// The URL language the server answers: imgproxy's paths or thumbor's.
+    public enum Dialect: String, Sendable {
+        /// imgproxy's `/{signature}/{options}/{source}` (the default).
+        case imgproxy
+        /// thumbor's `/{signature|unsafe}/[meta/][trim/][crop/][fit-in/][WxH/]…[filters:…/]{image}`.
+        case thumbor
+    }
+
+    /// Which URLs the server answers (`IMAGO_DIALECT`). Default imgproxy's.
+    public var dialect = Dialect.imgproxy
+    /// thumbor's signatures: the security key (`IMAGO_THUMBOR_KEY`) and whether `unsafe/` URLs are
+    /// answered (`IMAGO_ALLOW_UNSAFE_URL`; by default only when no key is set).
+    public var thumborSigner = ThumborSigner(key: nil)
+    /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor
+    /// URL names no format, with `Vary: Accept`. Default false, as thumbor.
+    public var thumborAutoWebP = false
+    /// thumbor's `RESPECT_ORIENTATION` (`IMAGO_RESPECT_ORIENTATION`): whether thumbor URLs turn
+    /// images by their EXIF orientation. Default false, as thumbor.
+    public var thumborRespectsOrientation = false
+
     /// The defaults.
     public init() {}
 }

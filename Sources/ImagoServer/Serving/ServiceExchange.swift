@@ -46,7 +46,8 @@ public struct ServiceResponse: Sendable {
 
     static func image(_ variant: EncodedVariant, request: ServiceRequest, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) -> ServiceResponse {
         answer(
-            variant.body, mimeType: variant.format.mimeType, etag: variant.etag, request: request, cacheControl: cacheControl, varies: varies,
+            variant.body, mimeType: variant.format.mimeType, etag: variant.etag, request: request, cacheControl: delivery.cacheControl ?? cacheControl,
+            varies: varies,
             disposition: delivery.contentDisposition(defaultExtension: variant.format.fileExtension))
     }
 
@@ -60,14 +61,16 @@ public struct ServiceResponse: Sendable {
     }
 
     private static func answer(
-        _ body: ByteBuffer, mimeType: String, etag: String, request: ServiceRequest, cacheControl: String, varies: Bool, disposition: String
+        _ body: ByteBuffer, mimeType: String, etag: String, request: ServiceRequest, cacheControl: String, varies: Bool, disposition: String?
     ) -> ServiceResponse {
-        var headers: HeaderFields = ["ETag": etag, "Cache-Control": cacheControl]
+        var headers: HeaderFields = ["ETag": etag]
+        if !cacheControl.isEmpty { headers.append(name: "Cache-Control", value: cacheControl) }
         if varies { headers.append(name: "Vary", value: "Accept") }
         if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, etag) {
             return ServiceResponse(status: 304, headers: headers, body: ByteBuffer())
         }
-        headers.append(contentsOf: ["Content-Type": mimeType, "Content-Length": String(body.readableBytes), "Content-Disposition": disposition])
+        headers.append(contentsOf: ["Content-Type": mimeType, "Content-Length": String(body.readableBytes)])
+        if let disposition { headers.append(name: "Content-Disposition", value: disposition) }
         return ServiceResponse(status: 200, headers: headers, body: request.isHead ? ByteBuffer() : body)
     }
 

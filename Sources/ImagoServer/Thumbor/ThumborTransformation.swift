@@ -1,0 +1,328 @@
+import Foundation
+import Imago
+
+/// A focal point as thumbor keeps it: a centre, a box and a weight.
+struct ThumborFocalPoint: Sendable, Hashable {
+    var x: Int
+    var y: Int
+    var width = 1
+    var height = 1
+    var weight = 1.0
+    var origin = "alignment"
+
+    /// thumbor's `FocalPoint.from_square`: the box's centre, weighted by its area.
+    static func square(left: Int, top: Int, width: Int, height: Int, origin: String) -> ThumborFocalPoint {
+        ThumborFocalPoint(x: left + width / 2, y: top + height / 2, width: width, height: height, weight: Double(width * height), origin: origin)
+    }
+}
+
+/// What thumbor's `meta/` reports: the operations its transformer ran, the focal points, and the
+/// sizes.
+struct ThumborReport: Sendable {
+    enum Operation: Sendable, Equatable {
+        case crop(left: Int, top: Int, right: Int, bottom: Int)
+        case resize(width: Int, height: Int)
+        case flipHorizontally
+        case flipVertically
+    }
+    var operations: [Operation] = []
+    var focalPoints: [ThumborFocalPoint] = []
+}
+
+/// thumbor's transformer and its filters on one image, step for step as `Transformer.transform`
+/// and the handler run them: the after-load filters, trim, smart detection (Imago's saliency),
+/// the manual crop, the target size, the focal points, then `fit-in` or the crop to the box's
+/// aspect around the focal points' centre of mass, the resize and the flips; then the
+/// post-transform filters in the URL's order. Sizes are worked out with thumbor's own Python
+/// arithmetic (floats, banker's rounding, truncations), so the boxes match it to the pixel.
+struct ThumborTransformation: Sendable {
+    var url: ThumborURL
+    var filters: [ThumborFilter]
+    /// Focal points from the pre-load filters (`focal`, `extract_focal`), in source pixels.
+    var focalPoints: [ThumborFocalPoint] = []
+    /// Whether the EXIF orientation is applied (thumbor's `RESPECT_ORIENTATION`, off by default).
+    var respectsOrientation = false
+    /// Images the watermark and frame filters place, by their URL, loaded beforehand.
+    var overlays: [String: Image] = [:]
+    /// The most pixels any canvas may have.
+    var maxPixels = 50_000_000
+    /// `meta/`: flips are reported, not made (thumbor's JSON engine).
+    var reportOnly = false
+
+    /// The box as thumbor's request holds it: pixels, or `orig`; `no_upscale` and `fit-in` change
+    /// it, and `fill` and `upscale` read it.
+    var requestWidth: ThumborURL.Side
+    var requestHeight: ThumborURL.Side
+
+    init(url: ThumborURL, filters: [ThumborFilter]) {
+        self.url = url
+        self.filters = filters
+        requestWidth = url.width
+        requestHeight = url.height
+    }
+
+    /// The image made, and what `meta/` says of it.
+    func run(_ decoded: Image) throws(ImagoError) -> (image: Image, report: ThumborReport) {
+        var state = self
+        var report = ThumborReport()
+        let image = try state.transform(decoded, &report)
+        return (image, report)
+    }
+
+    private mutating func transform(_ decoded: Image, _ report: inout ThumborReport) throws(ImagoError) -> Image {
+        var image = decoded
+        if !respectsOrientation, image.metadata.orientationApplied != .up {
+            image = try VariantProcessor.undo(image.metadata.orientationApplied, on: image)
+        }
+        if url.filters.contains("cover()"), image.metadata.format == .gif, image.frames.count > 1 {
+            image = Image(width: image.width, height: image.height, frames: [image.frames[0]], metadata: image.metadata)
+        }
+        for filter in filters where filter.phase == .afterLoad {
+            if case .noUpscale = filter {
+                requestWidth = .pixels(min(pixels(requestWidth, image.width), image.width))
+                requestHeight = .pixels(min(pixels(requestHeight, image.height), image.height))
+            }
+        }
+        var crop = url.crop
+        if let trim = url.trim, let box = Self.trimBox(image, bottomRight: trim.bottomRight, tolerance: trim.tolerance) {
+            image = try cropped(image, box.left, box.top, box.right + 1, box.bottom + 1, &report)
+            if let manual = crop { crop = (manual.left - box.left, manual.top - box.top, manual.right - box.left, manual.bottom - box.top) }
+        }
+        var focal = focalPoints
+        if url.smart, image.width > 0, image.height > 0 { focal.append(Self.salientPoint(image)) }
+        // Manual crop, clamped; an empty one is none.
+        if let box = crop {
+            let clamp = { (value: Int, limit: Int) in min(max(value, 0), limit) }
+            let (left, top) = (clamp(box.left, image.width), clamp(box.top, image.height))
+            let (right, bottom) = (clamp(box.right, image.width), clamp(box.bottom, image.height))
+            if left >= right || top >= bottom {
+                crop = nil
+            } else {
+                crop = (left, top, right, bottom)
+                image = try cropped(image, left, top, right, bottom, &report)
+            }
+        }
+        var target = targetSize(image)
+        // Focal points inside the manual crop, moved with it; else the alignment's point.
+        if let crop, !focal.isEmpty {
+            focal = focal.compactMap { point in
+                guard point.x >= crop.left, point.x <= crop.right, point.y >= crop.top, point.y <= crop.bottom else { return nil }
+                var moved = point
+                moved.x -= crop.left
+                moved.y -= crop.top
+                return moved
+            }
+        }
+        let explicitFocus = !focal.isEmpty
+        if focal.isEmpty {
+            let fractions: [String: Double] = ["left": 0, "center": 0.5, "right": 1, "top": 0, "middle": 0.5, "bottom": 1]
+            focal = [
+                ThumborFocalPoint(
+                    x: Int(Double(image.width) * fractions[url.horizontalAlignment.rawValue]!),
+                    y: Int(Double(image.height) * fractions[url.verticalAlignment.rawValue]!))
+            ]
+        }
+        report.focalPoints = focal
+        if url.debug {
+            if explicitFocus { image = Self.drawRectangles(image, focal) }
+        } else {
+            if url.fitIn != .none {
+                image = try fitIn(image, &target, &report)
+            } else {
+                if !filters.contains(.stretch) { image = try autoCrop(image, target: target, focal: focal, &report) }
+                if target.width != Double(image.width) || target.height != Double(image.height) {
+                    image = try resized(image, Int(target.width == 0 ? 1 : target.width), Int(target.height == 0 ? 1 : target.height), &report)
+                }
+            }
+            if url.flipHorizontal {
+                report.operations.append(.flipHorizontally)
+                if !reportOnly { image = try ImageProcessors.Flip(horizontal: true, vertical: false).process(image) }
+            }
+            if url.flipVertical {
+                report.operations.append(.flipVertically)
+                if !reportOnly { image = try ImageProcessors.Flip(horizontal: false, vertical: true).process(image) }
+            }
+        }
+        for filter in filters where filter.phase == .postTransform {
+            image = try apply(filter, to: image)
+        }
+        return image
+    }
+
+    /// A side's pixels, `orig` being the image's own.
+    func pixels(_ side: ThumborURL.Side, _ own: Int) -> Int {
+        if case .pixels(let value) = side { return value }
+        return own
+    }
+
+    private func isZero(_ side: ThumborURL.Side) -> Bool { side == .pixels(0) }
+
+    /// `_calculate_target_dimensions`: the box in floats, a free side from the other and the aspect.
+    private func targetSize(_ image: Image) -> (width: Double, height: Double) {
+        let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
+        guard !(isZero(requestWidth) && isZero(requestHeight)) else { return (sourceWidth, sourceHeight) }
+        let height = Double(pixels(requestHeight, image.height)), width = Double(pixels(requestWidth, image.width))
+        let targetWidth = isZero(requestWidth) ? (height * sourceWidth / sourceHeight).rounded(.toNearestOrEven) : width
+        let targetHeight = isZero(requestHeight) ? (width * sourceHeight / sourceWidth).rounded(.toNearestOrEven) : height
+        return (targetWidth, targetHeight)
+    }
+
+    /// `auto_crop`: the box's aspect cut around the focal points' centre of mass.
+    private func autoCrop(_ image: Image, target: (width: Double, height: Double), focal: [ThumborFocalPoint], _ report: inout ThumborReport)
+        throws(ImagoError) -> Image
+    {
+        let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
+        let targetHeight = target.height == 0 ? 1 : target.height, targetWidth = target.width == 0 ? 1 : target.width
+        guard Self.round2(sourceWidth / sourceHeight) != Self.round2(targetWidth / targetHeight) else { return image }
+        let totalWeight = focal.reduce(0) { $0 + $1.weight }
+        let focalX = (focal.reduce(0) { $0 + Double($1.x) * $1.weight } / totalWeight).rounded(.down)
+        let focalY = (focal.reduce(0) { $0 + Double($1.y) * $1.weight } / totalWeight).rounded(.down)
+        let cropWidth: Double, cropHeight: Double
+        if target.width / sourceWidth > target.height / sourceHeight {
+            cropWidth = sourceWidth
+            cropHeight = (sourceWidth * target.height / targetWidth).rounded(.toNearestOrEven)
+        } else {
+            cropWidth = (target.width * sourceHeight / targetHeight).rounded(.up)
+            cropHeight = sourceHeight
+        }
+        let left = Int(min(max(focalX - cropWidth / 2, 0), sourceWidth - cropWidth).rounded(.toNearestOrEven))
+        let top = Int(min(max(focalY - cropHeight / 2, 0), sourceHeight - cropHeight).rounded(.toNearestOrEven))
+        return try cropped(image, left, top, min(left + Int(cropWidth), image.width), min(top + Int(cropHeight), image.height), &report)
+    }
+
+    /// `fit_in_resize`, which also widens the request's box to the resized image (for `fill`).
+    private mutating func fitIn(_ image: Image, _ target: inout (width: Double, height: Double), _ report: inout ThumborReport) throws(ImagoError)
+        -> Image
+    {
+        let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
+        if url.adaptive, (sourceWidth < sourceHeight && target.width > target.height) || (sourceWidth > sourceHeight && target.width < target.height) {
+            swap(&requestWidth, &requestHeight)
+            target = (target.height, target.width)
+        }
+        let sign = url.fitIn == .full ? -1.0 : 1.0
+        if sign == 1, target.width >= sourceWidth, target.height >= sourceHeight { return image }
+        let resizeWidth: Double, resizeHeight: Double
+        if sourceWidth / target.width * sign >= sourceHeight / target.height * sign {
+            resizeHeight = (sourceHeight * target.width / sourceWidth + 1e-5).rounded(.toNearestOrEven)
+            resizeWidth = target.width
+        } else {
+            resizeHeight = target.height
+            resizeWidth = (sourceWidth * target.height / sourceHeight + 1e-5).rounded(.toNearestOrEven)
+        }
+        let requestedWidth = Double(pixels(requestWidth, image.width)), requestedHeight = Double(pixels(requestHeight, image.height))
+        requestWidth = .pixels(Int(max(requestedWidth, resizeWidth)))
+        requestHeight = .pixels(Int(max(requestedHeight, resizeHeight)))
+        return try resized(image, Int(resizeWidth), Int(resizeHeight), &report)
+    }
+
+    /// Python's `round(x, 2)`.
+    static func round2(_ value: Double) -> Double { (value * 100).rounded(.toNearestOrEven) / 100 }
+
+    private func cropped(_ image: Image, _ left: Int, _ top: Int, _ right: Int, _ bottom: Int, _ report: inout ThumborReport) throws(ImagoError) -> Image {
+        report.operations.append(.crop(left: left, top: top, right: right, bottom: bottom))
+        // Pillow's crop outside the image pads with black; thumbor's boxes stay inside, clamped here.
+        let x = min(max(left, 0), image.width - 1), y = min(max(top, 0), image.height - 1)
+        let width = max(1, min(right, image.width) - x), height = max(1, min(bottom, image.height) - y)
+        guard x != 0 || y != 0 || width != image.width || height != image.height else { return image }
+        return try ImageProcessors.Crop(x: x, y: y, width: width, height: height).process(image)
+    }
+
+    private func resized(_ image: Image, _ width: Int, _ height: Int, _ report: inout ThumborReport) throws(ImagoError) -> Image {
+        report.operations.append(.resize(width: width, height: height))
+        let size = PixelSize(width: max(1, width), height: max(1, height))
+        guard size.width != image.width || size.height != image.height else { return image }
+        try checkCanvas(size.width, size.height)
+        return try ImageProcessors.Resize(size: size, contentMode: .fill, upscale: true).process(image)
+    }
+
+    func checkCanvas(_ width: Int, _ height: Int) throws(ImagoError) {
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= maxPixels, width > 0, height > 0 else {
+            throw ImagoError(.processingFailed("the URL asks for an image of \(width)×\(height), over \(maxPixels) pixels"), url: nil, stage: .processing)
+        }
+    }
+
+    /// thumbor's `_bounding_box`: what differs from the corner's colour by more than `tolerance`
+    /// (Euclidean over the channels thumbor's image has); nil when nothing would be left.
+    static func trimBox(_ image: Image, bottomRight: Bool, tolerance: Int) -> (left: Int, top: Int, right: Int, bottom: Int)? {
+        let (width, height) = (image.width, image.height)
+        let pixels = image.frames[0].pixels
+        let channels = image.metadata.hasAlpha ? 4 : 3
+        let reference = bottomRight ? ((height - 1) * width + width - 1) * 4 : 0
+        func differs(_ x: Int, _ y: Int) -> Bool {
+            let at = (y * width + x) * 4
+            var sum = 0.0
+            for c in 0..<channels {
+                let d = Double(Int(pixels[at + c]) - Int(pixels[reference + c]))
+                sum += d * d
+            }
+            return sum.squareRoot() > Double(tolerance)
+        }
+        var box = (left: width, top: height, right: 0, bottom: 0)
+        for y in 0..<height {
+            var x = 0
+            while x < width {
+                if differs(x, y) {
+                    box.left = min(box.left, x)
+                    box.top = min(box.top, y)
+                    box.bottom = y
+                    break
+                }
+                x += 1
+            }
+            let minRight = max(x, box.right)
+            var xi = width - 1
+            while xi > minRight {
+                if differs(xi, y) {
+                    box.right = max(box.right, xi)
+                    break
+                }
+                xi -= 1
+            }
+        }
+        guard box.right >= box.left, box.bottom >= box.top else { return nil }
+        return box
+    }
+
+    /// Where `smart/` centres: the middle of the most interesting square a quarter of the image's
+    /// shorter side wide (Imago's saliency, where thumbor runs its detectors).
+    static func salientPoint(_ image: Image) -> ThumborFocalPoint {
+        let side = max(1, min(image.width, image.height) / 2)
+        guard let crop = try? ImageProcessors.SmartCrop(width: side, height: side) else {
+            return ThumborFocalPoint(x: image.width / 2, y: image.height / 2)
+        }
+        let origin = crop.origin(in: image)
+        return .square(left: origin.x, top: origin.y, width: min(side, image.width), height: min(side, image.height), origin: "detection")
+    }
+
+    /// `debug/`: each focal point's box outlined in white, one pixel wide (Pillow's default ink).
+    static func drawRectangles(_ image: Image, _ points: [ThumborFocalPoint]) -> Image {
+        var frames = image.frames
+        for index in frames.indices {
+            var pixels = frames[index].pixels
+            for point in points {
+                let width = point.width <= 1 ? 10 : point.width, height = point.height <= 1 ? 10 : point.height
+                let (x0, y0) = (point.x - width / 2, point.y - height / 2)
+                let (x1, y1) = (x0 + width, y0 + height)
+                func set(_ x: Int, _ y: Int) {
+                    guard x >= 0, y >= 0, x < image.width, y < image.height else { return }
+                    let at = (y * image.width + x) * 4
+                    pixels[at] = 255
+                    pixels[at + 1] = 255
+                    pixels[at + 2] = 255
+                    pixels[at + 3] = 255
+                }
+                for x in max(x0, 0)...max(min(x1, image.width - 1), max(x0, 0)) {
+                    set(x, y0)
+                    set(x, y1)
+                }
+                for y in max(y0, 0)...max(min(y1, image.height - 1), max(y0, 0)) {
+                    set(x0, y)
+                    set(x1, y)
+                }
+            }
+            frames[index].pixels = pixels
+        }
+        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: image.metadata)
+    }
+}
