@@ -162,3 +162,11 @@ sanitize: deps
 
 clean:
 	rm -rf .build .build-fuzz .build-asan .build-tsan Benchmarks/.build
+
+# The thumbor parity suite (issue 30): the same URLs to thumbor 7.8 (bench venv) and to imago serve
+# --dialect thumbor. Not yet part of `make test`: one URL of its list still hangs the run (under study).
+.PHONY: test-thumbor
+test-thumbor:
+	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
+	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
+	IMAGO_THUMBOR=$(CURDIR)/Benchmarks/.venv/bin/thumbor timeout 900 $(SWIFT) test --filter ThumborParity

@@ -25,12 +25,15 @@ public struct ThumborSigner: Sendable {
         return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
     }
 
-    /// Whether `signature` signs `signedPart`, compared in constant time. A signature must be
-    /// thumbor's 28 characters of URL-safe base64.
+    /// Whether `signature` signs `signedPart`: thumbor compares the text, so it is compared as
+    /// text (a different unused bit in the last base64 character is a different signature), in
+    /// constant time.
     public func verify(_ signature: String, for signedPart: String) -> Bool {
         guard let key, signature.utf8.count == 28 else { return false }
-        let base64 = signature.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard let given = Data(base64Encoded: base64) else { return false }
-        return HMAC<Insecure.SHA1>.isValidAuthenticationCode(given, authenticating: Array(signedPart.utf8), using: SymmetricKey(data: key))
+        let code = HMAC<Insecure.SHA1>.authenticationCode(for: Array(signedPart.utf8), using: SymmetricKey(data: key))
+        let expected = Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        var difference: UInt8 = 0
+        for (a, b) in zip(expected.utf8, signature.utf8) { difference |= a ^ b }
+        return difference == 0 && expected.utf8.count == signature.utf8.count
     }
 }
