@@ -20,11 +20,14 @@ extension ImageService {
         let source = try thumborSource(plan.image)
         if case .pixels(let width) = url.width, case .pixels(let height) = url.height {
             let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-            guard !overflow, pixels <= configuration.maxSourcePixels else { throw ServerError.badRequest("the size asked for is over \(configuration.maxSourcePixels) pixels") }
+            guard !overflow, pixels <= configuration.maxSourcePixels else {
+                throw ServerError.badRequest("the size asked for is over \(configuration.maxSourcePixels) pixels")
+            }
         }
         let acceptsWebP = configuration.thumborAutoWebP && negotiation.accepted.contains("image/webp")
         let varies = configuration.thumborAutoWebP && !plan.hasFormatFilter && !url.meta
-        let key = "thumbor\n" + source.absoluteString + "\n" + url.signedPart + "\n" + (url.meta ? "meta" : "webp:\(acceptsWebP && plan.format == nil)")
+        let key =
+            "thumbor\n" + source.absoluteString + "\n" + url.signedPart + "\n" + (url.meta ? "meta" : "webp:\(acceptsWebP && plan.format == nil)")
             + (configuration.thumborRespectsOrientation ? "\noriented" : "")
         let variant = try await variant(key: key) {
             do {
@@ -40,7 +43,9 @@ extension ImageService {
         return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: varies, delivery: delivery)
     }
 
-    private func makeThumbor(key: String, url: ThumborURL, filters: [ThumborFilter], plan: ThumborPlan, source: URL, acceptsWebP: Bool) async throws
+    private func makeThumbor(
+        key: String, url: ThumborURL, filters: [ThumborFilter], plan: ThumborPlan, source: URL, acceptsWebP: Bool
+    ) async throws
         -> EncodedVariant
     {
         let diskKey = "imago-serve:variant\n" + key
@@ -77,14 +82,16 @@ extension ImageService {
             }
             var image = made.image
             let format = plan.outputFormat(
-                source: response.image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image), autoWebP: configuration.thumborAutoWebP,
+                source: response.image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image),
+                autoWebP: configuration.thumborAutoWebP,
                 acceptsWebP: acceptsWebP)
             if !format.hasAlpha, image.metadata.hasAlpha {
                 // Pillow's conversion to RGB drops alpha; it does not compose over a colour.
                 image = ThumborTransformation.eachFrame(image, alpha: false) { ThumborTransformation.makeOpaque(&$0) }
             }
             let encodeStart = ContinuousClock.now
-            let encoded = try await Self.encode(image, as: format, quality: plan.quality.map { max(1, min(100, $0)) } ?? configuration.defaultQuality, maxBytes: plan.maxBytes ?? 0)
+            let encoded = try await Self.encode(
+                image, as: format, quality: plan.quality.map { max(1, min(100, $0)) } ?? configuration.defaultQuality, maxBytes: plan.maxBytes ?? 0)
             metrics.encodes.increment(by: Int64(encoded.encodes))
             stages.made(response, format: format, encode: encodeStart..<ContinuousClock.now, start: start)
             let variant = EncodedVariant(data: encoded.data, format: format, etag: Self.etag(source: response, identity: "thumbor\n" + key, format: format))
@@ -134,7 +141,9 @@ extension ImageService {
             text = text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
         }
         if !text.hasPrefix("http") { text = "http://" + text }
-        guard let url = URL(string: text), let host = url.host, !host.isEmpty else { throw ServerError.badRequest("no original image was specified in the given URL") }
+        guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
+            throw ServerError.badRequest("no original image was specified in the given URL")
+        }
         do {
             return try sources.url(for: url.absoluteString)
         } catch {

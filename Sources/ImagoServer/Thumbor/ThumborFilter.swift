@@ -242,7 +242,8 @@ private let specs: [String: FilterSpec] = {
         args in
         guard let radius = args[0], let red = int(args[1]), let green = int(args[2]), let blue = int(args[3]) else { return nil }
         let radii = radius.split(separator: "|").map { int(String($0)) ?? 0 }
-        return .roundCorner(a: radii[0], b: radii.count > 1 ? radii[1] : radii[0], red: red, green: green, blue: blue, transparent: bool(args[4], default: false))
+        return .roundCorner(
+            a: radii[0], b: radii.count > 1 ? radii[1] : radii[0], red: red, green: green, blue: blue, transparent: bool(args[4], default: false))
     }
     add("saturation", [(decimalNumber, false)]) { double($0[0]).map(ThumborFilter.saturation) }
     add("sharpen", [(decimalNumber, false), (decimalNumber, false), (boolean, false)]) { args in

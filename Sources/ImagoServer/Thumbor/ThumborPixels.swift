@@ -173,7 +173,9 @@ enum ThumborPixels {
     /// `convolution`: a `columns`-wide kernel (odd rows and columns) over every channel (alpha
     /// only when the image has it), edges clamped, sums truncated. Throws for a kernel thumbor's C
     /// refuses.
-    static func convolve(_ pixels: [UInt8], width: Int, height: Int, kernel given: [Double], columns: Int, normalize: Bool, alpha: Bool) throws(ImagoError)
+    static func convolve(
+        _ pixels: [UInt8], width: Int, height: Int, kernel given: [Double], columns: Int, normalize: Bool, alpha: Bool
+    ) throws(ImagoError)
         -> [UInt8]
     {
         guard columns > 0, given.count % columns == 0, given.count % 2 == 1, (given.count / columns) % 2 == 1 else {

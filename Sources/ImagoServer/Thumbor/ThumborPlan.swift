@@ -38,7 +38,10 @@ struct ThumborPlan: Sendable {
                 if width != 0, height != 0 { focalPoints.append(.square(left: left, top: top, width: width, height: height, origin: "Explicit")) }
             case .extractFocal:
                 if let nested = Self.extractFocal(image) {
-                    focalPoints.append(.square(left: nested.left, top: nested.top, width: nested.right - nested.left, height: nested.bottom - nested.top, origin: "Original Extraction"))
+                    focalPoints.append(
+                        .square(
+                            left: nested.left, top: nested.top, width: nested.right - nested.left, height: nested.bottom - nested.top,
+                            origin: "Original Extraction"))
                     image = nested.image
                 }
             case .watermark(let mark): overlayURLs.append(mark.url)

@@ -24,14 +24,17 @@ extension ThumborTransformation {
         case .grayscale: return try ImageProcessors.Grayscale().process(image)
         case .convolution(let matrix, let columns, let normalize):
             return try Self.eachFrame(image) { (pixels: inout [UInt8]) throws(ImagoError) in
-                pixels = try ThumborPixels.convolve(pixels, width: image.width, height: image.height, kernel: matrix, columns: columns, normalize: normalize, alpha: alpha)
+                pixels = try ThumborPixels.convolve(
+                    pixels, width: image.width, height: image.height, kernel: matrix, columns: columns, normalize: normalize, alpha: alpha)
             }
         case .blur(let radius, let sigma):
             return try Self.eachFrame(image) { (pixels: inout [UInt8]) throws(ImagoError) in
                 pixels = try ThumborPixels.blur(pixels, width: image.width, height: image.height, radius: radius, sigma: sigma, alpha: alpha)
             }
         case .sharpen(let amount, let radius, let luminanceOnly):
-            return Self.eachFrame(image) { ThumborSharpen.apply(&$0, width: image.width, height: image.height, amount: amount, radius: radius, luminanceOnly: luminanceOnly) }
+            return Self.eachFrame(image) {
+                ThumborSharpen.apply(&$0, width: image.width, height: image.height, amount: amount, radius: radius, luminanceOnly: luminanceOnly)
+            }
         case .rotate(let degrees):
             guard degrees % 90 == 0 else { return image }
             // Pillow's ROTATE_90 turns counter-clockwise; Imago's rotation turns clockwise.
@@ -48,7 +51,8 @@ extension ThumborTransformation {
             var canvas = Self.canvas(image.width, image.height, color)
             return Self.eachFrame(image, alpha: true) { pixels in
                 var base = canvas
-                ThumborPixels.composite(pixels, width: image.width, height: image.height, over: &base, width: image.width, height: image.height, x: 0, y: 0, merge: true)
+                ThumborPixels.composite(
+                    pixels, width: image.width, height: image.height, over: &base, width: image.width, height: image.height, x: 0, y: 0, merge: true)
                 pixels = base
                 canvas = Self.canvas(image.width, image.height, color)
             }
@@ -56,7 +60,8 @@ extension ThumborTransformation {
         case .roundCorner(let a, let b, let red, let green, let blue, let transparent):
             return Self.eachFrame(image, alpha: transparent ? true : nil) { pixels in
                 ThumborRoundCorner.apply(
-                    &pixels, width: image.width, height: image.height, a: a, b: b, color: (UInt8(truncatingIfNeeded: red), UInt8(truncatingIfNeeded: green), UInt8(truncatingIfNeeded: blue)),
+                    &pixels, width: image.width, height: image.height, a: a, b: b,
+                    color: (UInt8(truncatingIfNeeded: red), UInt8(truncatingIfNeeded: green), UInt8(truncatingIfNeeded: blue)),
                     transparent: transparent)
             }
         case .watermark(let watermark): return try watermarked(image, watermark)
@@ -118,7 +123,8 @@ extension ThumborTransformation {
             var metadata = image.metadata
             metadata.hasAlpha = true
             let small = Image(width: image.width, height: image.height, frames: [.init(pixels: blurred)], metadata: metadata)
-            background = try ImageProcessors.Resize(size: PixelSize(width: targetWidth, height: targetHeight), contentMode: .fill, upscale: true).process(small).pixels
+            background = try ImageProcessors.Resize(size: PixelSize(width: targetWidth, height: targetHeight), contentMode: .fill, upscale: true).process(small)
+                .pixels
         } else {
             let color: RGBAColor?
             if lower == "auto" {
@@ -136,7 +142,8 @@ extension ThumborTransformation {
             var base = background
             var top = frame.pixels
             if !image.metadata.hasAlpha { Self.makeOpaque(&top) }
-            ThumborPixels.composite(top, width: image.width, height: image.height, over: &base, width: targetWidth, height: targetHeight, x: x, y: y, merge: fillTransparent)
+            ThumborPixels.composite(
+                top, width: image.width, height: image.height, over: &base, width: targetWidth, height: targetHeight, x: x, y: y, merge: fillTransparent)
             frames.append(.init(pixels: base, duration: frame.duration))
         }
         var metadata = image.metadata
@@ -175,7 +182,8 @@ extension ThumborTransformation {
                 markSize = (Int((own.0 * maxHeight! / own.1).rounded(.toNearestOrEven)), Int(maxHeight!.rounded(.toNearestOrEven)))
             }
             try checkCanvas(markSize.0, markSize.1)
-            watermark = try ImageProcessors.Resize(size: PixelSize(width: max(1, markSize.0), height: max(1, markSize.1)), contentMode: .fill, upscale: true).process(watermark)
+            watermark = try ImageProcessors.Resize(size: PixelSize(width: max(1, markSize.0), height: max(1, markSize.1)), contentMode: .fill, upscale: true)
+                .process(watermark)
             markSize = (watermark.width, watermark.height)
         }
         /// `Np` as pixels of `length`; otherwise the text.
@@ -223,7 +231,8 @@ extension ThumborTransformation {
         return Self.eachFrame(image, alpha: true) { pixels in
             if !image.metadata.hasAlpha { Self.makeOpaque(&pixels) }
             for (x, y) in spots {
-                ThumborPixels.composite(top, width: markSize.0, height: markSize.1, over: &pixels, width: image.width, height: image.height, x: x, y: y, merge: true)
+                ThumborPixels.composite(
+                    top, width: markSize.0, height: markSize.1, over: &pixels, width: image.width, height: image.height, x: x, y: y, merge: true)
             }
         }
     }
@@ -243,7 +252,9 @@ extension ThumborTransformation {
             var canvas = Self.canvas(width, height, .white)
             var top = frame.pixels
             if !image.metadata.hasAlpha { Self.makeOpaque(&top) }
-            ThumborPixels.composite(top, width: image.width, height: image.height, over: &canvas, width: width, height: height, x: max(0, padding.left), y: max(0, padding.top), merge: false)
+            ThumborPixels.composite(
+                top, width: image.width, height: image.height, over: &canvas, width: width, height: height, x: max(0, padding.left), y: max(0, padding.top),
+                merge: false)
             ThumborNinePatch.draw(patchPixels, width: patch.width, height: patch.height, onto: &canvas, width: width, height: height)
             frames.append(.init(pixels: canvas, duration: frame.duration))
         }

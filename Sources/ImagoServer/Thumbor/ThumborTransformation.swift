@@ -168,7 +168,9 @@ struct ThumborTransformation: Sendable {
     }
 
     /// `auto_crop`: the box's aspect cut around the focal points' centre of mass.
-    private func autoCrop(_ image: Image, target: (width: Double, height: Double), focal: [ThumborFocalPoint], _ report: inout ThumborReport)
+    private func autoCrop(
+        _ image: Image, target: (width: Double, height: Double), focal: [ThumborFocalPoint], _ report: inout ThumborReport
+    )
         throws(ImagoError) -> Image
     {
         let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
@@ -191,7 +193,9 @@ struct ThumborTransformation: Sendable {
     }
 
     /// `fit_in_resize`, which also widens the request's box to the resized image (for `fill`).
-    private mutating func fitIn(_ image: Image, _ target: inout (width: Double, height: Double), _ report: inout ThumborReport) throws(ImagoError)
+    private mutating func fitIn(
+        _ image: Image, _ target: inout (width: Double, height: Double), _ report: inout ThumborReport
+    ) throws(ImagoError)
         -> Image
     {
         let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))

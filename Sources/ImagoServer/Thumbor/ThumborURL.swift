@@ -109,8 +109,18 @@ public struct ThumborURL: Sendable, Equatable {
     private typealias Part = @Sendable (inout ThumborURL, Substring) -> Substring?
 
     private static let parts: [Part] = [
-        { url, rest in literal("debug/", rest).map { url.debug = true; return $0 } },
-        { url, rest in literal("meta/", rest).map { url.meta = true; return $0 } },
+        { url, rest in
+            literal("debug/", rest).map {
+                url.debug = true
+                return $0
+            }
+        },
+        { url, rest in
+            literal("meta/", rest).map {
+                url.meta = true
+                return $0
+            }
+        },
         { url, rest in trimPart(&url, rest) },
         { url, rest in cropPart(&url, rest) },
         { url, rest in fitInPart(&url, rest) },
@@ -133,7 +143,12 @@ public struct ThumborURL: Sendable, Equatable {
             }
             return nil
         },
-        { url, rest in literal("smart/", rest).map { url.smart = true; return $0 } },
+        { url, rest in
+            literal("smart/", rest).map {
+                url.smart = true
+                return $0
+            }
+        },
         { url, rest in filtersPart(&url, rest) },
     ]
 

@@ -53,7 +53,8 @@ struct ThumborParityTests {
             for path in Self.urls {
                 let ours = try await server.get("/unsafe/" + path)
                 let theirs = try await peer.get("/unsafe/" + path)
-                let label = "\(path): thumbor \(theirs.status) \(theirs.header("Content-Type") ?? "-"), imago \(ours.status) \(ours.header("Content-Type") ?? "-")"
+                let label =
+                    "\(path): thumbor \(theirs.status) \(theirs.header("Content-Type") ?? "-"), imago \(ours.status) \(ours.header("Content-Type") ?? "-")"
                 guard ours.status == theirs.status else {
                     failures.append(label)
                     continue
@@ -91,7 +92,9 @@ struct ThumborParityTests {
                 #expect(ours.header("Content-Type") == "application/json", "\(path)")
                 let a = try JSONSerialization.jsonObject(with: ours.body) as? NSDictionary
                 let b = try JSONSerialization.jsonObject(with: theirs.body) as? NSDictionary
-                #expect(a != nil && a == b, "\(path):\nimago   \(String(decoding: ours.body, as: UTF8.self))\nthumbor \(String(decoding: theirs.body, as: UTF8.self))")
+                #expect(
+                    a != nil && a == b,
+                    "\(path):\nimago   \(String(decoding: ours.body, as: UTF8.self))\nthumbor \(String(decoding: theirs.body, as: UTF8.self))")
             }
         }
     }
@@ -111,7 +114,9 @@ struct ThumborParityTests {
                 #expect(ours.status == 400 && theirs.status == 400, "\(path): imago \(ours.status), thumbor \(theirs.status)")
             }
         }
-        #expect(ThumborSigner.signature(for: String(signed.split(separator: "/", maxSplits: 1)[1]), key: ThumborPeer.key) == String(signed.split(separator: "/")[0]))
+        #expect(
+            ThumborSigner.signature(for: String(signed.split(separator: "/", maxSplits: 1)[1]), key: ThumborPeer.key) == String(signed.split(separator: "/")[0])
+        )
     }
 }
 
@@ -170,7 +175,8 @@ enum ThumborPeer {
                 }
             }
             let metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, orientationApplied: .up, hasAlpha: alpha)
-            try PNGEncoder().encode(Image(width: width, height: height, frames: [.init(pixels: pixels)], metadata: metadata)).write(to: folder.appendingPathComponent(name))
+            try PNGEncoder().encode(Image(width: width, height: height, frames: [.init(pixels: pixels)], metadata: metadata)).write(
+                to: folder.appendingPathComponent(name))
         }
         try write(320, 240, alpha: false, "coords.png") { x, y in (x * 255 / 319, y * 255 / 239, ((x / 8 + y / 8) % 2) * 200 + 20, 255) }
         try write(200, 150, alpha: false, "border.png") { x, y in

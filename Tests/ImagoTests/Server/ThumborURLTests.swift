@@ -10,7 +10,10 @@ import Testing
 struct ThumborURLTests {
     @Test("every part of the grammar, in order, and what is left is the image")
     func grammar() throws {
-        let url = try ThumborURL(parsing: "/unsafe/meta/trim:bottom-right:15/10x20:300x400/adaptive-full-fit-in/-300x-orig/left/bottom/smart/filters:quality(50):blur(2)/example.com/a/b.jpg")
+        let url = try ThumborURL(
+            parsing:
+                "/unsafe/meta/trim:bottom-right:15/10x20:300x400/adaptive-full-fit-in/-300x-orig/left/bottom/smart/filters:quality(50):blur(2)/example.com/a/b.jpg"
+        )
         #expect(url.unsafe && url.meta && !url.debug)
         #expect(url.trim?.bottomRight == true && url.trim?.tolerance == 15)
         #expect(url.crop?.left == 10 && url.crop?.top == 20 && url.crop?.right == 300 && url.crop?.bottom == 400)
@@ -34,9 +37,10 @@ struct ThumborURLTests {
 
     @Test("filter arguments as thumbor's patterns take them: unknown names and bad arguments are dropped, optional ones defaulted")
     func filters() {
-        #expect(ThumborFilter.parse("nosuch(1):brightness(10):contrast(x):fill(red):round_corner(20|10,1,2,3)") == [
-            .brightness(10), .fill(color: "red", fillTransparent: false), .roundCorner(a: 20, b: 10, red: 1, green: 2, blue: 3, transparent: false),
-        ])
+        #expect(
+            ThumborFilter.parse("nosuch(1):brightness(10):contrast(x):fill(red):round_corner(20|10,1,2,3)") == [
+                .brightness(10), .fill(color: "red", fillTransparent: false), .roundCorner(a: 20, b: 10, red: 1, green: 2, blue: 3, transparent: false),
+            ])
         #expect(ThumborFilter.parse("format(WEBP):format(bmp)") == [.format("webp"), .format(nil)])
         #expect(ThumborFilter.parse("focal(1x2:3x4):noise(5)") == [.focal(left: 1, top: 2, right: 3, bottom: 4), .noise(amount: 5, seed: 0)])
         #expect(ThumborFilter.parse("convolution(1;2;1,3,false)") == [.convolution(matrix: [1, 2, 1], columns: 3, normalize: false)])
