@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Glibc
 import Imago
 import NIOCore
 import Testing
@@ -12,9 +13,10 @@ import Testing
 /// (`make test-thumbor` sets it from the bench venv); `meta/` JSON compared in its numbers.
 @Suite("imago serve as thumbor, against thumbor 7.8", .serialized, .enabled(if: ThumborPeer.executable != nil))
 struct ThumborParityTests {
-    /// Mean absolute difference per channel allowed: resamplers and JPEG encoders differ; a crop
-    /// off by a pixel or two on the 8-pixel checkerboard is far above it.
-    static let tolerance = 6.0
+    /// Mean absolute difference per channel allowed: resamplers and JPEG encoders differ (JPEG
+    /// answers also carry thumbor's dropped alpha); a crop off by two pixels on the 8-pixel
+    /// checkerboard is far above either (checked below on every coordinate answer).
+    static func tolerance(_ type: String?) -> Double { type == "image/jpeg" ? 6 : 2 }
 
     /// Every grammar element and every filter, alone and combined. "smart" has no detectors in a
     /// stock thumbor, so only its status, format and size are compared.
@@ -50,6 +52,7 @@ struct ThumborParityTests {
     func images() async throws {
         try await ThumborPeer.with { peer, server in
             var failures: [String] = []
+            var report = ["url\tstatus\ttype\tsize\tmean difference"]
             for path in Self.urls {
                 let ours = try await server.get("/unsafe/" + path)
                 let theirs = try await peer.get("/unsafe/" + path)
@@ -59,19 +62,38 @@ struct ThumborParityTests {
                     failures.append(label)
                     continue
                 }
-                guard theirs.status == 200 else { continue }
+                guard theirs.status == 200 else {
+                    report.append("\(path)\t\(theirs.status)\t-\t-\t-")
+                    continue
+                }
                 guard ours.header("Content-Type") == theirs.header("Content-Type") else {
                     failures.append(label)
                     continue
                 }
                 let (a, b) = (try ThumborPeer.decode(ours.body), try ThumborPeer.decode(theirs.body))
+                // thumbor 7.8's frame() reads its image mode through a pointer to a Python object
+                // (`PyUnicode_AsUTF8String` cast to `char *`), so its padding and cells are not the
+                // nine-patch's; Imago draws what the filter means: only the status and type compare.
+                if path.contains("frame(") { continue }
                 guard a.width == b.width, a.height == b.height else {
                     failures.append(label + ": \(a.width)×\(a.height) against \(b.width)×\(b.height)")
                     continue
                 }
-                if path.contains("smart/") || path.contains("noise(") && !path.contains(",") { continue }
-                let difference = ThumborPeer.meanDifference(a, b)
-                if difference > Self.tolerance { failures.append(label + String(format: ": mean difference %.2f", difference)) }
+                // smart/ has no detector in a stock thumbor; unseeded noise differs by design.
+                let difference = path.contains("smart/") || path.contains("noise(") && !path.contains(",") ? nil : ThumborPeer.meanDifference(a, b)
+                report.append("\(path)\t200\t\(theirs.header("Content-Type") ?? "-")\t\(a.width)x\(a.height)\t" + (difference.map { String(format: "%.2f", $0) } ?? "-"))
+                if let difference, difference > Self.tolerance(theirs.header("Content-Type")) {
+                    failures.append(label + String(format: ": mean difference %.2f", difference))
+                }
+                // The tolerance would catch a box two pixels off: the same answer shifted is well over it.
+                if path.hasSuffix("coords.png"), !path.contains("filters:"), a.width > 8,
+                    ThumborPeer.meanDifference(a, b, shift: 2) <= Self.tolerance(theirs.header("Content-Type"))
+                {
+                    failures.append(label + ": the tolerance would not see a crop two pixels off")
+                }
+            }
+            if let file = ProcessInfo.processInfo.environment["IMAGO_PARITY_REPORT"] {
+                try (report.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
             }
             #expect(failures.isEmpty, Comment(rawValue: "\(failures.count) of \(Self.urls.count) differ:\n" + failures.joined(separator: "\n")))
         }
@@ -137,12 +159,19 @@ enum ThumborPeer {
 
     static func decode(_ data: Data) throws -> Image { try DecoderRegistry.standard().decode(data) }
 
-    /// The mean absolute difference of the two images' RGBA bytes.
-    static func meanDifference(_ a: Image, _ b: Image) -> Double {
+    /// The mean absolute difference of the two images' RGBA bytes, `a` read `shift` pixels to the
+    /// right of `b` (over the columns both have).
+    static func meanDifference(_ a: Image, _ b: Image, shift: Int = 0) -> Double {
         let (x, y) = (a.frames[0].pixels, b.frames[0].pixels)
-        var sum = 0
-        for index in x.indices { sum += abs(Int(x[index]) - Int(y[index])) }
-        return Double(sum) / Double(max(1, x.count))
+        var sum = 0, count = 0
+        for row in 0..<a.height {
+            for column in 0..<(a.width - shift) {
+                let (i, j) = ((row * a.width + column + shift) * 4, (row * b.width + column) * 4)
+                for c in 0..<4 { sum += abs(Int(x[i + c]) - Int(y[j + c])) }
+                count += 4
+            }
+        }
+        return Double(sum) / Double(max(1, count))
     }
 
     /// A path signed by libthumbor's `CryptoURL`, run in thumbor's own Python.
@@ -216,6 +245,9 @@ enum ThumborPeer {
         ALLOW_UNSAFE_URL = \(allowsUnsafe ? "True" : "False")
         STORAGE = 'thumbor.storages.no_storage'
         RESULT_STORAGE = None
+        # autojpg is a filter of thumbor's package that its default FILTERS leave out.
+        from thumbor.filters import BUILTIN_FILTERS
+        FILTERS = BUILTIN_FILTERS + ['thumbor.filters.autojpg']
         """.write(to: conf, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable!)
@@ -224,7 +256,8 @@ enum ThumborPeer {
         process.standardError = FileHandle.nullDevice
         try process.run()
         defer {
-            process.terminate()
+            // SIGTERM makes thumbor wait for its IO loop to drain; nothing here needs that.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         try await withServer({
