@@ -81,7 +81,8 @@ struct ThumborParityTests {
                 }
                 // smart/ has no detector in a stock thumbor; unseeded noise differs by design.
                 let difference = path.contains("smart/") || path.contains("noise(") && !path.contains(",") ? nil : ThumborPeer.meanDifference(a, b)
-                report.append("\(path)\t200\t\(theirs.header("Content-Type") ?? "-")\t\(a.width)x\(a.height)\t" + (difference.map { String(format: "%.2f", $0) } ?? "-"))
+                report.append(
+                    "\(path)\t200\t\(theirs.header("Content-Type") ?? "-")\t\(a.width)x\(a.height)\t" + (difference.map { String(format: "%.2f", $0) } ?? "-"))
                 if let difference, difference > Self.tolerance(theirs.header("Content-Type")) {
                     failures.append(label + String(format: ": mean difference %.2f", difference))
                 }
