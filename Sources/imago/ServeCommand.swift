@@ -12,7 +12,7 @@ import ServiceLifecycle
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve imgproxy URLs: fetch, resize, convert and cache images over HTTP.",
+        abstract: "Serve imgproxy (or thumbor) URLs: fetch, resize, convert and cache images over HTTP.",
         discussion:
             "Each flag may instead come from its IMAGO_* variable (the README's table); a flag wins. SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0."
     )
@@ -48,6 +48,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Source formats sent as they came, comma-separated (IMAGO_SKIP_PROCESSING_FORMATS).") var skipProcessingFormats: String?
     @Option(help: "Formats a source keeps when none is asked, comma-separated (IMAGO_PREFERRED_FORMATS).") var preferredFormats: String?
     @Option(help: "true/false: rasterise SVG sources when the URL names no format (IMAGO_ALWAYS_RASTERIZE_SVG).") var alwaysRasterizeSvg: String?
+    @Option(help: "URLs answered: imgproxy (default) or thumbor (IMAGO_DIALECT).") var dialect: String?
+    @Option(help: "thumbor's SECURITY_KEY, for signed thumbor URLs (IMAGO_THUMBOR_KEY).") var thumborKey: String?
+    @Option(help: "true/false: answer thumbor's /unsafe/ URLs (IMAGO_ALLOW_UNSAFE_URL; default: only without a thumbor key).") var allowUnsafeUrl: String?
+    @Option(help: "true/false: WebP for thumbor URLs without a format when accepted (IMAGO_AUTO_WEBP).") var autoWebp: String?
+    @Option(help: "true/false: thumbor URLs turn images by their EXIF orientation (IMAGO_RESPECT_ORIENTATION).") var respectOrientation: String?
 
     /// The environment's IMAGO_* values with the flags given on top.
     func settings(environment: [String: String]) -> [String: String] {
@@ -67,6 +72,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_WATERMARK_OPACITY", watermarkOpacity), ("IMAGO_MAX_RESULT_DIMENSION", maxResultDimension.map(String.init)),
             ("IMAGO_RETURN_ATTACHMENT", returnAttachment), ("IMAGO_SKIP_PROCESSING_FORMATS", skipProcessingFormats),
             ("IMAGO_ALWAYS_RASTERIZE_SVG", alwaysRasterizeSvg), ("IMAGO_PREFERRED_FORMATS", preferredFormats),
+            ("IMAGO_DIALECT", dialect), ("IMAGO_THUMBOR_KEY", thumborKey), ("IMAGO_ALLOW_UNSAFE_URL", allowUnsafeUrl),
+            ("IMAGO_AUTO_WEBP", autoWebp), ("IMAGO_RESPECT_ORIENTATION", respectOrientation),
         ]
         for case (let variable, let value?) in flags { values[variable] = value }
         return values

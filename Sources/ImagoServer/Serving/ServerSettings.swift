@@ -35,6 +35,11 @@ public enum ServerSettings {
         ("--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", "source formats sent as they came when asked in their own format (e.g. gif,svg)"),
         ("--preferred-formats", "IMAGO_PREFERRED_FORMATS", "formats a source keeps when none is asked, else the first that fits (default jpeg,png,webp,avif)"),
         ("--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"),
+        ("--dialect", "IMAGO_DIALECT", "URLs answered: imgproxy (default) or thumbor"),
+        ("--thumbor-key", "IMAGO_THUMBOR_KEY", "thumbor's SECURITY_KEY, for signed thumbor URLs; default none"),
+        ("--allow-unsafe-url", "IMAGO_ALLOW_UNSAFE_URL", "answer thumbor's /unsafe/ URLs (true/false; default true without a thumbor key, false with one)"),
+        ("--auto-webp", "IMAGO_AUTO_WEBP", "thumbor URLs without a format give WebP to clients that accept it (true/false; default false)"),
+        ("--respect-orientation", "IMAGO_RESPECT_ORIENTATION", "thumbor URLs turn images by their EXIF orientation (true/false; default false, as thumbor)"),
         (
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
             "seconds a client may take to send a request's head before its connection is closed (default 10)"

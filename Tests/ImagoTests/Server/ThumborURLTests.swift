@@ -77,4 +77,18 @@ struct ThumborURLTests {
         let meta = String(decoding: ThumborMeta.json(image: "a.png", made: fit.image, report: fit.report, frames: 1), as: UTF8.self)
         #expect(meta.contains(#""target": {"width": 133, "height": 100}"#) && meta.contains(#""origin": "alignment""#))
     }
+
+    @Test("the dialect and thumbor's settings from IMAGO_* variables; a value Imago cannot use names its flag")
+    func settings() throws {
+        let thumbor = try ServerSettings.configuration([
+            "IMAGO_DIALECT": "Thumbor", "IMAGO_THUMBOR_KEY": "k", "IMAGO_AUTO_WEBP": "true", "IMAGO_RESPECT_ORIENTATION": "1",
+        ]).configuration
+        #expect(thumbor.dialect == .thumbor && thumbor.thumborSigner.key == Array("k".utf8) && !thumbor.thumborSigner.allowsUnsafe)
+        #expect(thumbor.thumborAutoWebP && thumbor.thumborRespectsOrientation)
+        let open = try ServerSettings.configuration(["IMAGO_THUMBOR_KEY": "k", "IMAGO_ALLOW_UNSAFE_URL": "true"]).configuration
+        #expect(open.dialect == .imgproxy && open.thumborSigner.allowsUnsafe)
+        #expect(throws: ServerError(status: 500, "--dialect (IMAGO_DIALECT) has a value Imago cannot use")) {
+            try ServerSettings.configuration(["IMAGO_DIALECT": "imaginary"])
+        }
+    }
 }
