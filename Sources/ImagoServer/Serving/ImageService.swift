@@ -329,15 +329,15 @@ public final class ImageService: Sendable {
             delivery: delivery.with(extension: sourceFormat?.fileExtension))
     }
 
-    /// Encodes on a GCD thread: an encode takes tens of milliseconds to seconds, too long to hold
-    /// one of the cooperative pool's threads.
-    static func encode(
-        _ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int
-    ) async throws -> (data: Data, quality: Int, encodes: Int) {
+    /// Encodes off the cooperative pool: an encode takes tens of milliseconds to seconds.
+    static func encode(_ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int) async throws -> (data: Data, quality: Int, encodes: Int) {
+        try await offThePool { try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes) }
+    }
+
+    /// Synchronous work on a GCD thread, so it does not hold one of the cooperative pool's threads.
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes) })
-            }
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }
     }
 

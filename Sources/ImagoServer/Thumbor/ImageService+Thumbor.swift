@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Imago
 
@@ -114,12 +113,8 @@ extension ImageService {
         return false
     }
 
-    /// Synchronous work on a GCD thread, so the cooperative pool is not held by it.
-    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
-        }
-    }
+    /// What thumbor's HTTP loader leaves unencoded (Python's `quote` with its `safe` list).
+    private static let thumborURLSafe = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~@#$&()*!+=:;,?/'")
 
     /// The image's URL as thumbor's loaders take it: with `--local-root`, a file under it (its file
     /// loader; never outside it, a miss is a 404); else an http(s) URL, `http://` added when it has
@@ -136,9 +131,7 @@ extension ImageService {
         }
         var text = image
         if text == text.removingPercentEncoding {
-            var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
-            allowed.insert(charactersIn: "-_.~@#$&()*!+=:;,?/'")
-            text = text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+            text = text.addingPercentEncoding(withAllowedCharacters: Self.thumborURLSafe) ?? text
         }
         if !text.hasPrefix("http") { text = "http://" + text }
         guard let url = URL(string: text), let host = url.host, !host.isEmpty else {

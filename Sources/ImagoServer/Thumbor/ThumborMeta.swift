@@ -23,15 +23,16 @@ enum ThumborMeta {
         let points = report.focalPoints.map { point in
             #"{"x": \#(point.x), "y": \#(point.y), "z": \#(point.weight), "height": \#(point.height), "width": \#(point.width), "origin": \#(quoted(point.origin))}"#
         }
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(127)))
-        allowed.insert(charactersIn: "-_.~/")
-        let url = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+        let url = path.addingPercentEncoding(withAllowedCharacters: quoteSafe) ?? ""
         var text = #"{"thumbor": {"source": {"url": \#(quoted(url)), "width": \#(made.width), "height": \#(made.height), "frameCount": \#(frames)}, "#
         text += #""operations": [\#(operations.joined(separator: ", "))], "target": {"width": \#(target.0), "height": \#(target.1)}"#
         if !points.isEmpty { text += #", "focal_points": [\#(points.joined(separator: ", "))]"# }
         text += "}}"
         return Data(text.utf8)
     }
+
+    /// What Python's `quote` leaves as it is (its default `safe` is `/`).
+    private static let quoteSafe = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~/")
 
     /// A JSON string (the values here are percent-encoded or fixed words: only quotes and
     /// backslashes could need escaping).

@@ -48,13 +48,12 @@ extension ThumborTransformation {
         case .upscale: return try upscaled(image)
         case .backgroundColor(let name):
             guard let color = ThumborColor.parse(name) else { throw Self.failed("background_color names no colour") }
-            var canvas = Self.canvas(image.width, image.height, color)
+            let canvas = Self.canvas(image.width, image.height, color)
             return Self.eachFrame(image, alpha: true) { pixels in
                 var base = canvas
                 ThumborPixels.composite(
                     pixels, width: image.width, height: image.height, over: &base, width: image.width, height: image.height, x: 0, y: 0, merge: true)
                 pixels = base
-                canvas = Self.canvas(image.width, image.height, color)
             }
         case .fill(let color, let fillTransparent): return try filled(image, color: color, fillTransparent: fillTransparent)
         case .roundCorner(let a, let b, let red, let green, let blue, let transparent):

@@ -86,7 +86,9 @@ struct ThumborTransformation: Sendable {
         var crop = url.crop
         if let trim = url.trim, let box = Self.trimBox(image, bottomRight: trim.bottomRight, tolerance: trim.tolerance) {
             image = try cropped(image, box.left, box.top, box.right + 1, box.bottom + 1, &report)
-            if let manual = crop { crop = (manual.left - box.left, manual.top - box.top, manual.right - box.left, manual.bottom - box.top) }
+            if let manual = crop {
+                crop = ThumborURL.Box(left: manual.left - box.left, top: manual.top - box.top, right: manual.right - box.left, bottom: manual.bottom - box.top)
+            }
         }
         var focal = focalPoints
         if url.smart, image.width > 0, image.height > 0 { focal.append(Self.salientPoint(image)) }
@@ -98,7 +100,7 @@ struct ThumborTransformation: Sendable {
             if left >= right || top >= bottom {
                 crop = nil
             } else {
-                crop = (left, top, right, bottom)
+                crop = ThumborURL.Box(left: left, top: top, right: right, bottom: bottom)
                 image = try cropped(image, left, top, right, bottom, &report)
             }
         }

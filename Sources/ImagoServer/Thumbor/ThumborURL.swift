@@ -10,9 +10,9 @@ import Foundation
 /// then percent-decoded once (as Tornado decodes its groups).
 public struct ThumborURL: Sendable, Equatable {
     /// `left`, `center`, `right`: where the crop keeps the image horizontally.
-    public enum HorizontalAlignment: String, Sendable, Equatable { case left, center, right }
+    public enum HorizontalAlignment: String, Sendable, Equatable, CaseIterable { case left, center, right }
     /// `top`, `middle`, `bottom`.
-    public enum VerticalAlignment: String, Sendable, Equatable { case top, middle, bottom }
+    public enum VerticalAlignment: String, Sendable, Equatable, CaseIterable { case top, middle, bottom }
 
     /// A requested side: pixels (0: from the other side and the aspect), or the image's own.
     public enum Side: Sendable, Equatable {
@@ -42,10 +42,30 @@ public struct ThumborURL: Sendable, Equatable {
     public var debug = false
     /// `meta/`: thumbor's JSON about the operations instead of the image.
     public var meta = false
-    /// `trim`: the corner whose colour is the background, and the tolerance (Euclidean distance).
-    public var trim: (bottomRight: Bool, tolerance: Int)?
-    /// `AxB:CxD`: the manual crop (left, top, right, bottom), in source pixels; nil for none.
-    public var crop: (left: Int, top: Int, right: Int, bottom: Int)?
+    /// `trim`'s corner and tolerance.
+    public struct Trim: Sendable, Equatable {
+        /// Whether the bottom right pixel's colour is the background (else the top left's).
+        public var bottomRight: Bool
+        /// How far (Euclidean distance over the channels) a colour may be from it.
+        public var tolerance: Int
+    }
+
+    /// A box in source pixels: `AxB:CxD` is left × top : right × bottom.
+    public struct Box: Sendable, Equatable {
+        /// The left edge.
+        public var left: Int
+        /// The top edge.
+        public var top: Int
+        /// The right edge (exclusive).
+        public var right: Int
+        /// The bottom edge (exclusive).
+        public var bottom: Int
+    }
+
+    /// `trim`: the background cut away first; nil for none.
+    public var trim: Trim?
+    /// `AxB:CxD`: the manual crop; nil for none.
+    public var crop: Box?
     /// `fit-in`, `full-fit-in`.
     public var fitIn = FitIn.none
     /// `adaptive-`: the box turned when its orientation differs from the image's.
@@ -109,48 +129,37 @@ public struct ThumborURL: Sendable, Equatable {
     private typealias Part = @Sendable (inout ThumborURL, Substring) -> Substring?
 
     private static let parts: [Part] = [
+        flag("debug/", \.debug), flag("meta/", \.meta), trimPart, cropPart, fitInPart, dimensionsPart,
         { url, rest in
-            literal("debug/", rest).map {
-                url.debug = true
-                return $0
+            word(rest).map {
+                url.horizontalAlignment = $0.value
+                return $0.rest
             }
         },
         { url, rest in
-            literal("meta/", rest).map {
-                url.meta = true
-                return $0
+            word(rest).map {
+                url.verticalAlignment = $0.value
+                return $0.rest
             }
         },
-        { url, rest in trimPart(&url, rest) },
-        { url, rest in cropPart(&url, rest) },
-        { url, rest in fitInPart(&url, rest) },
-        { url, rest in dimensionsPart(&url, rest) },
-        { url, rest in
-            for alignment in ["left", "right", "center"] {
-                if let remaining = literal(alignment + "/", rest) {
-                    url.horizontalAlignment = HorizontalAlignment(rawValue: alignment)!
-                    return remaining
-                }
-            }
-            return nil
-        },
-        { url, rest in
-            for alignment in ["top", "bottom", "middle"] {
-                if let remaining = literal(alignment + "/", rest) {
-                    url.verticalAlignment = VerticalAlignment(rawValue: alignment)!
-                    return remaining
-                }
-            }
-            return nil
-        },
-        { url, rest in
-            literal("smart/", rest).map {
-                url.smart = true
-                return $0
-            }
-        },
-        { url, rest in filtersPart(&url, rest) },
+        flag("smart/", \.smart), filtersPart,
     ]
+
+    /// A part that is one word, setting `property`.
+    private static func flag(_ text: String, _ property: WritableKeyPath<ThumborURL, Bool> & Sendable) -> Part {
+        { url, rest in
+            guard let remaining = literal(text, rest) else { return nil }
+            url[keyPath: property] = true
+            return remaining
+        }
+    }
+
+    /// The alignment whose name, with a `/` after it, starts `rest`.
+    private static func word<Alignment: RawRepresentable & CaseIterable>(_ rest: Substring) -> (value: Alignment, rest: Substring)?
+    where Alignment.RawValue == String {
+        for value in Alignment.allCases { if let remaining = literal(value.rawValue + "/", rest) { return (value, remaining) } }
+        return nil
+    }
 
     private static func literal(_ text: String, _ rest: Substring) -> Substring? {
         rest.hasPrefix(text) ? rest.dropFirst(text.count) : nil
@@ -173,7 +182,7 @@ public struct ThumborURL: Sendable, Equatable {
             index += 1
         }
         guard index == fields.count else { return nil }
-        url.trim = (bottomRight, tolerance)
+        url.trim = Trim(bottomRight: bottomRight, tolerance: tolerance)
         return rest[rest.index(after: slash)...]
     }
 
@@ -188,7 +197,7 @@ public struct ThumborURL: Sendable, Equatable {
             let bottom = digits(second[1])
         else { return nil }
         // thumbor crops only when one coordinate is above 0.
-        url.crop = left > 0 || top > 0 || right > 0 || bottom > 0 ? (left, top, right, bottom) : nil
+        url.crop = left > 0 || top > 0 || right > 0 || bottom > 0 ? Box(left: left, top: top, right: right, bottom: bottom) : nil
         return rest[rest.index(after: slash)...]
     }
 
@@ -255,17 +264,5 @@ public struct ThumborURL: Sendable, Equatable {
     /// Percent-decoded once, or as it is when it is not valid percent-encoding.
     static func decoded(_ text: Substring) -> String {
         String(text).removingPercentEncoding ?? String(text)
-    }
-}
-
-extension ThumborURL {
-    /// Tuples are not `Equatable`; compares every part.
-    public static func == (a: ThumborURL, b: ThumborURL) -> Bool {
-        a.unsafe == b.unsafe && a.signature == b.signature && a.signedPart == b.signedPart && a.debug == b.debug && a.meta == b.meta
-            && a.trim?.bottomRight == b.trim?.bottomRight && a.trim?.tolerance == b.trim?.tolerance && a.crop?.left == b.crop?.left
-            && a.crop?.top == b.crop?.top && a.crop?.right == b.crop?.right && a.crop?.bottom == b.crop?.bottom && a.fitIn == b.fitIn
-            && a.adaptive == b.adaptive && a.width == b.width && a.height == b.height && a.flipHorizontal == b.flipHorizontal
-            && a.flipVertical == b.flipVertical && a.horizontalAlignment == b.horizontalAlignment && a.verticalAlignment == b.verticalAlignment
-            && a.smart == b.smart && a.filters == b.filters && a.image == b.image
     }
 }

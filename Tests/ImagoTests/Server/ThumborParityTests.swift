@@ -124,7 +124,7 @@ struct ThumborParityTests {
 
     @Test("URLs signed by thumbor's own signer are answered; a changed byte, a missing signature or unsafe/ when refused are thumbor's 400")
     func signatures() async throws {
-        let signed = try ThumborPeer.sign(width: 120, height: 80, image: "coords.png")
+        let signed = try await ThumborPeer.sign(width: 120, height: 80, image: "coords.png")
         try await ThumborPeer.with(allowsUnsafe: false) { peer, server in
             let ours = try await server.get(signed), theirs = try await peer.get(signed)
             #expect(ours.status == 200 && theirs.status == 200)
@@ -176,19 +176,11 @@ enum ThumborPeer {
     }
 
     /// A path signed by libthumbor's `CryptoURL`, run in thumbor's own Python.
-    static func sign(width: Int, height: Int, image: String) throws -> String {
-        let python = URL(fileURLWithPath: executable!).deletingLastPathComponent().appendingPathComponent("python").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
-            "-c", "from libthumbor import CryptoURL; print(CryptoURL(key='\(key)').generate(width=\(width), height=\(height), image_url='\(image)'))",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func sign(width: Int, height: Int, image: String) async throws -> String {
+        let python = URL(fileURLWithPath: executable!).deletingLastPathComponent().appendingPathComponent("python")
+        let script = "from libthumbor import CryptoURL; print(CryptoURL(key='\(key)').generate(width=\(width), height=\(height), image_url='\(image)'))"
+        let result = try await runProcess(python, ["-c", script])
+        return String(decoding: result.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The test images: a coordinate image (gradients over an 8-pixel checkerboard, so any
