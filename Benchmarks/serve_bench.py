@@ -1,4 +1,4 @@
-"""`imago serve` against thumbor 7.8 and nginx, as `imago-bench server` runs it (issues 14 and 29).
+"""`imago serve` against thumbor 7.8 and nginx, as `imago-bench server` runs it (issues 14, 29, 30).
 
 Cold: 100 distinct JPEG sources of about 2 MP on a local nginx origin, fit in 512×512, as WebP and
 as JPEG (quality 80), two clients on keep-alive connections; each server is started fresh for
@@ -7,11 +7,14 @@ connections) against Imago (its encoded-variant memory), thumbor (its file resul
 nginx serving the same bytes as a static file. Peak RSS is the servers' VmHWM (thumbor: the sum
 over its processes). Options (issue 29): the 100 sources cold with twelve imgproxy option sets in
 turn against thumbor's URLs for the same pictures; smart gravity against a centre crop; max_bytes
-in encodes per image (from Imago's imago_serve_encodes_total).
+in encodes per image (from Imago's imago_serve_encodes_total). thumbor's URLs (issue 30): the same
+thumbor URLs to thumbor and to `imago serve --dialect thumbor`, cold and one hot.
 
 Usage: python serve_bench.py IMAGO_BINARY   (the bench venv's python: Pillow and thumbor)
+       SERVE_BENCH_ONLY=thumbor-dialect python serve_bench.py IMAGO_BINARY   (only issue 30's rows)
 """
 
+import io
 import http.client
 import os
 import queue
@@ -396,6 +399,60 @@ def options_benchmarks(binary, folder, origin):
     print("", flush=True)
 
 
+def fetch(port, path):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    return response.status, response.getheader("Content-Type"), response.read()
+
+
+def thumbor_dialect_benchmarks(binary, folder, origin):
+    """The same thumbor URLs (OPTION_PAIRS' thumbor side) to thumbor and to `imago serve --dialect
+    thumbor`: the same status, type and size checked first; then cold rounds, and one URL hot."""
+    paths = option_paths(origin, "thumbor")
+    start_dialect = lambda: start_imago(binary, folder, ["--dialect", "thumbor"])
+    imago, thumbor = start_dialect(), start_thumbor(folder, result_storage=False)
+    try:
+        for path in paths[: len(OPTION_PAIRS)]:
+            answers = [fetch(server.port, path) for server in (imago, thumbor)]
+            sizes = [Image.open(io.BytesIO(body)).size if status == 200 else None for status, _, body in answers]
+            if [a[:2] for a in answers] != [answers[1][:2]] * 2 or sizes[0] != sizes[1]:
+                raise RuntimeError(f"thumbor dialect differs from thumbor for {path}: {[a[:2] for a in answers]} {sizes}")
+    finally:
+        imago.stop()
+        thumbor.stop()
+    found = cold_rounds([("imago", start_dialect, paths), ("thumbor", lambda: start_thumbor(folder, result_storage=False), paths)])
+    (ir, i50, i99, irss, _), (tr, t50, t99, trss, _) = found["imago"], found["thumbor"]
+    report(
+        f"serve cold, thumbor's URLs to both (imago --dialect thumbor), {SOURCES} sources, {len(OPTION_PAIRS)} URL shapes in turn, "
+        f"median of {ROUNDS} alternating rounds",
+        f"{ir:.1f} req/s, p50 {i50:.0f} ms, p99 {i99:.0f} ms, peak RSS {irss:.0f} MB",
+        f"thumbor {tr:.1f} req/s, p50 {t50:.0f} ms, p99 {t99:.0f} ms, peak RSS {trss:.0f} MB",
+        ir / tr,
+        1,
+    )
+    imago, thumbor = start_dialect(), start_thumbor(folder, result_storage=True)
+    try:
+        path = thumbor_path(origin, 0, "webp")
+        for server in (imago, thumbor):
+            fetch(server.port, path)
+        rates = {"imago": [], "thumbor": []}
+        for _ in range(ROUNDS):
+            rates["imago"].append(wrk(imago.port, path))
+            rates["thumbor"].append(wrk(thumbor.port, path))
+        irate, trate = (sorted(rates[name])[ROUNDS // 2] for name in ("imago", "thumbor"))
+    finally:
+        imago.stop()
+        thumbor.stop()
+    report(
+        f"serve hot, one thumbor URL repeated to both (imago --dialect thumbor), wrk 2 connections, {HOT_SECONDS} s, median of {ROUNDS}",
+        f"{irate:.0f} req/s",
+        f"thumbor (file result storage) {trate:.0f} req/s",
+        irate / trate,
+        50,
+    )
+
+
 def imago_arms(binary, folder, origin, option_sets):
     """Imago alone, cold over the sources as JPEG with each option set: the median round of each."""
     path = lambda options, i: f"/insecure/{options}/plain/http%3A%2F%2F127.0.0.1%3A{origin}%2Fsrc-{i:03d}.jpg@jpg"
@@ -421,6 +478,12 @@ def main():
         version = subprocess.run([os.path.dirname(sys.executable) + "/thumbor", "--version"], capture_output=True, text=True).stdout.strip()
         print(f"server: {SOURCES} sources of 1800×1100 (2 MP) on a local nginx origin, fit {BOX}×{BOX}, q{QUALITY}, {CLIENTS} clients; thumbor {version} with {os.cpu_count()} processes, PIL engine")
         print("", flush=True)
+
+        if os.environ.get("SERVE_BENCH_ONLY") == "thumbor-dialect":
+            # Only the thumbor-dialect rows (they need the watermark the options rows make).
+            Image.new("RGBA", (120, 60), (255, 255, 255, 160)).save(f"{folder}/origin/wm.png")
+            thumbor_dialect_benchmarks(binary, folder, origin)
+            return
 
         stages = {"webp": [], "jpg": []}
         for extension in ("webp", "jpg"):
@@ -458,6 +521,7 @@ def main():
             print("", flush=True)
 
         options_benchmarks(binary, folder, origin)
+        thumbor_dialect_benchmarks(binary, folder, origin)
 
         size, encoders = webp_encoders(PHOTOS[0])
         print(f"libwebp alone: one {size} encode, q{QUALITY}, method 4 (best of 3 × 20)")

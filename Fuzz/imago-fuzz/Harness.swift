@@ -124,6 +124,7 @@ struct Harness: Sendable {
             _ = try? SVGSanitizer.sanitize(Data(data.dropFirst()))
         },
         Harness(name: "imgproxy-options") { data in ImgproxyOptionsFeed.run(Array(data)) },
+        Harness(name: "thumbor-url") { data in ThumborURLFeed.run(Array(data)) },
         Harness(name: "http-response") { data in HTTPResponseFeed.run(Array(data)) },
         Harness(name: "memory-cache") { data in MemoryCacheOperations.run(Array(data)) },
         Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },

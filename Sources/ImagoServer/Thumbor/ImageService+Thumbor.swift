@@ -70,16 +70,20 @@ extension ImageService {
         if !plan.stripICC { options.insert(.keepsColorProfile) }
         let start = ContinuousClock.now
         do {
-            let response = try await pipeline.response(for: ImageRequest(url: source, options: options))
-            metrics.served(from: response.source.rawValue)
-            let made = try await Self.offThePool { [transformation] in try transformation.run(response.image) }
             if url.meta {
+                // meta/ reports the full decode's boxes: no processor, so no reduced decode.
+                let response = try await pipeline.response(for: ImageRequest(url: source, options: options))
+                metrics.served(from: response.source.rawValue)
+                let made = try await Self.offThePool { [transformation] in try transformation.run(response.image) }
                 let json = ThumborMeta.json(image: plan.image, made: made.image, report: made.report, frames: response.image.frames.count)
                 let variant = EncodedVariant(data: json, format: .json, etag: Self.etag(source: response, identity: "thumbor\n" + key, format: .json))
                 storeVariant(variant, diskKey)
                 return variant
             }
-            var image = made.image
+            let processor = ThumborProcessor(transformation: transformation, key: key)
+            let response = try await pipeline.response(for: ImageRequest(url: source, options: options, processors: [processor]))
+            metrics.served(from: response.source.rawValue)
+            var image = response.image
             let format = plan.outputFormat(
                 source: response.image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image),
                 autoWebP: configuration.thumborAutoWebP,

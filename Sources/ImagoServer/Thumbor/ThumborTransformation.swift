@@ -71,21 +71,28 @@ struct ThumborTransformation: Sendable {
 
     private mutating func transform(_ decoded: Image, _ report: inout ThumborReport) throws(ImagoError) -> Image {
         var image = decoded
+        // The geometry works on the full decode's size; a decode reduced by `requiredDecodeSize` has
+        // fewer pixels, which crops map onto and the resize makes exactly the size asked for.
+        let upright = decoded.metadata.uprightOriginalSize
+        let turned = !respectsOrientation && decoded.metadata.orientationApplied.swapsDimensions
+        var size = turned ? (width: upright.height, height: upright.width) : (width: upright.width, height: upright.height)
         if !respectsOrientation, image.metadata.orientationApplied != .up {
             image = try VariantProcessor.undo(image.metadata.orientationApplied, on: image)
         }
         if url.filters.contains("cover()"), image.metadata.format == .gif, image.frames.count > 1 {
             image = Image(width: image.width, height: image.height, frames: [image.frames[0]], metadata: image.metadata)
         }
+        if !isReducible { size = (image.width, image.height) }
         for filter in filters where filter.phase == .afterLoad {
             if case .noUpscale = filter {
-                requestWidth = .pixels(min(pixels(requestWidth, image.width), image.width))
-                requestHeight = .pixels(min(pixels(requestHeight, image.height), image.height))
+                requestWidth = .pixels(min(pixels(requestWidth, size.width), size.width))
+                requestHeight = .pixels(min(pixels(requestHeight, size.height), size.height))
             }
         }
         var crop = url.crop
         if let trim = url.trim, let box = Self.trimBox(image, bottomRight: trim.bottomRight, tolerance: trim.tolerance) {
-            image = try cropped(image, box.left, box.top, box.right + 1, box.bottom + 1, &report)
+            image = try cropped(image, size, box.left, box.top, box.right + 1, box.bottom + 1, &report)
+            size = (image.width, image.height)
             if let manual = crop {
                 crop = ThumborURL.Box(left: manual.left - box.left, top: manual.top - box.top, right: manual.right - box.left, bottom: manual.bottom - box.top)
             }
@@ -95,16 +102,17 @@ struct ThumborTransformation: Sendable {
         // Manual crop, clamped; an empty one is none.
         if let box = crop {
             let clamp = { (value: Int, limit: Int) in min(max(value, 0), limit) }
-            let (left, top) = (clamp(box.left, image.width), clamp(box.top, image.height))
-            let (right, bottom) = (clamp(box.right, image.width), clamp(box.bottom, image.height))
+            let (left, top) = (clamp(box.left, size.width), clamp(box.top, size.height))
+            let (right, bottom) = (clamp(box.right, size.width), clamp(box.bottom, size.height))
             if left >= right || top >= bottom {
                 crop = nil
             } else {
                 crop = ThumborURL.Box(left: left, top: top, right: right, bottom: bottom)
-                image = try cropped(image, left, top, right, bottom, &report)
+                image = try cropped(image, size, left, top, right, bottom, &report)
+                size = (right - left, bottom - top)
             }
         }
-        var target = targetSize(image)
+        var target = targetSize(size)
         // Focal points inside the manual crop, moved with it; else the alignment's point.
         if let crop, !focal.isEmpty {
             focal = focal.compactMap { point in
@@ -116,23 +124,19 @@ struct ThumborTransformation: Sendable {
             }
         }
         let explicitFocus = !focal.isEmpty
-        if focal.isEmpty {
-            let fractions: [String: Double] = ["left": 0, "center": 0.5, "right": 1, "top": 0, "middle": 0.5, "bottom": 1]
-            focal = [
-                ThumborFocalPoint(
-                    x: Int(Double(image.width) * fractions[url.horizontalAlignment.rawValue]!),
-                    y: Int(Double(image.height) * fractions[url.verticalAlignment.rawValue]!))
-            ]
-        }
+        if focal.isEmpty { focal = [alignmentPoint(size)] }
         report.focalPoints = focal
         if url.debug {
             if explicitFocus { image = Self.drawRectangles(image, focal) }
         } else {
             if url.fitIn != .none {
-                image = try fitIn(image, &target, &report)
+                if let resize = fitInSize(size, &target) { image = try resized(image, resize.width, resize.height, &report) }
             } else {
-                if !filters.contains(.stretch) { image = try autoCrop(image, target: target, focal: focal, &report) }
-                if target.width != Double(image.width) || target.height != Double(image.height) {
+                if !filters.contains(.stretch), let box = Self.autoCropBox(size, target: target, focal: focal) {
+                    image = try cropped(image, size, box.left, box.top, box.right, box.bottom, &report)
+                    size = (box.right - box.left, box.bottom - box.top)
+                }
+                if target.width != Double(size.width) || target.height != Double(size.height) || (image.width, image.height) != size {
                     image = try resized(image, Int(target.width == 0 ? 1 : target.width), Int(target.height == 0 ? 1 : target.height), &report)
                 }
             }
@@ -160,24 +164,21 @@ struct ThumborTransformation: Sendable {
     private func isZero(_ side: ThumborURL.Side) -> Bool { side == .pixels(0) }
 
     /// `_calculate_target_dimensions`: the box in floats, a free side from the other and the aspect.
-    private func targetSize(_ image: Image) -> (width: Double, height: Double) {
-        let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
+    private func targetSize(_ size: (width: Int, height: Int)) -> (width: Double, height: Double) {
+        let (sourceWidth, sourceHeight) = (Double(size.width), Double(size.height))
         guard !(isZero(requestWidth) && isZero(requestHeight)) else { return (sourceWidth, sourceHeight) }
-        let height = Double(pixels(requestHeight, image.height)), width = Double(pixels(requestWidth, image.width))
+        let height = Double(pixels(requestHeight, size.height)), width = Double(pixels(requestWidth, size.width))
         let targetWidth = isZero(requestWidth) ? (height * sourceWidth / sourceHeight).rounded(.toNearestOrEven) : width
         let targetHeight = isZero(requestHeight) ? (width * sourceHeight / sourceWidth).rounded(.toNearestOrEven) : height
         return (targetWidth, targetHeight)
     }
 
-    /// `auto_crop`: the box's aspect cut around the focal points' centre of mass.
-    private func autoCrop(
-        _ image: Image, target: (width: Double, height: Double), focal: [ThumborFocalPoint], _ report: inout ThumborReport
-    )
-        throws(ImagoError) -> Image
-    {
-        let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
+    /// `auto_crop`'s box: the target's aspect cut around the focal points' centre of mass; nil when
+    /// the aspects already agree (to two decimals, as thumbor compares them).
+    static func autoCropBox(_ size: (width: Int, height: Int), target: (width: Double, height: Double), focal: [ThumborFocalPoint]) -> ThumborURL.Box? {
+        let (sourceWidth, sourceHeight) = (Double(size.width), Double(size.height))
         let targetHeight = target.height == 0 ? 1 : target.height, targetWidth = target.width == 0 ? 1 : target.width
-        guard Self.round2(sourceWidth / sourceHeight) != Self.round2(targetWidth / targetHeight) else { return image }
+        guard round2(sourceWidth / sourceHeight) != round2(targetWidth / targetHeight) else { return nil }
         let totalWeight = focal.reduce(0) { $0 + $1.weight }
         let focalX = (focal.reduce(0) { $0 + Double($1.x) * $1.weight } / totalWeight).rounded(.down)
         let focalY = (focal.reduce(0) { $0 + Double($1.y) * $1.weight } / totalWeight).rounded(.down)
@@ -191,22 +192,26 @@ struct ThumborTransformation: Sendable {
         }
         let left = Int(min(max(focalX - cropWidth / 2, 0), sourceWidth - cropWidth).rounded(.toNearestOrEven))
         let top = Int(min(max(focalY - cropHeight / 2, 0), sourceHeight - cropHeight).rounded(.toNearestOrEven))
-        return try cropped(image, left, top, min(left + Int(cropWidth), image.width), min(top + Int(cropHeight), image.height), &report)
+        return ThumborURL.Box(left: left, top: top, right: min(left + Int(cropWidth), size.width), bottom: min(top + Int(cropHeight), size.height))
     }
 
-    /// `fit_in_resize`, which also widens the request's box to the resized image (for `fill`).
-    private mutating func fitIn(
-        _ image: Image, _ target: inout (width: Double, height: Double), _ report: inout ThumborReport
-    ) throws(ImagoError)
-        -> Image
-    {
-        let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
+    /// The alignment's focal point (thumbor's `FocalPoint.from_alignment`).
+    private func alignmentPoint(_ size: (width: Int, height: Int)) -> ThumborFocalPoint {
+        let fractions: [String: Double] = ["left": 0, "center": 0.5, "right": 1, "top": 0, "middle": 0.5, "bottom": 1]
+        return ThumborFocalPoint(
+            x: Int(Double(size.width) * fractions[url.horizontalAlignment.rawValue]!), y: Int(Double(size.height) * fractions[url.verticalAlignment.rawValue]!))
+    }
+
+    /// `fit_in_resize`'s size, nil when the image already fits (and not `full-`); it also turns
+    /// the box for `adaptive-` and widens the request's box to the resized image (for `fill`).
+    private mutating func fitInSize(_ size: (width: Int, height: Int), _ target: inout (width: Double, height: Double)) -> (width: Int, height: Int)? {
+        let (sourceWidth, sourceHeight) = (Double(size.width), Double(size.height))
         if url.adaptive, (sourceWidth < sourceHeight && target.width > target.height) || (sourceWidth > sourceHeight && target.width < target.height) {
             swap(&requestWidth, &requestHeight)
             target = (target.height, target.width)
         }
         let sign = url.fitIn == .full ? -1.0 : 1.0
-        if sign == 1, target.width >= sourceWidth, target.height >= sourceHeight { return image }
+        if sign == 1, target.width >= sourceWidth, target.height >= sourceHeight { return nil }
         let resizeWidth: Double, resizeHeight: Double
         if sourceWidth / target.width * sign >= sourceHeight / target.height * sign {
             resizeHeight = (sourceHeight * target.width / sourceWidth + 1e-5).rounded(.toNearestOrEven)
@@ -215,20 +220,64 @@ struct ThumborTransformation: Sendable {
             resizeHeight = target.height
             resizeWidth = (sourceWidth * target.height / sourceHeight + 1e-5).rounded(.toNearestOrEven)
         }
-        let requestedWidth = Double(pixels(requestWidth, image.width)), requestedHeight = Double(pixels(requestHeight, image.height))
+        let requestedWidth = Double(pixels(requestWidth, size.width)), requestedHeight = Double(pixels(requestHeight, size.height))
         requestWidth = .pixels(Int(max(requestedWidth, resizeWidth)))
         requestHeight = .pixels(Int(max(requestedHeight, resizeHeight)))
-        return try resized(image, Int(resizeWidth), Int(resizeHeight), &report)
+        return (Int(resizeWidth), Int(resizeHeight))
+    }
+
+    /// Whether a reduced decode gives the same picture: no step reads the source's pixels at their
+    /// own positions before the resize (trim, a manual crop, focal points, smart, debug) and no
+    /// `meta/`, which reports them.
+    private var isReducible: Bool {
+        !reportOnly && !url.debug && url.trim == nil && url.crop == nil && !url.smart && focalPoints.isEmpty && !url.filters.contains("cover()")
+    }
+
+    /// The size a decode of an upright `width × height` source must reach for the resize, in
+    /// whichever orientation the file is stored; nil for the full decode.
+    func requiredDecodeSize(width: Int, height: Int) -> PixelSize? {
+        guard isReducible, width > 0, height > 0 else { return nil }
+        func needed(_ size: (width: Int, height: Int)) -> (width: Int, height: Int)? {
+            var state = self
+            if filters.contains(.noUpscale) {
+                state.requestWidth = .pixels(min(state.pixels(state.requestWidth, size.width), size.width))
+                state.requestHeight = .pixels(min(state.pixels(state.requestHeight, size.height), size.height))
+            }
+            var target = state.targetSize(size)
+            var scaled = size, resize: (width: Int, height: Int)
+            if url.fitIn != .none {
+                guard let fit = state.fitInSize(size, &target) else { return nil }
+                resize = fit
+            } else {
+                if !filters.contains(.stretch), let box = Self.autoCropBox(size, target: target, focal: [state.alignmentPoint(size)]) {
+                    scaled = (box.right - box.left, box.bottom - box.top)
+                }
+                resize = (Int(target.width), Int(target.height))
+            }
+            let scale = (x: Double(resize.width) / Double(scaled.width), y: Double(resize.height) / Double(scaled.height))
+            guard scale.x < 1, scale.y < 1 else { return nil }
+            return (Int((Double(size.width) * scale.x).rounded(.up)), Int((Double(size.height) * scale.y).rounded(.up)))
+        }
+        // Unless orientation is respected, a file stored turned is worked on as stored.
+        guard let upright = needed((width, height)) else { return nil }
+        guard !respectsOrientation else { return PixelSize(width: upright.width, height: upright.height) }
+        guard let turned = needed((height, width)) else { return nil }
+        return PixelSize(width: max(upright.width, turned.height), height: max(upright.height, turned.width))
     }
 
     /// Python's `round(x, 2)`.
     static func round2(_ value: Double) -> Double { (value * 100).rounded(.toNearestOrEven) / 100 }
 
-    private func cropped(_ image: Image, _ left: Int, _ top: Int, _ right: Int, _ bottom: Int, _ report: inout ThumborReport) throws(ImagoError) -> Image {
+    /// A box given in the full decode's pixels (`size`), cut from `image`, which may be a reduced decode.
+    private func cropped(
+        _ image: Image, _ size: (width: Int, height: Int), _ left: Int, _ top: Int, _ right: Int, _ bottom: Int, _ report: inout ThumborReport
+    ) throws(ImagoError) -> Image {
         report.operations.append(.crop(left: left, top: top, right: right, bottom: bottom))
+        let (sx, sy) = (Double(image.width) / Double(size.width), Double(image.height) / Double(size.height))
+        let scale = { (value: Int, factor: Double) in factor == 1 ? value : Int((Double(value) * factor).rounded()) }
         // Pillow's crop outside the image pads with black; thumbor's boxes stay inside, clamped here.
-        let x = min(max(left, 0), image.width - 1), y = min(max(top, 0), image.height - 1)
-        let width = max(1, min(right, image.width) - x), height = max(1, min(bottom, image.height) - y)
+        let x = min(max(scale(left, sx), 0), image.width - 1), y = min(max(scale(top, sy), 0), image.height - 1)
+        let width = max(1, min(scale(right, sx), image.width) - x), height = max(1, min(scale(bottom, sy), image.height) - y)
         guard x != 0 || y != 0 || width != image.width || height != image.height else { return image }
         return try ImageProcessors.Crop(x: x, y: y, width: width, height: height).process(image)
     }
