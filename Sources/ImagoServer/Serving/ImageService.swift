@@ -30,6 +30,9 @@ public final class ImageService: Sendable {
     private let making = Locked<[String: Task<EncodedVariant, any Error>]>([:])
     let stages: StageRecorder
     private let watermarks: WatermarkLoader
+    /// thumbor's watermark and frame images, decoded, by URL: a few images many variants place,
+    /// kept so each is fetched and decoded once (at most 16 MB, trimmed on memory pressure).
+    let thumborOverlays = MemoryCache<String, Image>(limits: .init(cost: 16 << 20))
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
     /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
@@ -48,6 +51,7 @@ public final class ImageService: Sendable {
         answeredPaths = MemoryCache(limits: .init(cost: pathBytes))
         MemoryPressureMonitor.shared.register(variants)
         MemoryPressureMonitor.shared.register(answeredPaths)
+        MemoryPressureMonitor.shared.register(thumborOverlays)
         stages = StageRecorder(tracer: tracer, metrics: metrics)
         watermarks = try WatermarkLoader(configuration.watermark, opacity: configuration.watermarkOpacity, pipeline: self.pipeline)
     }

@@ -59,9 +59,14 @@ extension ImageService {
         transformation.reportOnly = url.meta
         for overlay in plan.overlayURLs where transformation.overlays[overlay] == nil {
             // thumbor answers 400 when a watermark or frame cannot be had.
+            if let kept = thumborOverlays.value(forKey: overlay) {
+                transformation.overlays[overlay] = kept
+                continue
+            }
             do {
                 let image = try await pipeline.image(for: ImageRequest(url: try thumborSource(overlay), options: [.disableMemoryCacheWrites]))
                 transformation.overlays[overlay] = image
+                thumborOverlays.setValue(image, forKey: overlay, cost: image.cost)
             } catch {
                 throw ServerError.badRequest("the watermark or frame image could not be loaded")
             }

@@ -91,4 +91,20 @@ struct ThumborURLTests {
             try ServerSettings.configuration(["IMAGO_DIALECT": "imaginary"])
         }
     }
+
+    @Test("through a live server: a watermark placed on many variants is fetched once; a missing source is thumbor's 404")
+    func watermarkFetchedOnce() async throws {
+        try await withServer({ $0.dialect = .thumbor }) { server in
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let mark = server.origin.serve(try Corpus.data("png/basn6a08.png"), at: "/mark.png")
+            let host = photo.host! + ":" + String(photo.port!)
+            for width in [40, 50, 60] {
+                let answer = try await server.get("/unsafe/\(width)x0/filters:watermark(\(host)/mark.png,0,0,20)/\(host)/photo.jpg")
+                #expect(answer.status == 200 && answer.header("Content-Type") == "image/jpeg")
+                #expect(try ThumborPeer.decode(answer.body).width == width)
+            }
+            #expect(server.origin.log.requests.filter { $0.path == mark.path }.count == 1)
+            #expect(try await server.get("/unsafe/40x0/\(host)/missing.jpg").status == 404)
+        }
+    }
 }
