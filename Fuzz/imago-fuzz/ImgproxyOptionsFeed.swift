@@ -16,16 +16,21 @@ enum ImgproxyOptionsFeed {
         }
         _ = options.key
         guard (try? VariantProcessor.checkRequestedSize(options, maxPixels: 1 << 20)) != nil else { return }
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        for index in pixels.indices { pixels[index] = UInt8(truncatingIfNeeded: index &* 37) }
-        let image = Image(
-            width: width, height: height, frames: [Image.Frame(pixels: pixels)],
-            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
+        let image = pattern(width: width, height: height)
         var processor = VariantProcessor(options: options, maxResultDimension: 0, watermark: nil)
         processor.maxPixels = 1 << 20
         guard let result = try? processor.process(image) else { return }
         guard result.width * result.height <= 1 << 20, result.frames.allSatisfy({ $0.pixels.count == result.width * result.height * 4 }) else {
             fatalError("imgproxy options \(text) made \(result.width)×\(result.height)")
         }
+    }
+
+    /// A `width × height` RGBA image of a fixed byte pattern: what the options harnesses process.
+    static func pattern(width: Int, height: Int) -> Image {
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        for index in pixels.indices { pixels[index] = UInt8(truncatingIfNeeded: index &* 37) }
+        return Image(
+            width: width, height: height, frames: [Image.Frame(pixels: pixels)],
+            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
     }
 }

@@ -15,11 +15,7 @@ enum ThumborURLFeed {
         guard let url = try? ThumborURL(parsing: "/unsafe/" + text) else { return }
         let filters = ThumborFilter.parse(url.filters)
         let plan = ThumborPlan(url: url, filters: filters)
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        for index in pixels.indices { pixels[index] = UInt8(truncatingIfNeeded: index &* 37) }
-        let image = Image(
-            width: width, height: height, frames: [Image.Frame(pixels: pixels)],
-            metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: true))
+        let image = ImgproxyOptionsFeed.pattern(width: width, height: height)
         var transformation = ThumborTransformation(url: url, filters: filters)
         transformation.focalPoints = plan.focalPoints
         transformation.maxPixels = 1 << 20
