@@ -104,7 +104,7 @@ struct ConvertCommand: AsyncParsableCommand {
     mutating func run() async throws {
         let destination = URL(fileURLWithPath: output)
         guard let format = ImageFormat(fileExtension: destination.pathExtension) else {
-            throw ValidationError("cannot tell the output format from '\(destination.lastPathComponent)': use .jpg, .png, .webp or .avif")
+            throw ValidationError("cannot tell the output format from '\(destination.lastPathComponent)': use .jpg, .png, .webp, .gif or .avif")
         }
         guard (0...12).contains(compressionLevel), (0...10).contains(speed) else {
             throw ValidationError("--compression-level must be from 0 to 12 and --speed from 0 to 10")
@@ -114,6 +114,7 @@ struct ConvertCommand: AsyncParsableCommand {
         case .jpeg: encoder = JPEGEncoder(quality: quality, progressive: progressive)
         case .png: encoder = PNGEncoder(compressionLevel: compressionLevel)
         case .webp: encoder = WebPEncoder(quality: Float(quality), lossless: lossless)
+        case .gif: encoder = GIFEncoder()
         #if AVIF
             case .avif: encoder = AVIFEncoder(quality: quality, speed: speed)
         #endif

@@ -17,7 +17,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
     @Option(help: "How the image meets the box: contain (whole image inside), cover (cropped to fill), fill (stretched) or center (only shrunk).")
     var fit: ConvertCommand.Fit = .contain
 
-    @Option(help: "The format written: jpg, png, webp or avif.")
+    @Option(help: "The format written: jpg, png, webp, gif or avif.")
     var format = "jpg"
 
     @Option(help: "Quality 1…100 for JPEG, WebP and AVIF.")
@@ -55,7 +55,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
     mutating func run() async throws {
         let box = try PixelSize(parsing: size, option: "--size")
         guard let outputFormat = ImageFormat(fileExtension: format), let encoder = outputFormat.encoder(quality: quality) else {
-            throw ValidationError("--format must be jpg, png, webp or avif, not '\(format)'")
+            throw ValidationError("--format must be jpg, png, webp, gif or avif, not '\(format)'")
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be from 1 to 100") }
         let fileExtension = outputFormat == .jpeg ? "jpg" : format.lowercased()

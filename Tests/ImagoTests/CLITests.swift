@@ -178,7 +178,7 @@ struct ConvertCLITests {
 
     @Test(
         "convert a file to each format: the output decodes to the same size, and --json names the format read and the format written",
-        arguments: ["png", "jpg", "webp"])
+        arguments: ["png", "jpg", "webp", "gif"])
     func convertFile(ext: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -195,17 +195,18 @@ struct ConvertCLITests {
         #expect(decoded.metadata.format == ImageFormat(fileExtension: ext))
     }
 
-    @Test("convert an animated GIF to WebP, resized: every frame is kept")
-    func convertAnimation() async throws {
+    @Test("convert an animated GIF to WebP or GIF, resized: every frame is kept", arguments: ["webp", "gif"])
+    func convertAnimation(ext: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = try await GIFDecoderTests.animationFile(disposal: "none", in: directory)
-        let output = directory.appendingPathComponent("anim.webp")
+        let output = directory.appendingPathComponent("anim.\(ext)")
         let run = try await imago(["convert", "--json", "--resize", "64x64", input.path, output.path])
         #expect(run.status == 0)
         let summary = try JSONDecoder().decode(Summary.self, from: run.output)
         #expect((summary.width, summary.height, summary.frames) == (64, 44, 3))
-        let decoded = try WebPDecoder().decode(Data(contentsOf: output), options: DecodingOptions())
+        let decoded = try DecoderRegistry.standard().decode(Data(contentsOf: output))
+        #expect(decoded.metadata.format == ImageFormat(fileExtension: ext))
         #expect((decoded.width, decoded.height, decoded.frames.count, decoded.loopCount) == (64, 44, 3, 2))
         #expect(decoded.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
     }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Encodes an ``Image`` into one format. `WebPEncoder` and `AVIFEncoder` keep every frame of an
-/// animated image; the JPEG and PNG encoders write its first frame.
+/// Encodes an ``Image`` into one format. `WebPEncoder`, `GIFEncoder` and `AVIFEncoder` keep every
+/// frame of an animated image; the JPEG and PNG encoders write its first frame.
 public protocol ImageEncoding: Sendable {
     /// The format this encoder writes.
     var format: ImageFormat { get }
@@ -24,12 +24,14 @@ extension ImageFormat {
     }
 
     /// Imago's encoder for this format with its defaults, lossy ones at `quality` (1…100), or nil
-    /// when Imago does not write it. Imago writes JPEG, PNG, WebP and, with the `AVIF` trait, AVIF.
+    /// when Imago does not write it. Imago writes JPEG, PNG, WebP, GIF and, with the `AVIF` trait,
+    /// AVIF.
     public func encoder(quality: Int = 85) -> (any ImageEncoding)? {
         switch self {
         case .jpeg: JPEGEncoder(quality: quality)
         case .png: PNGEncoder()
         case .webp: WebPEncoder(quality: Float(quality))
+        case .gif: GIFEncoder()
         #if AVIF
             case .avif: AVIFEncoder(quality: quality)
         #endif

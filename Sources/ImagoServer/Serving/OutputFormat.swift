@@ -10,6 +10,8 @@ public enum OutputFormat: String, Sendable, Hashable {
     case png
     /// WebP (libwebp).
     case webp
+    /// GIF (giflib, one palette of at most 256 colours; animations kept).
+    case gif
     /// AVIF (libavif), when Imago was built with it.
     case avif
     /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
@@ -17,13 +19,14 @@ public enum OutputFormat: String, Sendable, Hashable {
     /// JSON: thumbor's `meta/` answer about an image; never an image.
     case json
 
-    /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, and `avif` when Imago was
-    /// built with AVIF), or nil.
+    /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, `gif`, `svg`, and `avif` when
+    /// Imago was built with AVIF), or nil.
     public init?(extension text: String) {
         switch text.lowercased() {
         case "jpg", "jpeg": self = .jpeg
         case "png": self = .png
         case "webp": self = .webp
+        case "gif": self = .gif
         case "svg": self = .svg
         #if AVIF
             case "avif": self = .avif
@@ -72,14 +75,14 @@ public enum OutputFormat: String, Sendable, Hashable {
         return preferred.first { !hasAlpha || $0.hasAlpha } ?? preferred[0]
     }
 
-    /// The formats a source keeps by default: every one Imago writes, so a WebP source gives WebP.
-    /// (imgproxy's own default is `jpeg,png,gif`; `IMAGO_PREFERRED_FORMATS=jpeg,png` gives its
-    /// answers.)
+    /// The formats a source keeps by default: every one Imago writes, so a WebP source gives WebP
+    /// and a GIF one GIF. (imgproxy's own default is `jpeg,png,gif`; `IMAGO_PREFERRED_FORMATS=jpeg,png,gif`
+    /// gives its answers.)
     public static var defaultPreferred: [OutputFormat] {
         #if AVIF
-            [.jpeg, .png, .webp, .avif]
+            [.jpeg, .png, .webp, .gif, .avif]
         #else
-            [.jpeg, .png, .webp]
+            [.jpeg, .png, .webp, .gif]
         #endif
     }
 
@@ -108,6 +111,7 @@ public enum OutputFormat: String, Sendable, Hashable {
         case .jpeg: JPEGEncoder(quality: quality)
         case .png, .svg, .json: PNGEncoder()  // SVG and JSON are never encoded: written as they are
         case .webp: WebPEncoder(quality: Float(quality))
+        case .gif: GIFEncoder()
         case .avif:
             #if AVIF
                 AVIFEncoder(quality: quality, speed: 8)

@@ -89,9 +89,10 @@ extension ImageService {
             let response = try await pipeline.response(for: ImageRequest(url: source, options: options, processors: [processor]))
             metrics.served(from: response.source.rawValue)
             var image = response.image
+            let plan = image.metadata.format == .gif ? plan.forGIFSource : plan
             let format = plan.outputFormat(
                 source: response.image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image),
-                autoWebP: configuration.thumborAutoWebP,
+                animated: image.isAnimated, autoWebP: configuration.thumborAutoWebP,
                 acceptsWebP: acceptsWebP)
             if !format.hasAlpha, image.metadata.hasAlpha {
                 // Pillow's conversion to RGB drops alpha; it does not compose over a colour.

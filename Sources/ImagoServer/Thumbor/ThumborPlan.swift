@@ -51,6 +51,14 @@ struct ThumborPlan: Sendable {
         }
     }
 
+    /// The plan for a GIF source, which thumbor runs no post-transform filter on (see
+    /// ``ThumborTransformation``): without the format, quality, size bound and `autojpg` they set.
+    var forGIFSource: ThumborPlan {
+        var plan = self
+        (plan.format, plan.quality, plan.maxBytes, plan.autoJPG) = (nil, nil, nil, nil)
+        return plan
+    }
+
     /// `extract_focal`: the image is itself a thumbor URL (after a domain); the innermost one with
     /// a manual crop gives the crop as a focal point and its own image (at most ten levels).
     static func extractFocal(_ image: String) -> (image: String, left: Int, top: Int, right: Int, bottom: Int)? {
@@ -69,13 +77,14 @@ struct ThumborPlan: Sendable {
     }
 
     /// The answer's format for an image from a `source` format, as thumbor's handler chooses it:
-    /// the `format` filter, else WebP when automatic and accepted, else JPEG for a PNG without
+    /// the `format` filter, else WebP when automatic and accepted (not for an animation, which
+    /// thumbor keeps in its format), else JPEG for a PNG without
     /// transparency when `autojpg` says so, else the source's own (TIFF and SVG as PNG, an unknown
-    /// one as JPEG). Formats Imago does not write (GIF, HEIF) fall back as thumbor falls back
+    /// one as JPEG). A format Imago does not write (HEIF) falls back as thumbor falls back
     /// without an encoder: to the source's.
-    func outputFormat(source: ImageFormat, transparent: Bool, autoWebP: Bool, acceptsWebP: Bool) -> OutputFormat {
+    func outputFormat(source: ImageFormat, transparent: Bool, animated: Bool, autoWebP: Bool, acceptsWebP: Bool) -> OutputFormat {
         if let format, let chosen = Self.writable(format) { return chosen }
-        if format == nil, autoWebP, acceptsWebP { return .webp }
+        if format == nil, autoWebP, acceptsWebP, !animated { return .webp }
         if autoJPG == true, source == .png, !transparent { return .jpeg }
         return Self.writable(source.rawValue) ?? .jpeg
     }
@@ -83,7 +92,8 @@ struct ThumborPlan: Sendable {
     private static func writable(_ name: String) -> OutputFormat? {
         switch name {
         case "jpeg", "jpg": .jpeg
-        case "png", "tiff", "svg", "gif": .png  // thumbor writes TIFF and SVG sources as PNG; Imago writes no GIF
+        case "png", "tiff", "svg": .png  // thumbor writes TIFF and SVG sources as PNG
+        case "gif": .gif
         case "webp": .webp
         case "avif": OutputFormat(extension: "avif")
         default: nil

@@ -149,6 +149,9 @@ struct ThumborTransformation: Sendable {
                 if !reportOnly { image = try ImageProcessors.Flip(horizontal: false, vertical: true).process(image) }
             }
         }
+        // thumbor's handler runs no post-transform filter on a GIF source: it skips them unless
+        // `USE_GIFSICLE_ENGINE` is None, and it is False by default.
+        guard decoded.metadata.format != .gif else { return image }
         for filter in filters where filter.phase == .postTransform {
             image = try apply(filter, to: image)
         }

@@ -132,7 +132,7 @@ struct ImageServerTests {
                 (ServerHarness.path(big.absoluteString), 413, "source too large"),
                 (ServerHarness.path("ftp://example.com/a.jpg"), 403, "source not allowed"),
                 (ServerHarness.path("local:///../etc/passwd"), 403, "source not allowed"),
-                (ServerHarness.path("local:///local.png", [], extension: "gif"), 400, "Imago does not write 'gif'"),
+                (ServerHarness.path("local:///local.png", [], extension: "bmp"), 400, "Imago does not write 'bmp'"),
                 (ServerHarness.path("local:///local.png", ["rs:fit:20000:20000:1"]), 400, "the size asked for is over 50000000 pixels"),
             ]
             for (path, status, message) in cases {
@@ -240,7 +240,7 @@ struct ImageServerTests {
         }
     }
 
-    @Test("an animated source stays animated as WebP, resized frame by frame; as JPEG it is its first frame")
+    @Test("an animated GIF stays animated as WebP and, without Accept, as GIF (its own format), resized frame by frame; as JPEG it is its first frame")
     func animatedSource() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -252,7 +252,12 @@ struct ImageServerTests {
             let animation = try Self.decode(webp.body)
             #expect((animation.frames.count, animation.width) == (3, 75))
             #expect(animation.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
-            let jpeg = try await server.get(ServerHarness.path(url.absoluteString, ["w:75"]))
+            let kept = try await server.get(ServerHarness.path(url.absoluteString, ["w:75"]))
+            #expect(kept.header("Content-Type") == "image/gif")
+            let gifAnimation = try Self.decode(kept.body)
+            #expect((gifAnimation.frames.count, gifAnimation.width, gifAnimation.loopCount) == (3, 75, 2))
+            #expect(gifAnimation.frames.map(\.duration) == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
+            let jpeg = try await server.get(ServerHarness.path(url.absoluteString, ["w:75"], extension: "jpg"))
             #expect(jpeg.header("Content-Type") == "image/jpeg")
             #expect(try Self.decode(jpeg.body).frames.count == 1)
         }

@@ -28,7 +28,8 @@ struct ImgproxyDropInTests {
             let answer = try await server.get(ServerHarness.path(webp.absoluteString, ["w:32"]))
             #expect(answer.header("Content-Type") == "image/jpeg")
         }
-        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "gif"]) }
+        #expect(try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "jpeg,png,gif"]).configuration.preferredFormats == [.jpeg, .png, .gif])
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "bmp"]) }
     }
 
     @Test("Content-Disposition names the file from the source or the filename option, inline or as an attachment, made safe")

@@ -16,7 +16,15 @@ struct ThumborParityTests {
     /// Mean absolute difference per channel allowed: resamplers and JPEG encoders differ (JPEG
     /// answers also carry thumbor's dropped alpha); a crop off by two pixels on the 8-pixel
     /// checkerboard is far above either (checked below on every coordinate answer).
-    static func tolerance(_ type: String?) -> Double { type == "image/jpeg" ? 6 : 2 }
+    /// GIF answers are each resampler's output cut to 256 colours (thumbor resizes GIF frames
+    /// nearest-neighbour, as Pillow does for palette images).
+    static func tolerance(_ type: String?) -> Double {
+        switch type {
+        case "image/jpeg": 6
+        case "image/gif": 4
+        default: 2
+        }
+    }
 
     /// Every grammar element and every filter, alone and combined. "smart" has no detectors in a
     /// stock thumbor, so only its status, format and size are compared.
@@ -46,6 +54,8 @@ struct ThumborParityTests {
         "filters:frame(frame.png)/coords.png", "filters:autojpg()/coords.png", "filters:nosuchfilter(1):brightness(10)/coords.png",
         "filters:brightness(abc)/coords.png", "200x100/filters:brightness(10):contrast(20):grayscale():round_corner(10,255,255,255)/photo.jpg",
         "-fit-in/100x100/coords.png", "debug/100x100/filters:focal(20x20:60x60)/coords.png", "smart/150x150/coords.png", "missing.png", "../etc/passwd",
+        "video.gif", "100x0/video.gif", "60x60/video.gif", "anim.gif", "fit-in/80x80/anim.gif", "50x50/anim.gif", "-100x0/anim.gif",
+        "filters:brightness(30)/video.gif", "filters:format(png)/anim.gif", "filters:format(gif)/coords.png",
     ]
 
     @Test("the same URLs give thumbor's status, format, size and pixels")
@@ -79,6 +89,10 @@ struct ThumborParityTests {
                     failures.append(label + ": \(a.width)×\(a.height) against \(b.width)×\(b.height)")
                     continue
                 }
+                guard a.frames.count == b.frames.count else {
+                    failures.append(label + ": \(a.frames.count) frames against \(b.frames.count)")
+                    continue
+                }
                 // smart/ has no detector in a stock thumbor; unseeded noise differs by design.
                 let difference = path.contains("smart/") || path.contains("noise(") && !path.contains(",") ? nil : ThumborPeer.meanDifference(a, b)
                 report.append(
@@ -105,7 +119,7 @@ struct ThumborParityTests {
         let paths = [
             "meta/300x200/coords.png", "meta/fit-in/-200x100/coords.png", "meta/50x40:250x200/100x80/coords.png", "meta/trim/border.png",
             "meta/100x100/filters:focal(20x20:60x60)/coords.png", "meta/200x100/filters:proportion(0.5)/photo.jpg", "meta/100x0/video.gif",
-            "meta/adaptive-full-fit-in/100x200/coords.png",
+            "meta/adaptive-full-fit-in/100x200/coords.png", "meta/fit-in/80x80/anim.gif",
         ]
         try await ThumborPeer.with { peer, server in
             for path in paths {
@@ -186,7 +200,7 @@ enum ThumborPeer {
     /// The test images: a coordinate image (gradients over an 8-pixel checkerboard, so any
     /// misplaced crop shows), one with a white border to trim, one with alpha, a photo, an animated
     /// GIF, and a nine-patch frame.
-    static func makeImages(in folder: URL) throws {
+    static func makeImages(in folder: URL) async throws {
         func write(_ width: Int, _ height: Int, alpha: Bool, _ name: String, _ pixel: (Int, Int) -> (Int, Int, Int, Int)) throws {
             var pixels = [UInt8](repeating: 0, count: width * height * 4)
             for y in 0..<height {
@@ -219,6 +233,12 @@ enum ThumborPeer {
         }
         try Corpus.data("jpeg/video-001.jpeg").write(to: folder.appendingPathComponent("photo.jpg"))
         try Corpus.data("gif/video-001.gif").write(to: folder.appendingPathComponent("video.gif"))
+        // Three frames of 150×103 (gifsicle), each with its own palette, looping for ever.
+        let gif = Corpus.root.appendingPathComponent("gif")
+        try await runTool(
+            "/usr/bin/gifsicle",
+            ["--loopcount=0", "-d", "20"] + ["video-001.gif", "video-001.5bpp.gif", "video-005.gray.gif"].map { gif.appendingPathComponent($0).path }
+                + ["-o", folder.appendingPathComponent("anim.gif").path])
     }
 
     /// Starts thumbor (file loader over the images, the key) and `imago serve --dialect thumbor`
@@ -228,7 +248,7 @@ enum ThumborPeer {
         let images = folder.appendingPathComponent("images")
         try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try makeImages(in: images)
+        try await makeImages(in: images)
         let port = Int.random(in: 20_000...40_000)
         let conf = folder.appendingPathComponent("thumbor.conf")
         try """
