@@ -92,7 +92,18 @@ struct Harness: Sendable {
             _ = JXLDecoder().estimate(data, options: options)
             _ = try? JXLDecoder().decode(data, options: options)
         },
-        Harness(name: "gif-animation") { data in decode(GIFAnimationGenerator.make(from: data), with: GIFDecoder()) },
+        Harness(name: "gif-animation") { data in
+            // Decoded, then written back by the encoder and read again: the same size and frames.
+            let file = GIFAnimationGenerator.make(from: data)
+            decode(file, with: GIFDecoder())
+            var options = DecodingOptions()
+            options.maxDecodedBytes = 64 << 20
+            guard let image = try? GIFDecoder().decode(file, options: options) else { return }
+            guard let written = try? GIFEncoder().encode(image) else { fatalError("a decoded GIF could not be encoded") }
+            guard let back = try? GIFDecoder().decode(written, options: DecodingOptions()),
+                (back.width, back.height, back.frames.count) == (image.width, image.height, image.frames.count)
+            else { fatalError("an encoded GIF did not decode to its size and frames") }
+        },
         Harness(name: "webp-animation") { data in decode(WebPAnimationGenerator.make(from: data), with: WebPDecoder()) },
         Harness(name: "http-freshness") { data in
             // Lines of "name: value"; the freshness decision and the conditional headers from them.

@@ -172,7 +172,9 @@ enum ThumborPixels {
 
     /// `convolution`: a `columns`-wide kernel (odd rows and columns) over every channel (alpha
     /// only when the image has it), edges clamped, sums truncated. Throws for a kernel thumbor's C
-    /// refuses.
+    /// refuses. Each output row sums its taps in the C's order (kernel rows, then columns) in
+    /// doubles, so the bytes are the C's; the sums run along whole rows (source rows widened to
+    /// doubles with their edges repeated), which the compiler vectorises.
     static func convolve(
         _ pixels: [UInt8], width: Int, height: Int, kernel given: [Double], columns: Int, normalize: Bool, alpha: Bool
     ) throws(ImagoError)
@@ -181,32 +183,41 @@ enum ThumborPixels {
         guard columns > 0, given.count % columns == 0, given.count % 2 == 1, (given.count / columns) % 2 == 1 else {
             throw ImagoError(.processingFailed("the convolution's matrix is not an odd number of odd rows"), url: nil, stage: .processing)
         }
+        guard width > 0, height > 0 else { return pixels }
         let sum = given.reduce(0, +)
         let kernel = normalize && sum != 0 ? given.map { $0 / sum } : given
         let rows = given.count / columns, midX = columns >> 1, midY = rows >> 1
-        let channels = alpha ? 4 : 3
+        let rowLength = width * 4
         var output = pixels
+        var padded = [Double](repeating: 0, count: (width + 2 * midX) * 4)
+        var sums = [Double](repeating: 0, count: rowLength)
         pixels.withUnsafeBufferPointer { source in
             output.withUnsafeMutableBufferPointer { target in
-                for y in 0..<height {
-                    for x in 0..<width {
-                        var sums: (Double, Double, Double, Double) = (0, 0, 0, 0)
-                        for ky in 0..<rows {
-                            let sy = min(max(y + ky - midY, 0), height - 1)
-                            for kx in 0..<columns {
-                                let sx = min(max(x + kx - midX, 0), width - 1)
-                                let weight = kernel[ky * columns + kx], at = (sy * width + sx) * 4
-                                sums.0 += Double(source[at]) * weight
-                                sums.1 += Double(source[at + 1]) * weight
-                                sums.2 += Double(source[at + 2]) * weight
-                                if channels == 4 { sums.3 += Double(source[at + 3]) * weight }
+                padded.withUnsafeMutableBufferPointer { padded in
+                    sums.withUnsafeMutableBufferPointer { sums in
+                        for y in 0..<height {
+                            for i in 0..<rowLength { sums[i] = 0 }
+                            for ky in 0..<rows {
+                                let sourceRow = min(max(y + ky - midY, 0), height - 1) * rowLength
+                                // The row widened, its first and last pixels repeated midX times.
+                                for x in 0..<(width + 2 * midX) {
+                                    let at = sourceRow + min(max(x - midX, 0), width - 1) * 4
+                                    for c in 0..<4 { padded[x * 4 + c] = Double(source[at + c]) }
+                                }
+                                for kx in 0..<columns {
+                                    let weight = kernel[ky * columns + kx], shift = kx * 4
+                                    for i in 0..<rowLength { sums[i] += padded[i + shift] * weight }
+                                }
+                            }
+                            let rowStart = y * rowLength
+                            for x in 0..<width {
+                                let at = x * 4
+                                target[rowStart + at] = truncated(sums[at])
+                                target[rowStart + at + 1] = truncated(sums[at + 1])
+                                target[rowStart + at + 2] = truncated(sums[at + 2])
+                                if alpha { target[rowStart + at + 3] = truncated(sums[at + 3]) }
                             }
                         }
-                        let at = (y * width + x) * 4
-                        target[at] = truncated(sums.0)
-                        target[at + 1] = truncated(sums.1)
-                        target[at + 2] = truncated(sums.2)
-                        if channels == 4 { target[at + 3] = truncated(sums.3) }
                     }
                 }
             }

@@ -8,24 +8,28 @@ enum ThumborSharpen {
     static func apply(_ pixels: inout [UInt8], width: Int, height: Int, amount: Double, radius: Double, luminanceOnly: Bool) {
         let area = width * height
         guard area > 0 else { return }
-        var planes = [[Float]](repeating: [Float](repeating: 0, count: area), count: 3)
-        for i in 0..<area {
-            var p = (Float(pixels[i * 4]), Float(pixels[i * 4 + 1]), Float(pixels[i * 4 + 2]))
-            if luminanceOnly {
-                let y = 0.2990 * p.0 + 0.5870 * p.1 + 0.1140 * p.2
-                let cb = -0.1687 * p.0 - 0.3313 * p.1 + 0.5000 * p.2 + 128
-                let cr = 0.5000 * p.0 - 0.4187 * p.1 - 0.0813 * p.2 + 128
-                p = (y, cb, cr)
+        var planes = [Float](repeating: 0, count: 3 * area)
+        pixels.withUnsafeBufferPointer { pixels in
+            planes.withUnsafeMutableBufferPointer { planes in
+                for i in 0..<area {
+                    var p = (Float(pixels[i * 4]), Float(pixels[i * 4 + 1]), Float(pixels[i * 4 + 2]))
+                    if luminanceOnly {
+                        let y = 0.2990 * p.0 + 0.5870 * p.1 + 0.1140 * p.2
+                        let cb = -0.1687 * p.0 - 0.3313 * p.1 + 0.5000 * p.2 + 128
+                        let cr = 0.5000 * p.0 - 0.4187 * p.1 - 0.0813 * p.2 + 128
+                        p = (y, cb, cr)
+                    }
+                    planes[i] = p.0 / 255
+                    planes[area + i] = p.1 / 255
+                    planes[2 * area + i] = p.2 / 255
+                }
+                for c in 0..<3 where !luminanceOnly || c == 0 {
+                    wavelet(planes.baseAddress! + c * area, width: width, height: height, amount: amount, radius: radius)
+                }
             }
-            planes[0][i] = p.0 / 255
-            planes[1][i] = p.1 / 255
-            planes[2][i] = p.2 / 255
-        }
-        for c in 0..<3 where !luminanceOnly || c == 0 {
-            wavelet(&planes[c], width: width, height: height, amount: amount, radius: radius)
         }
         for i in 0..<area {
-            var p = (planes[0][i] * 255, planes[1][i] * 255, planes[2][i] * 255)
+            var p = (planes[i] * 255, planes[area + i] * 255, planes[2 * area + i] * 255)
             if luminanceOnly {
                 let r = p.0 + 1.40200 * (p.2 - 128)
                 let g = p.0 - 0.34414 * (p.1 - 128) - 0.71414 * (p.2 - 128)
@@ -44,52 +48,67 @@ enum ThumborSharpen {
         return value > 255 ? 255 : value < 0 ? 0 : UInt8(value)
     }
 
-    /// One channel: `base` is sharpened in place (fimg[0] in the C).
-    private static func wavelet(_ base: inout [Float], width: Int, height: Int, amount: Double, radius: Double) {
+    /// One channel: `base` is sharpened in place (fimg[0] in the C). The C's column pass goes
+    /// through a temporary per column; here it writes a scratch plane row by row (the same sums,
+    /// so the same floats), which then takes the low-pass plane's place.
+    private static func wavelet(_ base: UnsafeMutablePointer<Float>, width: Int, height: Int, amount: Double, radius: Double) {
         let size = width * height
-        var buffers = [base, [Float](repeating: 0, count: size), [Float](repeating: 0, count: size)]
-        var temp = [Float](repeating: 0, count: max(width, height))
+        let storage = UnsafeMutablePointer<Float>.allocate(capacity: 3 * size)
+        storage.initialize(repeating: 0, count: 3 * size)
+        defer { storage.deallocate() }
+        var planes = [base, storage, storage + size]
+        var scratch = storage + 2 * size
         var hpass = 0, lpass = 0
         for level in 0..<5 {
             lpass = (level & 1) + 1
             let scale = 1 << level
             for row in 0..<height {
-                hat(&temp, buffers[hpass], start: row * width, step: 1, size: width, scale: scale)
-                for column in 0..<width { buffers[lpass][row * width + column] = temp[column] * 0.25 }
+                hatRow(planes[hpass] + row * width, into: planes[lpass] + row * width, size: width, scale: scale)
             }
-            for column in 0..<width {
-                hat(&temp, buffers[lpass], start: column, step: width, size: height, scale: scale)
-                for row in 0..<height { buffers[lpass][row * width + column] = temp[row] * 0.25 }
-            }
+            hatColumns(planes[lpass], into: scratch, width: width, height: height, scale: scale)
+            swap(&planes[lpass], &scratch)
             let distance = Double(level) - radius
             let amplification = Float(amount * exp(-distance * distance / 1.5) + 1)
+            let (high, low) = (planes[hpass], planes[lpass])
             for i in 0..<size {
-                buffers[hpass][i] -= buffers[lpass][i]
-                buffers[hpass][i] *= amplification
-                if hpass != 0 { buffers[0][i] += buffers[hpass][i] }
+                high[i] -= low[i]
+                high[i] *= amplification
             }
+            if hpass != 0 { for i in 0..<size { base[i] += high[i] } }
             hpass = lpass
         }
-        for i in 0..<size { buffers[0][i] += buffers[lpass][i] }
-        base = buffers[0]
+        let low = planes[lpass]
+        for i in 0..<size { base[i] += low[i] }
     }
 
-    /// The C's `hat_transform`, indices mirrored at the ends (and clamped, where the C would read
-    /// outside a side shorter than the scale).
-    private static func hat(_ temp: inout [Float], _ base: [Float], start: Int, step: Int, size: Int, scale: Int) {
-        func at(_ i: Int) -> Float { base[start + step * min(max(i, 0), size - 1)] }
+    /// The C's `hat_transform` along a row, times 0.25: indices mirrored at the ends (and
+    /// clamped, where the C would read outside a side shorter than the scale).
+    private static func hatRow(_ source: UnsafeMutablePointer<Float>, into target: UnsafeMutablePointer<Float>, size: Int, scale: Int) {
+        func at(_ i: Int) -> Float { source[min(max(i, 0), size - 1)] }
         var i = 0
         while i < scale, i < size {
-            temp[i] = 2 * at(i) + at(scale - i) + at(i + scale)
+            target[i] = (2 * at(i) + at(scale - i) + at(i + scale)) * 0.25
             i += 1
         }
         while i + scale < size {
-            temp[i] = 2 * at(i) + at(i - scale) + at(i + scale)
+            target[i] = (2 * source[i] + source[i - scale] + source[i + scale]) * 0.25
             i += 1
         }
         while i < size {
-            temp[i] = 2 * at(i) + at(i - scale) + at(2 * size - 2 - (i + scale))
+            target[i] = (2 * at(i) + at(i - scale) + at(2 * size - 2 - (i + scale))) * 0.25
             i += 1
+        }
+    }
+
+    /// `hat_transform` down every column at once: each target row from three source rows, chosen
+    /// as `hatRow` chooses its indices.
+    private static func hatColumns(_ source: UnsafeMutablePointer<Float>, into target: UnsafeMutablePointer<Float>, width: Int, height: Int, scale: Int) {
+        func row(_ i: Int) -> UnsafeMutablePointer<Float> { source + min(max(i, 0), height - 1) * width }
+        for i in 0..<height {
+            let (left, right) =
+                i < scale ? (scale - i, i + scale) : i + scale < height ? (i - scale, i + scale) : (i - scale, 2 * height - 2 - (i + scale))
+            let (middle, above, below, out) = (row(i), row(left), row(right), target + i * width)
+            for x in 0..<width { out[x] = (2 * middle[x] + above[x] + below[x]) * 0.25 }
         }
     }
 }
