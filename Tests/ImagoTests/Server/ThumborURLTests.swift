@@ -107,4 +107,39 @@ struct ThumborURLTests {
             #expect(try await server.get("/unsafe/40x0/\(host)/missing.jpg").status == 404)
         }
     }
+
+    @Test("with a disk cache, thumbor answers (an image with max_age, a meta/ JSON) are kept: a new server answers them without fetching or decoding")
+    func keptAcrossRestart() async throws {
+        let cache = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let data = try Corpus.data("jpeg/video-001.jpeg")
+        var kept: [(path: String, body: Data, etag: String?, type: String?)] = []
+        try await withServer({
+            $0.dialect = .thumbor
+            $0.cacheDirectory = cache
+        }) { server in
+            let photo = server.origin.serve(data, at: "/photo.jpg")
+            let host = photo.host! + ":" + String(photo.port!)
+            for path in ["/unsafe/60x40/filters:max_age(120):sharpen(2,1,true)/\(host)/photo.jpg", "/unsafe/meta/60x40/\(host)/photo.jpg"] {
+                let answer = try await server.get(path)
+                #expect(answer.status == 200)
+                kept.append((path, answer.body, answer.header("ETag"), answer.header("Content-Type")))
+            }
+            #expect(server.service.pipeline.statistics.decodes >= 1)
+        }
+        try await withServer({
+            $0.dialect = .thumbor
+            $0.cacheDirectory = cache
+        }) { server in
+            // The first origin has shut down: only the kept bytes can answer.
+            for (path, body, etag, type) in kept {
+                let again = try await server.get(path)
+                #expect(again.status == 200 && again.body == body && again.header("ETag") == etag && again.header("Content-Type") == type, "\(path)")
+            }
+            let image = try await server.get(kept[0].path)
+            #expect(image.header("Cache-Control") == "max-age=120,public")
+            #expect(server.origin.log.requests.isEmpty)
+            #expect(server.service.pipeline.statistics.decodes == 0)
+        }
+    }
 }
