@@ -136,6 +136,27 @@ struct Harness: Sendable {
         },
         Harness(name: "imgproxy-options") { data in ImgproxyOptionsFeed.run(Array(data)) },
         Harness(name: "thumbor-url") { data in ThumborURLFeed.run(Array(data)) },
+        Harness(name: "placeholder") { data in
+            // Hashes from hostile text and bytes, rendered when accepted; a hash of pixels the
+            // bytes make, read back.
+            if let hash = ThumbHash(bytes: Array(data.prefix(64))) {
+                _ = hash.render()
+                _ = hash.averageColor
+                _ = try? hash.render(width: 1 + Int(data.last ?? 0) % 64, height: 1 + Int(data.first ?? 0) % 64)
+            }
+            if let hash = BlurHash(string: String(decoding: data.prefix(200), as: UTF8.self)) {
+                _ = try? hash.render(width: 1 + Int(data.last ?? 0) % 64, height: 1 + Int(data.first ?? 0) % 64, punch: Float(data.count % 5))
+            }
+            guard data.count >= 6 else { return }
+            let width = 1 + Int(data[0]) % 100, height = 1 + Int(data[1]) % 100
+            let pixels = (0..<(width * height * 4)).map { data[2 + $0 % (data.count - 2)] }
+            let thumb = ThumbHash(pixels: pixels, width: width, height: height)
+            guard ThumbHash(bytes: thumb.bytes) == thumb else { fatalError("a ThumbHash did not read back") }
+            let components = (1 + Int(data[2]) % 9, 1 + Int(data[3]) % 9)
+            guard let blur = try? BlurHash(pixels: pixels, width: width, height: height, components: components),
+                BlurHash(string: blur.string) == blur
+            else { fatalError("a BlurHash did not read back") }
+        },
         Harness(name: "http-response") { data in HTTPResponseFeed.run(Array(data)) },
         Harness(name: "memory-cache") { data in MemoryCacheOperations.run(Array(data)) },
         Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },

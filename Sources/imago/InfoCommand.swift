@@ -52,6 +52,8 @@ struct InfoCommand: AsyncParsableCommand {
         var colour: Colour?
         var metadata: Metadata?
         var decode: Decode?
+        var thumbhash: String?
+        var blurhash: String?
     }
 
     mutating func run() async throws {
@@ -90,6 +92,8 @@ struct InfoCommand: AsyncParsableCommand {
             let turned = metadata.orientationApplied.swapsDimensions
             let decodedWidth = turned ? image.height : image.width
             let scale = Self.fraction(decodedWidth, of: metadata.originalWidth)
+            // The placeholders in sRGB, as any decode that does not keep the profile gives them.
+            let placeholders = try PlaceholderCommand.placeholders(of: image.convertedToSRGB(), kind: .both, components: (4, 3))
             return Info(
                 input: input, status: "ok", format: metadata.format.rawValue, width: metadata.originalWidth, height: metadata.originalHeight,
                 frames: image.frames.count,
@@ -98,7 +102,8 @@ struct InfoCommand: AsyncParsableCommand {
                 bitsPerSample: metadata.bitsPerSample, alpha: metadata.hasAlpha,
                 colour: Info.Colour(kind: profile?.kind.rawValue, profile: profile?.description, profileBytes: profile?.data.count),
                 metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
-                decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale))
+                decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale),
+                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash)
         } catch {
             return Info(input: input, status: "error", error: "\(error)")
         }
@@ -147,6 +152,7 @@ struct InfoCommand: AsyncParsableCommand {
             let how = decode.scale == "1" ? "at full size" : "at \(decode.scale)"
             lines.append("  decode for a \(decode.box.replacingOccurrences(of: "x", with: "×")) thumbnail: \(how), \(decode.width)×\(decode.height)")
         }
+        if let thumbhash = info.thumbhash, let blurhash = info.blurhash { lines.append("  placeholders: thumbhash \(thumbhash), blurhash \(blurhash)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -11,7 +11,9 @@ public struct BlurHash: Sendable, Hashable {
     /// The number of terms across and down, 1…9 each.
     public let components: (x: Int, y: Int)
 
+    /// Two hashes are equal when their text is.
     public static func == (a: BlurHash, b: BlurHash) -> Bool { a.string == b.string }
+    /// Hashes the text.
     public func hash(into hasher: inout Hasher) { hasher.combine(string) }
 
     /// A hash from its text, checked as the reference checks it: a size character, then exactly
