@@ -11,7 +11,9 @@ struct ImagoCommand: AsyncParsableCommand {
         commandName: "imago",
         abstract: "Load images through the Imago pipeline.",
         version: imagoVersion,
-        subcommands: [FetchCommand.self, ConvertCommand.self, ThumbnailCommand.self, InfoCommand.self, PlaceholderCommand.self, ServeCommand.self, DemoCommand.self]
+        subcommands: [
+            FetchCommand.self, ConvertCommand.self, ThumbnailCommand.self, InfoCommand.self, PlaceholderCommand.self, ServeCommand.self, DemoCommand.self,
+        ]
     )
 }
 

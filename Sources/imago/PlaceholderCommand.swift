@@ -21,7 +21,10 @@ struct PlaceholderCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("BlurHash terms across and down, 1…9 each.", valueName: "XxY"))
     var components = "4x3"
 
-    @Flag(help: "Compute the BlurHash from the full-size decode, as the reference encoders do when given the file (slower; the ThumbHash always comes from ≤ 100 px).")
+    @Flag(
+        help:
+            "Compute the BlurHash from the full-size decode, as the reference encoders do when given the file (slower; the ThumbHash always comes from ≤ 100 px)."
+    )
     var fullSize = false
 
     @Flag(help: "Hash the stored colour values, as encoders that ignore colour profiles do (default: converted to sRGB first, as browsers show them).")
@@ -60,7 +63,12 @@ struct PlaceholderCommand: AsyncParsableCommand {
                 guard next < items.count else { return }
                 let index = next, item = items[index]
                 next += 1
-                group.addTask { (index, await Self.hash(item, kind: kind, components: (terms.width, terms.height), fullSize: fullSize, options: options, pipeline: pipeline)) }
+                group.addTask {
+                    (
+                        index,
+                        await Self.hash(item, kind: kind, components: (terms.width, terms.height), fullSize: fullSize, options: options, pipeline: pipeline)
+                    )
+                }
             }
             for _ in 0..<window { addNext() }
             for await (index, result) in group {
@@ -77,7 +85,9 @@ struct PlaceholderCommand: AsyncParsableCommand {
                     say("\(result.input): error: \(result.error ?? "")")
                     continue
                 }
-                say(([result.input] + [result.thumbhash.map { "thumbhash:\($0)" }, result.blurhash.map { "blurhash:\($0)" }].compactMap { $0 }).joined(separator: "  "))
+                say(
+                    ([result.input] + [result.thumbhash.map { "thumbhash:\($0)" }, result.blurhash.map { "blurhash:\($0)" }].compactMap { $0 }).joined(
+                        separator: "  "))
             }
         }
         if all.contains(where: { $0.status == "error" }) { throw ExitCode(1) }

@@ -69,6 +69,7 @@ struct CLIPlaceholderTests {
         let file = try Self.gradientFile(in: directory)
         let run = try await imago(["info", file.path])
         #expect(run.status == 0)
-        #expect(String(decoding: run.output, as: UTF8.self).contains("placeholders: thumbhash HwgKPZqAh4dweHh4iHiHeICACPh4, blurhash L$HVC]2Z$5Shl}axjtf5gcfjfQfj"))
+        #expect(
+            String(decoding: run.output, as: UTF8.self).contains("placeholders: thumbhash HwgKPZqAh4dweHh4iHiHeICACPh4, blurhash L$HVC]2Z$5Shl}axjtf5gcfjfQfj"))
     }
 }

@@ -33,7 +33,10 @@ public enum ServerSettings {
         ("--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", "longest side of a result; larger ones are scaled down (default 0: none)"),
         ("--return-attachment", "IMAGO_RETURN_ATTACHMENT", "Content-Disposition: attachment unless a URL says att:0 (default false)"),
         ("--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", "source formats sent as they came when asked in their own format (e.g. gif,svg)"),
-        ("--preferred-formats", "IMAGO_PREFERRED_FORMATS", "formats a source keeps when none is asked, else the first that fits (default jpeg,png,webp,gif,avif)"),
+        (
+            "--preferred-formats", "IMAGO_PREFERRED_FORMATS",
+            "formats a source keeps when none is asked, else the first that fits (default jpeg,png,webp,gif,avif)"
+        ),
         ("--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"),
         ("--dialect", "IMAGO_DIALECT", "URLs answered: imgproxy (default) or thumbor"),
         ("--thumbor-key", "IMAGO_THUMBOR_KEY", "thumbor's SECURITY_KEY, for signed thumbor URLs; default none"),

@@ -70,7 +70,14 @@ public enum ThumborFilter: Sendable, Hashable {
 
     /// When thumbor runs the filter: before the image loads, once it has loaded, or after the
     /// transformation (most).
-    public enum Phase: Sendable { case preLoad, afterLoad, postTransform }
+    public enum Phase: Sendable {
+        /// Before the image loads (`focal`, `extract_focal`, `stretch`: they read only the URL).
+        case preLoad
+        /// Once the image has loaded, before the transformation (`no_upscale`).
+        case afterLoad
+        /// After the transformation, in the URL's order.
+        case postTransform
+    }
 
     /// The filter's phase.
     public var phase: Phase {

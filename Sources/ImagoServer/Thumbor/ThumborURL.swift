@@ -10,9 +10,23 @@ import Foundation
 /// then percent-decoded once (as Tornado decodes its groups).
 public struct ThumborURL: Sendable, Equatable {
     /// `left`, `center`, `right`: where the crop keeps the image horizontally.
-    public enum HorizontalAlignment: String, Sendable, Equatable, CaseIterable { case left, center, right }
+    public enum HorizontalAlignment: String, Sendable, Equatable, CaseIterable {
+        /// Keep the left edge.
+        case left
+        /// Keep the middle.
+        case center
+        /// Keep the right edge.
+        case right
+    }
     /// `top`, `middle`, `bottom`.
-    public enum VerticalAlignment: String, Sendable, Equatable, CaseIterable { case top, middle, bottom }
+    public enum VerticalAlignment: String, Sendable, Equatable, CaseIterable {
+        /// Keep the top edge.
+        case top
+        /// Keep the middle.
+        case middle
+        /// Keep the bottom edge.
+        case bottom
+    }
 
     /// A requested side: pixels (0: from the other side and the aspect), or the image's own.
     public enum Side: Sendable, Equatable {

@@ -1,8 +1,8 @@
 import CGIF
 import Foundation
 
-/// Encodes GIF with giflib: one palette of at most 256 colours for every frame (``GIFPalette``:
-/// exact when the image has that few, else a median cut), pixels under half opacity transparent.
+/// Encodes GIF with giflib: one palette of at most 256 colours for every frame (a median cut:
+/// exact when the image has that few), pixels under half opacity transparent.
 /// An animation keeps its frames, durations (to the hundredth of a second) and loop count
 /// (NETSCAPE2.0; none for "play once"); an opaque one writes each frame as the rectangle that
 /// changed since the one before. Pixels with a colour profile are converted to sRGB first, as GIF
