@@ -5,12 +5,19 @@ import Imago
 /// The `imgproxy-options` harness's input read as a small image and an imgproxy options path: the
 /// first two bytes give the image's sides (1…64), the rest is text split at `/` into option
 /// segments, parsed as a URL's and, when they parse, run through imgproxy's processing on the
-/// image. Every input must end in an image, a 4xx, or an ImagoError, within the pixel bound.
+/// image; and as `/info` options, their facts taken. Every input must end in an image, a 4xx, or
+/// an ImagoError, within the pixel bound.
 enum ImgproxyOptionsFeed {
     static func run(_ data: [UInt8]) {
         guard data.count >= 2 else { return }
         let width = 1 + Int(data[0] % 64), height = 1 + Int(data[1] % 64)
         let text = String(decoding: data.dropFirst(2), as: UTF8.self)
+        // The same segments as /info options: parsed, and their facts taken of the image.
+        if let info = try? InfoOptions(parsing: text.split(separator: "/").map(String.init)) {
+            _ = info.key
+            let image = pattern(width: width, height: height)
+            _ = try? ImageFacts.json(of: image, data: Data(data), options: info)
+        }
         guard let options = try? ProcessingOptions(parsing: text.split(separator: "/").map(String.init), presets: ["p": ["w:10", "pr:p"]]) else {
             return
         }

@@ -32,6 +32,10 @@ struct DeliveryHeaders: Sendable {
         cacheControl = maxAge.map { $0 > 0 ? "max-age=\($0),public" : "" }
     }
 
+    /// Answers that are facts, not files (`/info` JSON): no `Content-Disposition`, the server's
+    /// `Cache-Control`.
+    static let facts = DeliveryHeaders(thumborMaxAge: nil)
+
     func hasExpired(now: Int = Int(Date().timeIntervalSince1970)) -> Bool {
         guard let expires else { return false }
         return expires < now

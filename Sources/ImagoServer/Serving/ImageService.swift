@@ -161,6 +161,7 @@ public final class ImageService: Sendable {
         let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
         if let response = kept(request, negotiation) { return response }
         if configuration.dialect == .thumbor { return try await answerThumbor(request, negotiation) }
+        if request.path.hasPrefix("/info/") { return try await answerInfo(request, negotiation) }
         let path = try ProcessingPath(parsing: request.path)
         guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
         var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)

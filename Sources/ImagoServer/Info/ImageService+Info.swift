@@ -1,0 +1,109 @@
+import Crypto
+import Foundation
+import Imago
+
+extension ImageService {
+    /// An `/info/%signature/%options/%source` answer, as imgproxy Pro's `/info`: JSON facts about
+    /// the source (size, format, dimensions and orientation by default; colour space, sample
+    /// format, frames, alpha, average colour, BlurHash, ThumbHash and digests when asked). The
+    /// signature covers the path after it, as for images; the answer is kept and cached like a
+    /// variant, and repeats of the path come from memory.
+    func answerInfo(_ request: ServiceRequest, _ negotiation: Negotiation) async throws -> ServiceResponse {
+        let path = try ProcessingPath(parsing: String(request.path.dropFirst("/info".count)))
+        guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
+        let options = try InfoOptions(parsing: path.options)
+        let url = try sources.url(for: path.source)
+        let key = "info\n" + url.absoluteString + "\n" + options.key
+        let variant = try await variant(key: key) { try await self.makeInfo(key: key, url: url, options: options) }
+        let pathKey = negotiation.pathKey(request.path)
+        answeredPaths.setValue(AnsweredPath(variantKey: key, varies: false, delivery: .facts), forKey: pathKey, cost: pathKey.utf8.count + key.utf8.count)
+        metrics.keptBytes.set(Int64(memoryInUse))
+        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: false, delivery: .facts)
+    }
+
+    private func makeInfo(key: String, url: URL, options: InfoOptions) async throws -> EncodedVariant {
+        let diskKey = "imago-serve:variant\n" + key
+        if let stored = storedVariant(diskKey) {
+            metrics.served(from: "variant-disk")
+            return stored
+        }
+        // The profile kept so its kind can be told; the pixel facts are taken in sRGB below.
+        let response = try await pipeline.response(for: ImageRequest(url: url, options: [.disableMemoryCacheWrites, .keepsColorProfile]))
+        metrics.served(from: response.source.rawValue)
+        try SourceLimits(options: ProcessingOptions()).check(response)
+        let facts = try await Self.offThePool { try ImageFacts.json(of: response.image, data: response.data, options: options) }
+        let variant = EncodedVariant(data: facts, format: .json, etag: Self.etag(source: response, identity: "info\n" + options.key, format: .json))
+        storeVariant(variant, diskKey)
+        return variant
+    }
+}
+
+/// The JSON `/info` answers, its keys as imgproxy's.
+enum ImageFacts {
+    /// The facts `options` ask for, of `image` decoded from `data`.
+    static func json(of image: Image, data: Data, options: InfoOptions) throws(ImagoError) -> Data {
+        let metadata = image.metadata
+        var facts: [String: Any] = [:]
+        if options.size { facts["size"] = data.count }
+        if options.format {
+            let sniffed = SourceFormat.sniff(data)
+            facts["format"] = sniffed?.name ?? metadata.format.rawValue
+            facts["mime_type"] = sniffed?.mimeType ?? "application/octet-stream"
+        }
+        if options.dimensions {
+            facts["width"] = image.width
+            facts["height"] = image.height
+            facts["orientation"] = metadata.orientationApplied.rawValue
+        }
+        if options.colorspace {
+            switch metadata.sourceColorProfile?.kind {
+            case .cmyk: facts["colorspace"] = "cmyk"
+            case .gray: facts["colorspace"] = "b-w"
+            default: facts["colorspace"] = "srgb"
+            }
+        }
+        if options.sampleFormat { facts["sample_format"] = (metadata.bitsPerSample ?? 8) > 8 ? "ushort" : "uchar" }
+        if options.pagesNumber { facts["pages_number"] = image.frames.count }
+        // The pixel facts come from one frame in sRGB.
+        var frame = image.convertedToSRGB()
+        frame.frames = [frame.frames[min(options.page, frame.frames.count - 1)]]
+        if options.alpha {
+            facts["alpha"] = metadata.hasAlpha
+            if options.checkTransparency {
+                facts["transparent"] = metadata.hasAlpha && frame.pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element < 255 }
+            }
+        }
+        if options.average { facts["average"] = averageColor(frame.pixels, ignoresTransparent: options.averageIgnoresTransparent) }
+        if options.blurhash.x > 0 { facts["blurhash"] = try BlurHash(image: frame, components: options.blurhash).string }
+        if options.thumbHash { facts["thumb_hash"] = try ThumbHash(image: frame).bytes.map { String(format: "%02X", $0) }.joined() }
+        if !options.hashsums.isEmpty {
+            var sums: [String: String] = [:]
+            func hex<D: Digest>(_ digest: D) -> String { digest.map { String(format: "%02x", $0) }.joined() }
+            for name in options.hashsums {
+                switch name {
+                case "md5": sums[name] = hex(Insecure.MD5.hash(data: data))
+                case "sha1": sums[name] = hex(Insecure.SHA1.hash(data: data))
+                case "sha256": sums[name] = hex(SHA256.hash(data: data))
+                default: sums[name] = hex(SHA512.hash(data: data))
+                }
+            }
+            facts["hashsums"] = sums
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: facts, options: [.sortedKeys]) else {
+            throw ImagoError(.processingFailed("the facts could not be written as JSON"), url: nil, stage: .processing)
+        }
+        return data
+    }
+
+    /// The mean of each channel, rounded, as `{"R", "G", "B", "A"}`; fully transparent pixels left
+    /// out when asked (all of them counted when every pixel is).
+    static func averageColor(_ pixels: [UInt8], ignoresTransparent: Bool) -> [String: Int] {
+        let all = Array(stride(from: 0, to: pixels.count, by: 4))
+        let visible = ignoresTransparent ? all.filter { pixels[$0 + 3] > 0 } : all
+        let counted = visible.isEmpty ? all : visible
+        let mean = (0..<4).map { channel in
+            counted.isEmpty ? 0 : (counted.reduce(0) { $0 + Int(pixels[$1 + channel]) } + counted.count / 2) / counted.count
+        }
+        return ["R": mean[0], "G": mean[1], "B": mean[2], "A": mean[3]]
+    }
+}
