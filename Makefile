@@ -10,7 +10,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-thumbor cluster-demo soak lint format docs bench consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps build demo test test-thumbor cluster-demo soak lint format docs bench bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -170,6 +170,13 @@ sanitize: deps
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --no-parallel --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
+
+# `imago placeholder` against thumbhash-rs and blurhash-python (fed by Pillow) on the wallpapers.
+bench-placeholder: deps
+	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
+	@Benchmarks/.venv/bin/python -c "import PIL, thumbhash, blurhash" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow thumbhash-rs==0.1.0 blurhash-python==1.2.2
+	cd Benchmarks && $(SWIFT) build -c release --disable-build-manifest-caching --product imago
+	Benchmarks/.venv/bin/python Benchmarks/placeholder_bench.py $$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)/imago
 
 clean:
 	rm -rf .build .build-fuzz .build-asan .build-tsan Benchmarks/.build
