@@ -76,14 +76,19 @@ struct EncoderTests {
         #expect(lossy.loopCount == 2)
     }
 
-    @Test("a transparent animated GIF written as lossy or lossless WebP stays transparent where it was")
-    func animatedWebPTransparency() async throws {
+    /// The corpus triangle, then the triangle turned over (gifsicle, looping for ever): each frame
+    /// transparent in other places.
+    static func turningTriangles() async throws -> Image {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let triangle = Corpus.root.appendingPathComponent("gif/triangle-001.gif").path, output = directory.appendingPathComponent("two.gif")
-        // The triangle, then the triangle turned over: each frame transparent in other places.
         try await runTool("/usr/bin/gifsicle", ["-d", "10", "--loopcount=0", triangle, "--rotate-180", triangle, "-o", output.path])
-        let gif = try GIFDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
+        return try GIFDecoder().decode(try Data(contentsOf: output), options: DecodingOptions())
+    }
+
+    @Test("a transparent animated GIF written as lossy or lossless WebP stays transparent where it was")
+    func animatedWebPTransparency() async throws {
+        let gif = try await Self.turningTriangles()
         let alpha = { (pixels: [UInt8]) in stride(from: 3, to: pixels.count, by: 4).map { pixels[$0] } }
         #expect(gif.frames.count == 2)
         #expect(alpha(gif.frames[0].pixels).contains(0) && alpha(gif.frames[0].pixels) != alpha(gif.frames[1].pixels))
