@@ -54,29 +54,9 @@ struct PlaceholderCommand: AsyncParsableCommand {
         let pipeline = ImagePipeline(configuration: configuration)
         let (kind, fullSize) = (kind, fullSize)
         let options: ImageRequest.Options = keepColorProfile ? [.keepsColorProfile] : []
-        // A window of requests in flight keeps every core decoding with bounded memory.
-        let window = max(4, ProcessInfo.processInfo.activeProcessorCount * 4)
-        var results = [Hashes?](repeating: nil, count: items.count)
-        await withTaskGroup(of: (Int, Hashes).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < items.count else { return }
-                let index = next, item = items[index]
-                next += 1
-                group.addTask {
-                    (
-                        index,
-                        await Self.hash(item, kind: kind, components: (terms.width, terms.height), fullSize: fullSize, options: options, pipeline: pipeline)
-                    )
-                }
-            }
-            for _ in 0..<window { addNext() }
-            for await (index, result) in group {
-                results[index] = result
-                addNext()
-            }
+        let all = await windowed(items.count) { index in
+            await Self.hash(items[index], kind: kind, components: (terms.width, terms.height), fullSize: fullSize, options: options, pipeline: pipeline)
         }
-        let all = results.compactMap { $0 }
         if json {
             try printJSON(all)
         } else {

@@ -79,33 +79,13 @@ struct ThumbnailCommand: AsyncParsableCommand {
             let stem = (base as NSString).deletingPathExtension
             return OutputFileName.unique("\(stem.isEmpty ? "image-\(index)" : stem).\(fileExtension)", in: &used)
         }
-        // A window of requests in flight keeps every core decoding with bounded memory.
-        let window = max(4, ProcessInfo.processInfo.activeProcessorCount * 4)
-        var results = [Report.Result?](repeating: nil, count: items.count)
-        await withTaskGroup(of: (Int, Report.Result).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < items.count else { return }
-                let index = next, item = items[index], name = names[index]
-                next += 1
-                group.addTask {
-                    (
-                        index,
-                        await Self.make(
-                            item, thumbnail: thumbnail, options: requestOptions, pipeline: pipeline, encoder: encoder,
-                            to: directory.appendingPathComponent(name), display: display)
-                    )
-                }
-            }
-            for _ in 0..<window { addNext() }
-            for await (index, result) in group {
-                results[index] = result
-                addNext()
-            }
+        let images = await windowed(items.count) { index in
+            await Self.make(
+                items[index], thumbnail: thumbnail, options: requestOptions, pipeline: pipeline, encoder: encoder,
+                to: directory.appendingPathComponent(names[index]), display: display)
         }
         display.end()
         let seconds = (ContinuousClock.now - start) / .seconds(1)
-        let images = results.compactMap { $0 }
         let errors = images.filter { $0.status == "error" }.count
         let totals = Report.Totals(images: images.count, errors: errors, seconds: seconds, imagesPerSecond: seconds > 0 ? Double(images.count) / seconds : 0)
         if json {
