@@ -161,13 +161,13 @@ fuzz-jpeg-dc: deps
 # The whole test suite under AddressSanitizer (with UBSan for the C targets), then under
 # ThreadSanitizer; each in its own scratch path. Leak detection is off: Swift keeps enum tags in a
 # pointer's spare bits, which hides live references from LeakSanitizer, and what it reports at
-# exit is test fixtures, NIO and XCTest singletons (see BENCHMARKS.md, "Robustness"). TSan runs the
-# tests one at a time (3.3 min on two cores): all at once, a server request taking 12 ms alone
-# waited 46–65 s for a thread and network tests beside it timed out; each test's own threads
-# still race under it.
+# exit is test fixtures, NIO and XCTest singletons (see BENCHMARKS.md, "Robustness"). Both run the
+# tests one at a time (TSan 3.3 min on two cores): all at once, a server request taking 12 ms alone
+# waited 46–65 s for a thread and network tests beside it timed out (ASan too: 50 such time-limit
+# failures on 2026-11-26, none alone); each test's own threads still race under it.
 sanitize: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --no-parallel --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --no-parallel --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
 

@@ -14,8 +14,11 @@ struct ConvertCommand: AsyncParsableCommand {
     @Argument(help: "Where to write: .jpg/.jpeg, .png, .webp or .avif. Written atomically.")
     var output: String
 
-    @Option(help: "Quality 1…100 for JPEG, lossy WebP and AVIF.")
-    var quality = 85
+    @Option(
+        help: ArgumentHelp(
+            "Quality 1…100 for JPEG, lossy WebP and AVIF, or auto[:TARGET]: the smallest whose output scores TARGET (75) in SSIMULACRA2.",
+            valueName: "Q"))
+    var quality: QualityOption = .fixed(85)
 
     @Option(help: ArgumentHelp("PNG compression level 0…9 (zlib's: 0 stores, 9 is smallest and slowest; default 7).", valueName: "L"))
     var compressionLevel = 7
@@ -99,6 +102,10 @@ struct ConvertCommand: AsyncParsableCommand {
         var frames: Int
         var output: String
         var bytes: Int
+        /// The quality written at (JPEG, WebP, AVIF).
+        var quality: Int?
+        /// The output's SSIMULACRA2 score against the image, with `--quality auto`.
+        var score: Double?
     }
 
     mutating func run() async throws {
@@ -109,31 +116,41 @@ struct ConvertCommand: AsyncParsableCommand {
         guard (0...12).contains(compressionLevel), (0...10).contains(speed) else {
             throw ValidationError("--compression-level must be from 0 to 12 and --speed from 0 to 10")
         }
-        let encoder: any ImageEncoding
+        let (compressionLevel, speed, progressive, lossless) = (compressionLevel, speed, progressive, lossless)
+        let makeEncoder: (Int) -> any ImageEncoding
         switch format {
-        case .jpeg: encoder = JPEGEncoder(quality: quality, progressive: progressive)
-        case .png: encoder = PNGEncoder(compressionLevel: compressionLevel)
-        case .webp: encoder = WebPEncoder(quality: Float(quality), lossless: lossless)
-        case .gif: encoder = GIFEncoder()
+        case .jpeg: makeEncoder = { JPEGEncoder(quality: $0, progressive: progressive) }
+        case .png: makeEncoder = { _ in PNGEncoder(compressionLevel: compressionLevel) }
+        case .webp: makeEncoder = { WebPEncoder(quality: Float($0), lossless: lossless) }
+        case .gif: makeEncoder = { _ in GIFEncoder() }
         #if AVIF
-            case .avif: encoder = AVIFEncoder(quality: quality, speed: speed)
+            case .avif: makeEncoder = { AVIFEncoder(quality: $0, speed: speed) }
         #endif
         default: throw ValidationError("Imago does not encode \(format)")
         }
+        // Lossless WebP has no quality to choose.
+        let quality = lossless && format == .webp ? QualityOption.fixed(quality.initial) : quality
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
         let image = try await ImagePipeline().image(for: ImageRequest(url: source, options: kept.requestOptions, processors: processors))
-        let data = try encoder.encode(image)
+        let (data, usedQuality, score) = try quality.encode(image, format: format, encoder: makeEncoder)
         try data.write(to: destination, options: .atomic)
         if json {
             try printJSON(
                 Summary(
                     width: image.width, height: image.height, sourceFormat: image.metadata.format.rawValue, format: format.rawValue,
-                    frames: image.frames.count, output: destination.path, bytes: data.count))
+                    frames: image.frames.count, output: destination.path, bytes: data.count, quality: usedQuality,
+                    score: score))
         } else {
             say(
-                "\(source.redactedString): \(image.metadata.format) \(image.width)×\(image.height), \(image.frames.count) frame(s) → \(destination.path) (\(format), \(Int64(data.count).byteCount))"
+                "\(source.redactedString): \(image.metadata.format) \(image.width)×\(image.height), \(image.frames.count) frame(s) → \(destination.path) (\(format), \(Int64(data.count).byteCount)\(Self.qualityNote(usedQuality, score)))"
             )
         }
+    }
+
+    /// ", quality 72, SSIMULACRA2 75.3" when auto quality chose; empty otherwise.
+    static func qualityNote(_ quality: Int?, _ score: Double?) -> String {
+        guard let quality, let score else { return "" }
+        return ", quality \(quality), SSIMULACRA2 \(String(format: "%.1f", score))"
     }
 }

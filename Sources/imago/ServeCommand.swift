@@ -27,6 +27,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Disk cache folder (IMAGO_CACHE_DIR).") var cacheDir: String?
     @Option(help: "Cache-Control of images (IMAGO_CACHE_CONTROL).") var cacheControl: String?
     @Option(help: "Quality when the URL sets none (IMAGO_QUALITY).") var quality: Int?
+    @Option(help: "none, ssimulacra2 or size (IMAGO_AUTOQUALITY_METHOD).") var autoqualityMethod: String?
+    @Option(help: "SSIMULACRA2 score, or bytes for size (IMAGO_AUTOQUALITY_TARGET).") var autoqualityTarget: String?
+    @Option(help: "Lowest quality autoquality chooses (IMAGO_AUTOQUALITY_MIN).") var autoqualityMin: Int?
+    @Option(help: "Highest quality autoquality chooses (IMAGO_AUTOQUALITY_MAX).") var autoqualityMax: Int?
+    @Option(help: "Lowest quality per format: jpeg=60,avif=40 (IMAGO_AUTOQUALITY_FORMAT_MIN).") var autoqualityFormatMin: String?
+    @Option(help: "Highest quality per format (IMAGO_AUTOQUALITY_FORMAT_MAX).") var autoqualityFormatMax: String?
+    @Option(help: "SSIMULACRA2 points a score may miss the target by (IMAGO_AUTOQUALITY_ALLOWED_ERROR).") var autoqualityAllowedError: String?
+    @Option(help: "Pixels above which quality stays fixed (IMAGO_AUTOQUALITY_MAX_RESOLUTION).") var autoqualityMaxResolution: Int?
     @Flag(help: "Offer AVIF to clients that accept it (IMAGO_AVIF).") var avif = false
     @Option(help: "Largest source in bytes (IMAGO_MAX_SOURCE_BYTES).") var maxSourceBytes: Int?
     @Option(help: "Most pixels a source may declare (IMAGO_MAX_SOURCE_PIXELS).") var maxSourcePixels: Int?
@@ -62,6 +70,11 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_ALLOWED_HOSTS", allowedHosts), ("IMAGO_ALLOW_PRIVATE_ADDRESSES", allowPrivateAddresses ? "true" : nil),
             ("IMAGO_LOCAL_ROOT", localRoot), ("IMAGO_CACHE_DIR", cacheDir), ("IMAGO_CACHE_CONTROL", cacheControl),
             ("IMAGO_QUALITY", quality.map(String.init)), ("IMAGO_AVIF", avif ? "true" : nil),
+            ("IMAGO_AUTOQUALITY_METHOD", autoqualityMethod), ("IMAGO_AUTOQUALITY_TARGET", autoqualityTarget),
+            ("IMAGO_AUTOQUALITY_MIN", autoqualityMin.map(String.init)), ("IMAGO_AUTOQUALITY_MAX", autoqualityMax.map(String.init)),
+            ("IMAGO_AUTOQUALITY_FORMAT_MIN", autoqualityFormatMin), ("IMAGO_AUTOQUALITY_FORMAT_MAX", autoqualityFormatMax),
+            ("IMAGO_AUTOQUALITY_ALLOWED_ERROR", autoqualityAllowedError),
+            ("IMAGO_AUTOQUALITY_MAX_RESOLUTION", autoqualityMaxResolution.map(String.init)),
             ("IMAGO_MAX_SOURCE_BYTES", maxSourceBytes.map(String.init)), ("IMAGO_MAX_SOURCE_PIXELS", maxSourcePixels.map(String.init)),
             ("IMAGO_MAX_FRAMES", maxFrames.map(String.init)), ("IMAGO_SOURCE_TIMEOUT", sourceTimeout.map(String.init)),
             ("IMAGO_TIMEOUT", timeout.map(String.init)), ("IMAGO_MAX_CONCURRENT_WORK", maxConcurrentWork.map(String.init)),

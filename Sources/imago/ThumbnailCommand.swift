@@ -20,8 +20,11 @@ struct ThumbnailCommand: AsyncParsableCommand {
     @Option(help: "The format written: jpg, png, webp, gif or avif.")
     var format = "jpg"
 
-    @Option(help: "Quality 1…100 for JPEG, WebP and AVIF.")
-    var quality = 85
+    @Option(
+        help: ArgumentHelp(
+            "Quality 1…100 for JPEG, WebP and AVIF, or auto[:TARGET]: per thumbnail, the smallest whose output scores TARGET (75) in SSIMULACRA2.",
+            valueName: "Q"))
+    var quality: QualityOption = .fixed(85)
 
     @Option(help: "The directory the thumbnails go to, named after their inputs.")
     var out: String
@@ -40,6 +43,8 @@ struct ThumbnailCommand: AsyncParsableCommand {
             var width: Int?
             var height: Int?
             var bytes: Int?
+            var quality: Int?
+            var score: Double?
             var seconds: Double?
         }
         struct Totals: Encodable {
@@ -54,10 +59,10 @@ struct ThumbnailCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         let box = try PixelSize(parsing: size, option: "--size")
-        guard let outputFormat = ImageFormat(fileExtension: format), let encoder = outputFormat.encoder(quality: quality) else {
+        guard let outputFormat = ImageFormat(fileExtension: format), outputFormat.encoder() != nil else {
             throw ValidationError("--format must be jpg, png, webp, gif or avif, not '\(format)'")
         }
-        guard (1...100).contains(quality) else { throw ValidationError("--quality must be from 1 to 100") }
+        let encoding = Encoding(format: outputFormat, quality: quality)
         let fileExtension = outputFormat == .jpeg ? "jpg" : format.lowercased()
         let directory = URL(fileURLWithPath: out)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -81,7 +86,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         }
         let images = await windowed(items.count) { index in
             await Self.make(
-                items[index], thumbnail: thumbnail, options: requestOptions, pipeline: pipeline, encoder: encoder,
+                items[index], thumbnail: thumbnail, options: requestOptions, pipeline: pipeline, encoding: encoding,
                 to: directory.appendingPathComponent(names[index]), display: display)
         }
         display.end()
@@ -102,7 +107,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
     /// Loads `item` as `thumbnail`, encodes it and writes it atomically to `output`.
     private static func make(
         _ item: Result<URL, InvalidInput>, thumbnail: ImageRequest.Thumbnail, options: ImageRequest.Options, pipeline: ImagePipeline,
-        encoder: any ImageEncoding, to output: URL, display: ProgressDisplay
+        encoding: Encoding, to output: URL, display: ProgressDisplay
     ) async -> Report.Result {
         let url: URL
         switch item {
@@ -119,15 +124,23 @@ struct ThumbnailCommand: AsyncParsableCommand {
             let response = try await task.response
             display.finished(url, result: .success(response))
             let image = response.image
-            let data = try encoder.encode(image)
+            let (data, quality, score) = try encoding.quality.encode(image, format: encoding.format) {
+                encoding.format.encoder(quality: $0) ?? PNGEncoder()
+            }
             try data.write(to: output, options: .atomic)
             return Report.Result(
                 input: input, status: "ok", output: output.path, width: image.width, height: image.height,
-                bytes: data.count, seconds: (ContinuousClock.now - start) / .seconds(1))
+                bytes: data.count, quality: quality, score: score, seconds: (ContinuousClock.now - start) / .seconds(1))
         } catch {
             let imagoError = error as? ImagoError ?? ImagoError(.loaderFailed, url: url, underlying: error)
             display.finished(url, result: .failure(imagoError))
             return Report.Result(input: input, status: "error", error: "\(error)", seconds: (ContinuousClock.now - start) / .seconds(1))
         }
+    }
+
+    /// The format and quality every thumbnail is written with.
+    struct Encoding: Sendable {
+        let format: ImageFormat
+        let quality: QualityOption
     }
 }

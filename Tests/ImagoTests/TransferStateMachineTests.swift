@@ -34,7 +34,7 @@ struct TransferStateMachineTests {
         #expect(Self.join(&machine, 3, "b").isEmpty)
         #expect(machine.transfers.count == 2)
         #expect(machine.running == 1)
-        #expect(machine.started(transferID, job: 10) == nil)
+        #expect(machine.started(transferID, job: 10).cancel == nil)
 
         let (next, nextNext) = machine.downloaded(transferID, succeeded: true)
         #expect(next.map(\.request.url.lastPathComponent) == ["b"])
@@ -60,7 +60,9 @@ struct TransferStateMachineTests {
             Issue.record("expected a start")
             return
         }
-        #expect(machine.started(transferID, job: 10) == nil)
+        // No bytes came before the job: recording it asks for no preview.
+        let outcome = machine.started(transferID, job: 10)
+        #expect(outcome.cancel == nil && !outcome.preview)
         guard let (decoder, job) = machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) else {
             Issue.record("expected a preview to begin")
             return
@@ -75,6 +77,25 @@ struct TransferStateMachineTests {
         #expect(second.members.map(\.handle) == ["h1"] && !second.again)
         _ = machine.downloaded(transferID, succeeded: true)
         #expect(machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) == nil)
+    }
+
+    @Test("bytes that arrive before the download's job is recorded get their preview when it is")
+    func previewBeforeJob() {
+        var machine = Machine(maxRunning: 1, order: .fifo)
+        let start = ContinuousClock.now
+        guard
+            case .start(let starts) = machine.join(
+                1, handle: "h1", request: ImageRequest(url: URL(string: "https://example.com/p")!, options: .previews), decodes: true, looksUp: false),
+            let transferID = starts.first?.transferID
+        else {
+            Issue.record("expected a start")
+            return
+        }
+        // The download's task ran and reported bytes before the pipeline recorded it.
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) == nil)
+        let outcome = machine.started(transferID, job: 10)
+        #expect(outcome.cancel == nil && outcome.preview)
+        #expect(machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) != nil)
     }
 
     @Test("a cache lookup: a hit decodes with no slot; a miss queues with the stale entry to revalidate")
@@ -125,7 +146,7 @@ struct TransferStateMachineTests {
         var machine = Machine(maxRunning: 1, order: .fifo)
         let transferID = Self.join(&machine, 1, "a")[0].transferID
         #expect(Self.join(&machine, 2, "b").isEmpty)
-        #expect(machine.started(transferID, job: 7) == nil)
+        #expect(machine.started(transferID, job: 7).cancel == nil)
         #expect(machine.cancel(1)?.job == 7)
         #expect(machine.cancel(1) == nil)
         // The slot is still held: "b" waits until the cancelled job returns.
@@ -143,10 +164,10 @@ struct TransferStateMachineTests {
         var machine = Machine(maxRunning: 2, order: .fifo)
         let first = Self.join(&machine, 1, "a")[0].transferID
         _ = machine.cancel(1)
-        #expect(machine.started(first, job: 1) == 1)
+        #expect(machine.started(first, job: 1).cancel == 1)
         let second = Self.join(&machine, 2, "b")[0].transferID
         _ = machine.downloaded(second, succeeded: true)
-        #expect(machine.started(second, job: 2) == nil)
+        #expect(machine.started(second, job: 2).cancel == nil)
     }
 
     @Test("a queued transfer whose handles all left is skipped when a slot frees")
@@ -210,7 +231,7 @@ struct TransferStateMachineTests {
         #expect(Self.join(&machine, 3, "c").isEmpty)
         let starts = machine.resume()
         #expect(starts.map(\.request.url.lastPathComponent) == ["c", "b"])
-        #expect(machine.started(starts[0].transferID, job: 30) == nil)
+        #expect(machine.started(starts[0].transferID, job: 30).cancel == nil)
         let cancellations = machine.cancelAll()
         #expect(Set(cancellations.map(\.handle)) == ["h1", "h2", "h3"])
         #expect(cancellations.compactMap(\.job) == [30])

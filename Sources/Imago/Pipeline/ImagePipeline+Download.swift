@@ -35,9 +35,13 @@ extension ImagePipeline {
                 await self.run(start, sink: sink)
             }
             let download = RunningDownload(task: task, sink: sink)
+            var missedPreview = false
             let recorded = transition { state in
-                state.transfers.started(transferID, job: download).map { (false, [TransferAction.cancelJob($0)]) } ?? (true, [])
+                let outcome = state.transfers.started(transferID, job: download)
+                missedPreview = outcome.preview
+                return outcome.cancel.map { (false, [TransferAction.cancelJob($0)]) } ?? (true, [])
             }
+            if missedPreview { startPreview(of: transferID) }
             if recorded, let limit = start.request.deadline ?? configuration.deadline {
                 // Past the deadline the download stops as a cancel would stop it, saying `timedOut`.
                 // The job is recorded by now; once the download is over, `job(of:)` finds none.

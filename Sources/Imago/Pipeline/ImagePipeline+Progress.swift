@@ -12,7 +12,7 @@ extension ImagePipeline {
 
     /// Decodes a preview from the bytes so far, off the loader's task, when the interval has passed
     /// and no other preview of the transfer is being made.
-    private func startPreview(of transferID: UInt64) {
+    func startPreview(of transferID: UInt64) {
         let job = state.withLock { state in
             state.transfers.beginPreview(
                 transferID, now: .now, interval: configuration.previewInterval,

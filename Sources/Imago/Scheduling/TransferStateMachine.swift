@@ -251,14 +251,17 @@ struct TransferStateMachine<Handle, Job, Stale> {
     // MARK: - Downloads
 
     /// The pipeline made `job` for a started download. Returns the job when it must be cancelled
-    /// (every handle left before it was made).
-    mutating func started(_ transferID: UInt64, job: Job) -> Job? {
+    /// (every handle left before it was made), and whether bytes that arrived before it was made
+    /// wait for a preview (the download runs as soon as its task exists, so progress can come first).
+    mutating func started(_ transferID: UInt64, job: Job) -> (cancel: Job?, preview: Bool) {
         guard case .running(nil) = transfers[transferID]?.phase else {
             // Gone: cancel it. Already past running: it has returned, nothing to stop.
-            return transfers[transferID] == nil ? job : nil
+            return (transfers[transferID] == nil ? job : nil, false)
         }
         transfers[transferID]?.phase = .running(job: job)
-        return nil
+        let missed = transfers[transferID]?.preview.missedBytes == true
+        transfers[transferID]?.preview.missedBytes = false
+        return (nil, missed)
     }
 
     /// A download's job returned: its slot is free, queued downloads start, and the transfer
@@ -306,6 +309,11 @@ struct TransferStateMachine<Handle, Job, Stale> {
         _ transferID: UInt64, now: ContinuousClock.Instant, interval: Duration, newDecoder: @autoclosure () -> PreviewDecoder
     ) -> (PreviewDecoder, Job)? {
         if transfers[transferID]?.preview.isMaking == true {
+            transfers[transferID]?.preview.missedBytes = true
+            return nil
+        }
+        if case .running(nil) = transfers[transferID]?.phase {
+            // Bytes before the job is recorded: `started` asks for the preview then.
             transfers[transferID]?.preview.missedBytes = true
             return nil
         }

@@ -260,8 +260,15 @@ public final class ImageService: Sendable {
                 image = try ImageProcessors.Flatten(background: options.background ?? .white).process(image)
             }
             let quality = options.quality > 0 ? options.quality : options.formatQuality[format.rawValue] ?? configuration.defaultQuality
+            // An autoquality the URL asks for wins; the server's applies when the URL fixes no quality.
+            let fixed = options.autoQuality == nil && (options.quality > 0 || options.formatQuality[format.rawValue] != nil)
+            let search =
+                fixed
+                ? nil
+                : configuration.autoQuality.applying(options.autoQuality).search(
+                    format: format, width: image.width, height: image.height, animated: image.isAnimated)
             let encodeStart = ContinuousClock.now
-            let encoded = try await Self.encode(image, as: format, quality: quality, maxBytes: options.maxBytes)
+            let encoded = try await Self.encode(image, as: format, quality: quality, search: search, maxBytes: options.maxBytes)
             metrics.encodes.increment(by: Int64(encoded.encodes))
             stages.made(response, format: format, encode: encodeStart..<ContinuousClock.now, start: start)
             let etag = Self.etag(source: response, options: options, watermark: watermark, format: format)
@@ -334,9 +341,21 @@ public final class ImageService: Sendable {
             delivery: delivery.with(extension: sourceFormat?.fileExtension))
     }
 
-    /// Encodes off the cooperative pool: an encode takes tens of milliseconds to seconds.
-    static func encode(_ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int) async throws -> (data: Data, quality: Int, encodes: Int) {
-        try await offThePool { try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes) }
+    /// Encodes off the cooperative pool: an encode takes tens of milliseconds to seconds. With
+    /// `search`, autoquality chooses the quality (`quality` when it cannot); `max_bytes` then
+    /// lowers it further when the answer is still too large.
+    static func encode(
+        _ image: Image, as format: OutputFormat, quality: Int, search: AutoQuality? = nil, maxBytes: Int
+    ) async throws -> (data: Data, quality: Int, encodes: Int) {
+        try await offThePool {
+            guard let search, let imageFormat = format.imageFormat else {
+                return try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes)
+            }
+            let choice = try search.encode(image, format: imageFormat) { format.encoder(quality: $0) }
+            guard maxBytes > 0, choice.data.count > maxBytes else { return (choice.data, choice.quality, choice.encodes) }
+            let bounded = try SizeBoundEncoding.encode(image, as: format, quality: choice.quality, maxBytes: maxBytes)
+            return (bounded.data, bounded.quality, choice.encodes + bounded.encodes)
+        }
     }
 
     /// Synchronous work on a GCD thread, so it does not hold one of the cooperative pool's threads.

@@ -106,6 +106,18 @@ public enum OutputFormat: String, Sendable, Hashable {
     public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 
     /// The encoder at `quality` (1…100).
+    /// The library's name for this format (nil for SVG and JSON, which are not encoded).
+    var imageFormat: ImageFormat? {
+        switch self {
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        case .gif: .gif
+        case .avif: .avif
+        case .svg, .json: nil
+        }
+    }
+
     func encoder(quality: Int) -> any ImageEncoding {
         switch self {
         case .jpeg: JPEGEncoder(quality: quality)

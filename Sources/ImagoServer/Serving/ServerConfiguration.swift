@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var cacheControl = "public, max-age=31536000, immutable"
     /// Quality when the URL sets none.
     public var defaultQuality = 80
+    /// imgproxy Pro's autoquality (`IMAGO_AUTOQUALITY_*`), measured with SSIMULACRA2. Default off.
+    public var autoQuality = AutoQualitySettings()
     /// Whether AVIF is chosen for clients that accept it (slow to encode; off by default).
     public var negotiatesAVIF = false
     /// Largest source accepted, in bytes. Default 50 MB.

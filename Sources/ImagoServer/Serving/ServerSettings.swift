@@ -15,6 +15,17 @@ public enum ServerSettings {
         ("--cache-dir", "IMAGO_CACHE_DIR", "disk cache of sources and variants; default none"),
         ("--cache-control", "IMAGO_CACHE_CONTROL", "Cache-Control of images (default public, max-age=31536000, immutable)"),
         ("--quality", "IMAGO_QUALITY", "quality when the URL sets none (default 80)"),
+        (
+            "--autoquality-method", "IMAGO_AUTOQUALITY_METHOD",
+            "none (default), ssimulacra2 (lowest quality scoring the target) or size (highest quality fitting target bytes)"
+        ),
+        ("--autoquality-target", "IMAGO_AUTOQUALITY_TARGET", "SSIMULACRA2 score (default 75), or bytes for size"),
+        ("--autoquality-min", "IMAGO_AUTOQUALITY_MIN", "lowest quality autoquality may choose (default 70)"),
+        ("--autoquality-max", "IMAGO_AUTOQUALITY_MAX", "highest quality autoquality may choose (default 80)"),
+        ("--autoquality-format-min", "IMAGO_AUTOQUALITY_FORMAT_MIN", "lowest quality per format, e.g. jpeg=60,avif=40 (default avif=60)"),
+        ("--autoquality-format-max", "IMAGO_AUTOQUALITY_FORMAT_MAX", "highest quality per format (default avif=65)"),
+        ("--autoquality-allowed-error", "IMAGO_AUTOQUALITY_ALLOWED_ERROR", "SSIMULACRA2 points a score may miss the target by (default 0.5)"),
+        ("--autoquality-max-resolution", "IMAGO_AUTOQUALITY_MAX_RESOLUTION", "pixels above which quality stays fixed (default 0: the metric's 16.7 MP limit)"),
         ("--avif", "IMAGO_AVIF", "offer AVIF to clients that accept it (true/false; default false)"),
         ("--max-source-bytes", "IMAGO_MAX_SOURCE_BYTES", "largest source in bytes (default 50000000)"),
         ("--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", "most pixels a source may declare (default 50000000)"),
@@ -90,6 +101,36 @@ public enum ServerSettings {
         configuration.cacheControl = values["IMAGO_CACHE_CONTROL"] ?? configuration.cacheControl
         configuration.defaultQuality = try integer("IMAGO_QUALITY", 1...100) ?? configuration.defaultQuality
         configuration.negotiatesAVIF = try boolean("IMAGO_AVIF") ?? configuration.negotiatesAVIF
+        func qualities(_ variable: String) throws(ServerError) -> [String: Int]? {
+            guard let pairs = list(variable) else { return nil }
+            var table: [String: Int] = [:]
+            for pair in pairs {
+                let parts = pair.split(separator: "=")
+                guard parts.count == 2, let format = OutputFormat(extension: String(parts[0])), let quality = Int(parts[1]),
+                    (1...100).contains(quality)
+                else { throw invalid(variable) }
+                table[format.rawValue] = quality
+            }
+            return table
+        }
+        if let text = values["IMAGO_AUTOQUALITY_METHOD"] {
+            guard let method = AutoQualitySettings.Method(rawValue: text.lowercased()) else { throw invalid("IMAGO_AUTOQUALITY_METHOD") }
+            configuration.autoQuality.method = method
+        }
+        if let text = values["IMAGO_AUTOQUALITY_TARGET"] {
+            guard let target = Double(text), target.isFinite, target >= 0 else { throw invalid("IMAGO_AUTOQUALITY_TARGET") }
+            configuration.autoQuality.target = target
+        }
+        configuration.autoQuality.minQuality = try integer("IMAGO_AUTOQUALITY_MIN", 1...100) ?? configuration.autoQuality.minQuality
+        configuration.autoQuality.maxQuality = try integer("IMAGO_AUTOQUALITY_MAX", 1...100) ?? configuration.autoQuality.maxQuality
+        configuration.autoQuality.formatMin = try qualities("IMAGO_AUTOQUALITY_FORMAT_MIN") ?? configuration.autoQuality.formatMin
+        configuration.autoQuality.formatMax = try qualities("IMAGO_AUTOQUALITY_FORMAT_MAX") ?? configuration.autoQuality.formatMax
+        if let text = values["IMAGO_AUTOQUALITY_ALLOWED_ERROR"] {
+            guard let error = Double(text), (0...100).contains(error) else { throw invalid("IMAGO_AUTOQUALITY_ALLOWED_ERROR") }
+            configuration.autoQuality.allowedError = error
+        }
+        configuration.autoQuality.maxResolution =
+            try integer("IMAGO_AUTOQUALITY_MAX_RESOLUTION", 0...1_000_000_000) ?? configuration.autoQuality.maxResolution
         configuration.maxSourceBytes = Int64(try integer("IMAGO_MAX_SOURCE_BYTES", 1...(1 << 40)) ?? Int(configuration.maxSourceBytes))
         configuration.maxSourcePixels = try integer("IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000) ?? configuration.maxSourcePixels
         configuration.maxFrames = try integer("IMAGO_MAX_FRAMES", 1...100_000) ?? configuration.maxFrames

@@ -9,7 +9,7 @@ extension ProcessingOptions {
     /// `padding`/`pd`, `auto_rotate`/`ar`, `rotate`/`rot`, `flip`/`fl`, `background`/`bg`,
     /// `blur`/`bl`, `sharpen`/`sh`, `pixelate`/`pix`, `watermark`/`wm`, `strip_metadata`/`sm`,
     /// `keep_copyright`/`kcr`, `strip_color_profile`/`scp`, `preserve_hdr`/`ph`,
-    /// `enforce_thumbnail`/`eth`, `quality`/`q`, `format_quality`/`fq`, `max_bytes`/`mb`,
+    /// `enforce_thumbnail`/`eth`, `quality`/`q`, `format_quality`/`fq`, `autoquality`/`aq`, `max_bytes`/`mb`,
     /// `format`/`f`/`ext`, `skip_processing`/`skp`, `raw`, `cachebuster`/`cb`, `expires`/`exp`,
     /// `filename`/`fn`, `return_attachment`/`att`, `preset`/`pr`, `max_src_resolution`/`msr`,
     /// `max_src_file_size`/`msfs`, `max_animation_frames`/`maf`,
@@ -175,6 +175,20 @@ private struct Parser {
                 guard let format = ImageFormatName.canonical(arguments[index]) else { throw a.bad("unknown format '\(arguments[index])'") }
                 o.formatQuality[format] = try a.integer(index + 1, 0...100) ?? 0
             }
+        case "autoquality", "aq":
+            try a.count(1...5)
+            var option = ProcessingOptions.AutoQualityOption()
+            if let text = a.value(0) {
+                guard let method = AutoQualitySettings.Method(rawValue: text) else {
+                    throw a.bad("method must be none, size or ssimulacra2 (Imago measures SSIMULACRA2 where imgproxy Pro measures DSSIM)")
+                }
+                option.method = method
+            }
+            option.target = try a.number(1, 0...Double(Int32.max))
+            option.minQuality = try a.integer(2, 1...100)
+            option.maxQuality = try a.integer(3, 1...100)
+            option.allowedError = try a.number(4, 0...100)
+            o.autoQuality = option
         case "max_bytes", "mb":
             try a.count(1...1)
             o.maxBytes = try a.integer(0, 0...Int(Int32.max)) ?? o.maxBytes

@@ -154,6 +154,25 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
     public var formatQuality: [String: Int] = [:]
     /// `max_bytes`: the largest answer; quality is lowered until it fits. 0 for none.
     public var maxBytes = 0
+    /// `autoquality`/`aq`: what the URL redefines of the server's autoquality settings; nil for none.
+    public var autoQuality: AutoQualityOption?
+
+    /// `autoquality:%method:%target:%min_quality:%max_quality:%allowed_error`, each part optional.
+    public struct AutoQualityOption: Sendable, Hashable, Codable {
+        /// `none`, `size` or `ssimulacra2`.
+        public var method: AutoQualitySettings.Method?
+        /// A SSIMULACRA2 score, or bytes for `size`.
+        public var target: Double?
+        /// The lowest quality, for every format.
+        public var minQuality: Int?
+        /// The highest quality, for every format.
+        public var maxQuality: Int?
+        /// SSIMULACRA2 points a score may miss the target by.
+        public var allowedError: Double?
+
+        /// Nothing redefined.
+        public init() {}
+    }
     /// The format asked for (an extension imgproxy knows), or nil to negotiate.
     public var format: String?
     /// Whether the output is converted to sRGB and carries no colour profile (imgproxy's
