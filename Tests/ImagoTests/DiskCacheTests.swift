@@ -46,6 +46,37 @@ import Testing
         #expect(reopened.totalSize == 50_000)
     }
 
+    @Test(
+        "a placeholder is kept beside an entry, read without its payload, survives a reopen and a refresh, and is dropped by new bytes; one too large is refused"
+    )
+    func placeholders() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try DiskCache(configuration: .init(directory: directory))
+        let key = "https://example.com/a.jpg"
+        cache.storePlaceholder(Data([1, 2, 3]), for: key)
+        cache.flush()
+        #expect(cache.placeholder(for: key) == nil)  // no entry to keep it beside
+        cache.store(payload(1000), for: key, metadata: Self.metadata)
+        cache.storePlaceholder(Data([4, 5, 6]), for: key)
+        #expect(cache.placeholder(for: key) == Data([4, 5, 6]))
+        cache.flush()
+        // Its payload damaged, the index still answers: the payload is not read.
+        for file in Self.payloadFiles(directory) { try Data(repeating: 0, count: 1000).write(to: file) }
+        let reopened = try DiskCache(configuration: .init(directory: directory))
+        #expect(reopened.placeholder(for: key) == Data([4, 5, 6]))
+        reopened.refresh(Self.metadata, for: key)
+        reopened.flush()
+        #expect(reopened.placeholder(for: key) == Data([4, 5, 6]))
+        reopened.storePlaceholder(Data(repeating: 9, count: DiskCache.maxPlaceholderSize + 1), for: key)
+        reopened.flush()
+        #expect(reopened.placeholder(for: key) == Data([4, 5, 6]))
+        reopened.store(payload(1000), for: key, metadata: Self.metadata)
+        #expect(reopened.placeholder(for: key) == nil)
+        reopened.flush()
+        #expect(reopened.placeholder(for: key) == nil)
+    }
+
     @Test func replacingAndRemovingDeleteTheOldPayloadFile() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

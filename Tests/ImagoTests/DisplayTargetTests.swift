@@ -127,3 +127,67 @@ struct DisplayTargetTests {
         }
     }
 }
+
+/// Placeholders recorded in the disk cache's index and shown by display targets.
+@MainActor
+@Suite("Stored placeholders", .timeLimit(.minutes(1)))
+struct StoredPlaceholderTests {
+    @Test("placeholder(for:) makes the ThumbHash once; a new pipeline on the same disk cache reads it from the index with no request and no decode")
+    func recordedInIndex() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = try Corpus.data("jpeg/video-001.jpeg")
+        var expected: ThumbHash?
+        var url: URL?
+        try await withOrigin(configure: { $0.diskCache = try? DiskCache(configuration: .init(directory: directory)) }) { origin, pipeline in
+            var route = TestOrigin.Route(body: data)
+            route.headers = [("Cache-Control", "max-age=3600")]
+            origin.setRoute("/photo.jpg", route)
+            let served = origin.url("/photo.jpg")
+            url = served
+            #expect(pipeline.storedPlaceholder(for: ImageRequest(url: served)) == nil)
+            let made = try await pipeline.placeholder(for: ImageRequest(url: served, processors: [.grayscale]))
+            // The hash of the original fitted to 100 pixels (from memory: no second request).
+            expected = try ThumbHash(image: try await pipeline.image(for: ImageRequest(url: served, thumbnail: .init(maxPixelSize: 100))))
+            #expect(made.bytes == expected?.bytes)
+            pipeline.configuration.diskCache?.flush()
+            #expect(pipeline.storedPlaceholder(for: ImageRequest(url: served))?.bytes == expected?.bytes)
+            #expect(origin.log.requests.count == 1)
+        }
+        // A new process, in effect: nothing in memory, the origin gone.
+        var configuration = ImagePipeline.Configuration()
+        configuration.diskCache = try DiskCache(configuration: .init(directory: directory))
+        let fresh = ImagePipeline(configuration: configuration)
+        let request = ImageRequest(url: try #require(url))
+        #expect(fresh.storedPlaceholder(for: request)?.bytes == expected?.bytes)
+        #expect(try await fresh.placeholder(for: request).bytes == expected?.bytes)
+        #expect(fresh.statistics.decodes == 0)
+    }
+
+    @Test("a display target with .stored shows the recorded ThumbHash, then the image; without one, nothing, then the image")
+    func displayShowsStored() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withOrigin(configure: { $0.diskCache = try? DiskCache(configuration: .init(directory: directory)) }) { origin, pipeline in
+            let url = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let hash = try await pipeline.placeholder(for: ImageRequest(url: url))
+            pipeline.configuration.diskCache?.flush()
+            pipeline.configuration.memoryCache?.removeAll()
+            let view = RecordingView()
+            let result = await withCheckedContinuation { continuation in
+                view.setImage(
+                    with: ImageRequest(url: url), placeholder: .stored, pipeline: pipeline,
+                    success: { continuation.resume(returning: Result<ImageResponse, ImagoError>.success($0)) },
+                    failure: { continuation.resume(returning: .failure($0)) })
+            }
+            #expect((try? result.get()) != nil)
+            #expect(view.shown.count == 2)
+            #expect(view.shown.first??.pixels == hash.render().pixels)
+            #expect(view.widths.last == 150)
+            let other = RecordingView()
+            other.setImage(with: ImageRequest(url: origin.url("/none.jpg?gate=never")), placeholder: .stored, pipeline: pipeline)
+            #expect(other.widths == [nil])
+            other.cancelImageLoad()
+        }
+    }
+}

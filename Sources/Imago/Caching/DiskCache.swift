@@ -52,6 +52,8 @@
             var sequence: UInt64 = 0
             var pending: [String: (change: Change, sequence: UInt64)] = [:]
             var touches: [String: Double] = [:]
+            /// Placeholders to record, written after the batch that may create their rows.
+            var placeholders: [String: Data] = [:]
             var isWriting = false
             var hasWarnedOfWriteFailure = false
             /// Rows recently read, so a repeated read skips the index. A remembered row is only a
@@ -188,7 +190,41 @@
 
         /// Removes the entry under `key`.
         public func remove(_ key: String) {
+            state.withLock { _ = $0.placeholders.removeValue(forKey: key) }
             enqueue(.remove, for: key)
+        }
+
+        /// The most placeholder bytes read back: a ThumbHash takes at most 25 plus its AC terms.
+        static let maxPlaceholderSize = 64
+
+        /// The placeholder recorded beside `key`'s entry, from the index alone (its payload is not
+        /// read); nil when none, when the entry is being replaced or removed, or when the stored value
+        /// is larger than a placeholder can be.
+        public func placeholder(for key: String) -> Data? {
+            let (waiting, change) = state.withLock { ($0.placeholders[key], $0.pending[key]?.change) }
+            if let waiting { return waiting }
+            switch change {
+            case .write, .remove: return nil
+            case .refresh, nil: break
+            }
+            do {
+                return try index.placeholder(for: key, limit: Self.maxPlaceholderSize)
+            } catch {
+                logger.warning("disk cache index read failed: \(error)")
+                return nil
+            }
+        }
+
+        /// Records `placeholder` beside the entry under `key`; nothing when there is none by the time
+        /// it is written. New bytes stored under the key drop it.
+        public func storePlaceholder(_ placeholder: Data, for key: String) {
+            guard placeholder.count <= Self.maxPlaceholderSize else { return }
+            let schedule = state.withLock { state -> Bool in
+                state.placeholders[key] = placeholder
+                defer { state.isWriting = true }
+                return !state.isWriting
+            }
+            if schedule { writer.async { [self] in drain() } }
         }
 
         /// Removes every entry.
@@ -197,6 +233,7 @@
                 state.withLock {
                     $0.pending = [:]
                     $0.touches = [:]
+                    $0.placeholders = [:]
                     $0.rows = [:]
                 }
                 do {
@@ -236,9 +273,17 @@
         private func drain() {
             var wrote = false
             while true {
-                let batch = state.withLock { state -> [(key: String, change: Change, sequence: UInt64)] in
-                    if state.pending.isEmpty { state.isWriting = false }
-                    return state.pending.prefix(256).map { ($0.key, $0.value.change, $0.value.sequence) }
+                let (batch, placeholders) = state.withLock { state -> ([(key: String, change: Change, sequence: UInt64)], [String: Data]) in
+                    // Placeholders wait until no write is pending: the row they belong to may be in it.
+                    let placeholders = state.pending.isEmpty ? state.placeholders : [:]
+                    if state.pending.isEmpty {
+                        state.placeholders = [:]
+                        state.isWriting = false
+                    }
+                    return (state.pending.prefix(256).map { ($0.key, $0.value.change, $0.value.sequence) }, placeholders)
+                }
+                if !placeholders.isEmpty {
+                    do { try index.setPlaceholders(placeholders) } catch { logger.warning("disk cache placeholder write failed: \(error)") }
                 }
                 guard !batch.isEmpty else { break }
                 apply(batch)

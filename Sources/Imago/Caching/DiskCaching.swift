@@ -18,6 +18,19 @@ public protocol DiskCaching: Sendable {
     func remove(_ key: String)
     /// Returns once every change made so far is stored.
     func flush()
+    /// The placeholder bytes recorded beside the entry under `key` (a ``ThumbHash``), read without
+    /// the entry's payload; nil when none. The default records none.
+    func placeholder(for key: String) -> Data?
+    /// Records `placeholder` beside the entry under `key`, if there is one; storing new bytes
+    /// under the key drops it. The default records nothing.
+    func storePlaceholder(_ placeholder: Data, for key: String)
+}
+
+extension DiskCaching {
+    /// None recorded.
+    public func placeholder(for key: String) -> Data? { nil }
+    /// Nothing recorded.
+    public func storePlaceholder(_ placeholder: Data, for key: String) {}
 }
 
 /// What is known of a cached response besides its bytes: what HTTP caching decides from.

@@ -52,6 +52,10 @@
                 // removes their files).
                 try db.execute(sql: "DELETE FROM entry")
             }
+            migrator.registerMigration("v3: placeholders") { db in
+                // A ThumbHash per entry, read without the payload; an upsert (new bytes) resets it.
+                try db.execute(sql: "ALTER TABLE entry ADD COLUMN placeholder BLOB")
+            }
             try migrator.migrate(pool)
         }
 
@@ -85,6 +89,22 @@
                     }
                 }
                 return released
+            }
+        }
+
+        /// The placeholder recorded for `key`, nil when none or longer than `limit` bytes.
+        func placeholder(for key: String, limit: Int) throws -> Data? {
+            try pool.read { db in
+                try Data.fetchOne(
+                    db, sql: "SELECT placeholder FROM entry WHERE key = ? AND length(placeholder) <= ?", arguments: [key, limit])
+            }
+        }
+
+        /// Records placeholders for the rows that exist.
+        func setPlaceholders(_ placeholders: [String: Data]) throws {
+            try pool.write { db in
+                let statement = try db.cachedStatement(sql: "UPDATE entry SET placeholder = ? WHERE key = ?")
+                for (key, data) in placeholders { try statement.execute(arguments: [data, key]) }
             }
         }
 

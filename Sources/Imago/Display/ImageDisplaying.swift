@@ -73,8 +73,47 @@ extension ImageDisplaying {
         binding.attach(task, receipt: receipt)
     }
 
+    /// Loads `request` into the target, showing a placeholder made from a hash until the image
+    /// arrives: ``ImagePlaceholder/stored`` paints the ThumbHash the pipeline recorded for the
+    /// image (``ImagePipeline/storedPlaceholder(for:)``), so a list scrolled back to shows each
+    /// image's colours at once. Otherwise as the `setImage(with:placeholder:)` that takes an `Image`.
+    public func setImage(
+        with request: ImageRequest?,
+        placeholder: ImagePlaceholder,
+        pipeline: ImagePipeline = .shared,
+        success: (@MainActor (ImageResponse) -> Void)? = nil,
+        failure: (@MainActor (ImagoError) -> Void)? = nil
+    ) {
+        let shown: Image?
+        switch placeholder {
+        case .image(let image): shown = image
+        case .thumbHash(let hash): shown = hash.render()
+        case .blurHash(let hash): shown = try? hash.render(width: ImagePlaceholder.blurHashSide, height: ImagePlaceholder.blurHashSide)
+        case .stored:
+            // A memory hit shows the image at once: no index read for it.
+            shown = request.flatMap { pipeline.cachedResponse(for: $0) == nil ? pipeline.storedPlaceholder(for: $0)?.render() : nil }
+        }
+        setImage(with: request, placeholder: shown, pipeline: pipeline, success: success, failure: failure)
+    }
+
     /// Cancels the target's load, if any; what it shows stays.
     public func cancelImageLoad() {
         imageBinding.cancel()
     }
+}
+
+/// What a display target shows while its image loads.
+public enum ImagePlaceholder: Sendable {
+    /// This image.
+    case image(Image)
+    /// This ThumbHash, rendered at its reference size (32 pixels on the long side); the view scales it.
+    case thumbHash(ThumbHash)
+    /// This BlurHash, rendered at ``blurHashSide`` pixels square.
+    case blurHash(BlurHash)
+    /// The ThumbHash the pipeline recorded beside the image's original in its disk cache, when
+    /// ``ImagePipeline/placeholder(for:)`` made one before; nothing otherwise.
+    case stored
+
+    /// The side a BlurHash placeholder is rendered at.
+    public static let blurHashSide = 32
 }

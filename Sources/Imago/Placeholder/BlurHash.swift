@@ -32,7 +32,7 @@ public struct BlurHash: Sendable, Hashable {
     /// from a copy scaled to fit 100 pixels (what a decode at a reduced scale gives for free; the
     /// terms of so few frequencies barely move).
     public init(image: Image, components: (x: Int, y: Int) = (4, 3)) throws(ImagoError) {
-        let fitted = try Placeholders.fitted(image, side: 100)
+        let fitted = try Placeholders.fitted(image, side: Placeholders.sourceSide)
         try self.init(pixels: fitted.pixels, width: fitted.width, height: fitted.height, components: components)
     }
 

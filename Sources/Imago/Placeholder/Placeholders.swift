@@ -5,6 +5,9 @@ public enum Placeholders {
     /// a display scales it up for free.
     public static let maxRenderSide = 1024
 
+    /// The side a placeholder's source is fitted to before it is hashed, as the references do.
+    public static let sourceSide = 100
+
     /// The first frame, scaled to fit `side × side` when larger (Lanczos, alpha kept).
     static func fitted(_ image: Image, side: Int) throws(ImagoError) -> Image {
         var still = image
