@@ -6,8 +6,9 @@ SWIFT ?= swift
 # cjpeg/djpeg, giflib's gif2rgb, ImageMagick and netpbm for the Netpbm files); bc for `make consumer`;
 # curl (benchmark peer); nginx (deploy/nginx.conf in front of imago serve nodes: make cluster-demo and its test);
 # ukui-wallpapers (large sample photos for the demo and benchmarks); librsvg (SVG sources) and its
-# rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against).
-APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers
+# rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against);
+# chromium (the headless browser the /gallery page is tested in).
+APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test test-thumbor cluster-demo soak lint format docs bench bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
@@ -23,9 +24,17 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The pipeline demo, then the gallery: `imago serve` showing the wallpapers with srcset and
+# ThumbHash placeholders until Ctrl-C (DEMO_GALLERY=0 skips it; GALLERY_LISTEN moves it).
+DEMO_GALLERY ?= 1
+GALLERY_LISTEN ?= 127.0.0.1:8080
 demo: deps
 	$(SWIFT) build --product imago
 	$$($(SWIFT) build --show-bin-path)/imago demo
+	@if [ "$(DEMO_GALLERY)" = 1 ]; then \
+		echo "gallery: open http://$(GALLERY_LISTEN)/gallery (Ctrl-C stops the server)"; \
+		$$($(SWIFT) build --show-bin-path)/imago serve --local-root /usr/share/backgrounds --gallery --listen $(GALLERY_LISTEN); \
+	fi
 
 test: deps
 	$(SWIFT) build --build-tests

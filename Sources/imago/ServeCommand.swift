@@ -24,6 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Hosts sources may come from, comma-separated (IMAGO_ALLOWED_HOSTS).") var allowedHosts: String?
     @Flag(help: "Let sources resolve to loopback and private addresses (IMAGO_ALLOW_PRIVATE_ADDRESSES).") var allowPrivateAddresses = false
     @Option(help: "Folder served as local:///name (IMAGO_LOCAL_ROOT).") var localRoot: String?
+    @Flag(help: "Serve /gallery: the local root's images with srcset and ThumbHash placeholders (IMAGO_GALLERY).") var gallery = false
     @Option(help: "Disk cache folder (IMAGO_CACHE_DIR).") var cacheDir: String?
     @Option(help: "Cache-Control of images (IMAGO_CACHE_CONTROL).") var cacheControl: String?
     @Option(help: "Quality when the URL sets none (IMAGO_QUALITY).") var quality: Int?
@@ -68,7 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
         let flags: [(String, String?)] = [
             ("IMAGO_LISTEN", listen), ("IMAGO_KEY", key), ("IMAGO_SALT", salt), ("IMAGO_PRESETS", presets),
             ("IMAGO_ALLOWED_HOSTS", allowedHosts), ("IMAGO_ALLOW_PRIVATE_ADDRESSES", allowPrivateAddresses ? "true" : nil),
-            ("IMAGO_LOCAL_ROOT", localRoot), ("IMAGO_CACHE_DIR", cacheDir), ("IMAGO_CACHE_CONTROL", cacheControl),
+            ("IMAGO_LOCAL_ROOT", localRoot), ("IMAGO_GALLERY", gallery ? "true" : nil), ("IMAGO_CACHE_DIR", cacheDir), ("IMAGO_CACHE_CONTROL", cacheControl),
             ("IMAGO_QUALITY", quality.map(String.init)), ("IMAGO_AVIF", avif ? "true" : nil),
             ("IMAGO_AUTOQUALITY_METHOD", autoqualityMethod), ("IMAGO_AUTOQUALITY_TARGET", autoqualityTarget),
             ("IMAGO_AUTOQUALITY_MIN", autoqualityMin.map(String.init)), ("IMAGO_AUTOQUALITY_MAX", autoqualityMax.map(String.init)),

@@ -33,6 +33,8 @@ public final class ImageService: Sendable {
     /// thumbor's watermark and frame images, decoded, by URL: a few images many variants place,
     /// kept so each is fetched and decoded once (at most 16 MB, trimmed on memory pressure).
     let thumborOverlays = MemoryCache<String, Image>(limits: .init(cost: 16 << 20))
+    /// `/gallery`'s page, made on first request.
+    let gallery = GalleryCache()
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
     /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
@@ -160,6 +162,7 @@ public final class ImageService: Sendable {
     private func answer(_ request: ServiceRequest) async throws -> ServiceResponse {
         let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
         if let response = kept(request, negotiation) { return response }
+        if configuration.servesGallery, request.path == "/gallery" || request.path == "/gallery/" { return try await answerGallery(request) }
         if configuration.dialect == .thumbor { return try await answerThumbor(request, negotiation) }
         if request.path.hasPrefix("/info/") { return try await answerInfo(request, negotiation) }
         let path = try ProcessingPath(parsing: request.path)

@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var allowsPrivateAddresses = false
     /// The folder `local:///name` sources are read from; nil refuses them.
     public var localRoot: URL?
+    /// Whether `/gallery` shows the images under ``localRoot`` (`IMAGO_GALLERY`). Default false.
+    public var servesGallery = false
     /// The `Cache-Control` of every image: a year, for immutable signed URLs.
     public var cacheControl = "public, max-age=31536000, immutable"
     /// Quality when the URL sets none.

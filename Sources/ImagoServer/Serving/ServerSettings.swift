@@ -12,6 +12,7 @@ public enum ServerSettings {
         ("--allowed-hosts", "IMAGO_ALLOWED_HOSTS", "hosts sources may come from, comma-separated (.example.com takes subdomains); default any public host"),
         ("--allow-private-addresses", "IMAGO_ALLOW_PRIVATE_ADDRESSES", "let sources resolve to loopback and private addresses (true/false; default false)"),
         ("--local-root", "IMAGO_LOCAL_ROOT", "folder served as local:///name sources; default none"),
+        ("--gallery", "IMAGO_GALLERY", "serve /gallery: the local root's images with srcset and ThumbHash placeholders (true/false; default false)"),
         ("--cache-dir", "IMAGO_CACHE_DIR", "disk cache of sources and variants; default none"),
         ("--cache-control", "IMAGO_CACHE_CONTROL", "Cache-Control of images (default public, max-age=31536000, immutable)"),
         ("--quality", "IMAGO_QUALITY", "quality when the URL sets none (default 80)"),
@@ -98,6 +99,7 @@ public enum ServerSettings {
         configuration.allowsPrivateAddresses = try boolean("IMAGO_ALLOW_PRIVATE_ADDRESSES") ?? false
         configuration.localRoot = values["IMAGO_LOCAL_ROOT"].map { URL(fileURLWithPath: $0) }
         configuration.cacheDirectory = values["IMAGO_CACHE_DIR"].map { URL(fileURLWithPath: $0) }
+        configuration.servesGallery = try boolean("IMAGO_GALLERY") ?? configuration.servesGallery
         configuration.cacheControl = values["IMAGO_CACHE_CONTROL"] ?? configuration.cacheControl
         configuration.defaultQuality = try integer("IMAGO_QUALITY", 1...100) ?? configuration.defaultQuality
         configuration.negotiatesAVIF = try boolean("IMAGO_AVIF") ?? configuration.negotiatesAVIF
