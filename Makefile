@@ -41,7 +41,7 @@ test: deps
 	$(SWIFT) test
 	@# Imago alone without its traits (no disk cache, no AsyncHTTPClient or URLSession loader).
 	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
-	@# The README's install lines are a manifest that must parse.
+	@# docs/LIBRARY.md's install lines are a manifest that must parse.
 	$(SWIFT) package --package-path Examples/Install dump-package >/dev/null
 
 # The thumbor parity suite: the same URLs sent to thumbor 7.8 (installed in the bench venv) and to

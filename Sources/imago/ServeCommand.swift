@@ -14,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve imgproxy (or thumbor) URLs: fetch, resize, convert and cache images over HTTP.",
         discussion:
-            "Each flag may instead come from its IMAGO_* variable (the README's table); a flag wins. SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0."
+            "Each flag may instead come from its IMAGO_* variable (docs/SERVER.md's table); a flag wins. SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0."
     )
 
     @Option(help: "Address and port (IMAGO_LISTEN; default 127.0.0.1:8080).") var listen: String?

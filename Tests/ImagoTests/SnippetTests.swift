@@ -57,7 +57,9 @@ struct SnippetTests {
     static var documents: [URL] {
         let catalog = root.appendingPathComponent("Sources/Imago/Imago.docc")
         let articles = (try? FileManager.default.contentsOfDirectory(at: catalog, includingPropertiesForKeys: nil)) ?? []
-        return [root.appendingPathComponent("README.md")] + articles.filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
+        let guides = (try? FileManager.default.contentsOfDirectory(at: root.appendingPathComponent("docs"), includingPropertiesForKeys: nil)) ?? []
+        return [root.appendingPathComponent("README.md")]
+            + (articles + guides).filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
     }
 
     static func allRegions() throws -> [String: String] {
@@ -69,7 +71,7 @@ struct SnippetTests {
         return regions
     }
 
-    @Test("every Swift block of the README and the DocC articles is a compiled snippet", arguments: documents.map(\.lastPathComponent))
+    @Test("every Swift block of the README, the DocC articles and docs/ is a compiled snippet", arguments: documents.map(\.lastPathComponent))
     func blocksCompile(document: String) throws {
         let file = Self.documents.first { $0.lastPathComponent == document }!
         let regions = Set(try Self.allRegions().values)

@@ -1,9 +1,9 @@
 import Foundation
 
 /// `imago serve`'s settings by name, from `IMAGO_*` environment variables and then flags (a flag
-/// wins): one table, so the README, the variables and the flags cannot drift apart.
+/// wins): one table, so docs/SERVER.md, the variables and the flags cannot drift apart.
 public enum ServerSettings {
-    /// (flag, variable, what it sets), in the README's order.
+    /// (flag, variable, what it sets), in docs/SERVER.md's order.
     public static let table: [(flag: String, variable: String, help: String)] = [
         ("--listen", "IMAGO_LISTEN", "address and port to listen on (default 127.0.0.1:8080)"),
         ("--key", "IMAGO_KEY", "hex HMAC keys, comma-separated for rotation; none turns signature checks off"),

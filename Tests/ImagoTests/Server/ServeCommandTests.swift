@@ -76,10 +76,10 @@ struct ServeCommandTests {
         #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("--max-frames"))
     }
 
-    @Test("the README's settings table has a row for every flag and variable, and the command takes every flag")
+    @Test("docs/SERVER.md's settings table has a row for every flag and variable, and the command takes every flag")
     func settingsDocumented() async throws {
         let readme = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../README.md").standardizedFileURL, encoding: .utf8)
+            contentsOf: URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../docs/SERVER.md").standardizedFileURL, encoding: .utf8)
         let help = String(decoding: try await runProcess(Self.executable, ["serve", "--help"]).output, as: UTF8.self)
         for setting in ServerSettings.table {
             #expect(readme.contains("| `\(setting.flag)` | `\(setting.variable)` |"), "\(setting.variable)")
