@@ -58,7 +58,7 @@ enum AutoQualityBenchmark {
             // The smallest quality scoring at least the target, by bisection over 1…100; 101 when
             // not even 100 reaches it (no fixed quality can guarantee such a photo).
             var low = 0, high = 100
-            if try score(100) < target { low = 100; high = 101 }
+            if try score(100) < target { (low, high) = (100, 101) }
             while high - low > 1 {
                 let middle = (low + high) / 2
                 if try score(middle) >= target { high = middle } else { low = middle }
@@ -123,7 +123,8 @@ enum AutoQualityBenchmark {
             _ = try SSIMULACRA2.score(original: image, distorted: candidate)
             whole.append((ContinuousClock.now - start) / .seconds(1))
         }
-        var line = "  one score at \(image.width)×\(image.height) (\(String(format: "%.2f", score))): \(String(format: "%.0f", Measure.median(prepared) * 1000)) ms against a prepared original, \(String(format: "%.0f", Measure.median(whole) * 1000)) ms whole"
+        var line =
+            "  one score at \(image.width)×\(image.height) (\(String(format: "%.2f", score))): \(String(format: "%.0f", Measure.median(prepared) * 1000)) ms against a prepared original, \(String(format: "%.0f", Measure.median(whole) * 1000)) ms whole"
         if let tool = ProcessInfo.processInfo.environment["IMAGO_SSIMULACRA2"], FileManager.default.isExecutableFile(atPath: tool) {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-bench-ssim-\(getpid())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -138,7 +139,8 @@ enum AutoQualityBenchmark {
                 output = try Measure.run(tool, [a, b])
                 times.append((ContinuousClock.now - start) / .seconds(1))
             }
-            line += "; cloudinary/ssimulacra2 \(String(format: "%.0f", Measure.median(times) * 1000)) ms (its score \(output.trimmingCharacters(in: .whitespacesAndNewlines)))"
+            line +=
+                "; cloudinary/ssimulacra2 \(String(format: "%.0f", Measure.median(times) * 1000)) ms (its score \(output.trimmingCharacters(in: .whitespacesAndNewlines)))"
         }
         print(line)
     }
