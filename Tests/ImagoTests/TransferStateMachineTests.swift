@@ -48,18 +48,24 @@ struct TransferStateMachineTests {
         #expect(machine.finish(transferID) == nil)
     }
 
-    @Test("bytes that arrive while a preview is made ask for another once it ends; none is made after the download")
-    func previewAgain() {
-        var machine = Machine(maxRunning: 1, order: .fifo)
-        let start = ContinuousClock.now
+    /// Joins one request that wants previews to an empty machine; its transfer starts at once.
+    static func startPreviewTransfer(_ machine: inout Machine) -> UInt64? {
         guard
             case .start(let starts) = machine.join(
                 1, handle: "h1", request: ImageRequest(url: URL(string: "https://example.com/p")!, options: .previews), decodes: true, looksUp: false),
             let transferID = starts.first?.transferID
         else {
             Issue.record("expected a start")
-            return
+            return nil
         }
+        return transferID
+    }
+
+    @Test("bytes that arrive while a preview is made ask for another once it ends; none is made after the download")
+    func previewAgain() {
+        var machine = Machine(maxRunning: 1, order: .fifo)
+        let start = ContinuousClock.now
+        guard let transferID = Self.startPreviewTransfer(&machine) else { return }
         // No bytes came before the job: recording it asks for no preview.
         let outcome = machine.started(transferID, job: 10)
         #expect(outcome.cancel == nil && !outcome.preview)
@@ -83,14 +89,7 @@ struct TransferStateMachineTests {
     func previewBeforeJob() {
         var machine = Machine(maxRunning: 1, order: .fifo)
         let start = ContinuousClock.now
-        guard
-            case .start(let starts) = machine.join(
-                1, handle: "h1", request: ImageRequest(url: URL(string: "https://example.com/p")!, options: .previews), decodes: true, looksUp: false),
-            let transferID = starts.first?.transferID
-        else {
-            Issue.record("expected a start")
-            return
-        }
+        guard let transferID = Self.startPreviewTransfer(&machine) else { return }
         // The download's task ran and reported bytes before the pipeline recorded it.
         #expect(machine.beginPreview(transferID, now: start, interval: .zero, newDecoder: PreviewDecoder()) == nil)
         let outcome = machine.started(transferID, job: 10)
