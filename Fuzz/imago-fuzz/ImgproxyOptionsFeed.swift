@@ -5,7 +5,7 @@ import Imago
 /// The `imgproxy-options` harness's input read as a small image and an imgproxy options path: the
 /// first two bytes give the image's sides (1…64), the rest is text split at `/` into option
 /// segments, parsed as a URL's and, when they parse, run through imgproxy's processing on the
-/// image; and as `/info` options, their facts taken. Every input must end in an image, a 4xx, or
+/// image (and, with `aq`, encoded by auto quality's search); and as `/info` options, their facts taken. Every input must end in an image, a 4xx, or
 /// an ImagoError, within the pixel bound.
 enum ImgproxyOptionsFeed {
     static func run(_ data: [UInt8]) {
@@ -29,6 +29,16 @@ enum ImgproxyOptionsFeed {
         guard let result = try? processor.process(image) else { return }
         guard result.width * result.height <= 1 << 20, result.frames.allSatisfy({ $0.pixels.count == result.width * result.height * 4 }) else {
             fatalError("imgproxy options \(text) made \(result.width)×\(result.height)")
+        }
+        // `aq`: whatever bounds, target and error it sets, the search ends in a quality it tried.
+        if options.autoQuality != nil, result.width * result.height <= 128 * 128,
+            let search = AutoQualitySettings().applying(options.autoQuality).search(
+                format: .jpeg, width: result.width, height: result.height, animated: false),
+            let choice = try? search.encode(result, format: .jpeg, encoder: { JPEGEncoder(quality: $0) })
+        {
+            guard (search.minQuality...search.maxQuality).contains(choice.quality), choice.encodes <= AutoQuality.maximumEncodes + 1 else {
+                fatalError("aq \(text) chose quality \(choice.quality) in \(choice.encodes) encodes")
+            }
         }
     }
 
