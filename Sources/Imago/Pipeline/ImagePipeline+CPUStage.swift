@@ -133,7 +133,10 @@ extension ImagePipeline {
             processors = request.processors
         }
         let decodedImage: Result<Image, ImagoError>
-        if let done = decoded.decodes[plan] {
+        if let maxSize = request.limits.maxResponseSize, Int64(loaded.data.count) > maxSize {
+            // Bytes from disk, or shared with a request without the limit, never met this one's.
+            decodedImage = .failure(ImagoError(.tooLarge(limit: maxSize), url: loaded.response.url))
+        } else if let done = decoded.decodes[plan] {
             decodedImage = done
         } else {
             let start = ContinuousClock.now
@@ -165,8 +168,17 @@ extension ImagePipeline {
     /// resampled under the large-image limit, or at full size. A reduced image is converted to
     /// sRGB after its resize, at the smallest size the work reaches.
     private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan) -> Result<Image, ImagoError> {
-        state.withLock { $0.statistics.decodes += 1 }
         let options = decodingOptions(for: plan)
+        // The header first: a size it declares over the limits fails here, before a decoder is
+        // asked for pixels (decoders check it again, for formats whose size this cannot read).
+        let header = decoders.estimate(data, options: options)
+        if header.width > 0, header.height > 0 {
+            if case .failure(var error) = Result(catching: { () throws(ImagoError) in try options.check(width: header.width, height: header.height) }) {
+                error.url = url
+                return .failure(error)
+            }
+        }
+        state.withLock { $0.statistics.decodes += 1 }
         let decoded = Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: options) }
         let reduced = decoded.flatMap { image -> Result<Image, ImagoError> in
             if let thumbnail = plan.thumbnail {
@@ -318,5 +330,17 @@ extension ImagePipeline {
                     })
             }
         }
+    }
+}
+
+extension ImagePipeline {
+    /// Runs `work` on the pipeline's CPU stage, beside its decodes and processing and under the same
+    /// bound (``Configuration/cpuStageWidth`` at once), and returns its result: for CPU work an app
+    /// does with the pipeline's images, such as encoding them, so that it competes for the same
+    /// cores instead of adding threads of its own.
+    public func runOnCPUStage<Value: Sendable>(
+        priority: ImageRequest.Priority = .normal, _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        try await cpuStage.run(priority: priority) { Result { try work() } }.get()
     }
 }

@@ -24,7 +24,7 @@ extension ImagePipeline {
             let transferID = start.transferID
             let sink = DataSink(
                 url: start.request.url,
-                maxSize: configuration.maxResponseSize,
+                maxSize: min(configuration.maxResponseSize, start.request.limits.maxResponseSize ?? .max),
                 minimumRate: configuration.minimumTransferRate,
                 onResponse: { [observers] response in observers.receivedResponse(response) },
                 onProgress: { [weak self] received, expected in

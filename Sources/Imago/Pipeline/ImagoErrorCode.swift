@@ -270,6 +270,12 @@ extension ImagoError {
             return nil
         }
 
+        /// The byte limit a `tooLarge` response passed.
+        public var sizeLimit: Int64? {
+            if case .tooLarge(let limit) = value { return limit }
+            return nil
+        }
+
         /// Bytes received and expected, for `truncated`.
         public var receivedBytes: (received: Int64, expected: Int64?)? {
             if case .truncated(let received, let expected) = value { return (received, expected) }

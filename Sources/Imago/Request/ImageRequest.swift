@@ -34,6 +34,11 @@ public struct ImageRequest: Sendable, Hashable {
     /// coalescing: for signed URLs (S3, a CDN) whose query changes on every request while the
     /// image stays the same. Nil (the default) uses the URL.
     public var imageID: String?
+    /// This request's own limits on its source, below the pipeline's: a response longer than
+    /// ``Limits/maxResponseSize`` is refused on its `Content-Length` or stopped when it passes it,
+    /// and an image whose header declares more than ``Limits/maxPixels`` or whose frames pass
+    /// ``Limits/maxFrames`` fails before any pixel is decoded. Part of the transfer and cache keys.
+    public var limits = Limits()
 
     /// Makes a request for `url`.
     public init(
@@ -69,6 +74,7 @@ public struct ImageRequest: Sendable, Hashable {
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
             && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
             && left.thumbnail == right.thumbnail && left.sources == right.sources && left.imageID == right.imageID
+            && left.limits == right.limits
     }
 
     /// Hashes the fields that make requests equal.
@@ -98,7 +104,8 @@ public struct ImageRequest: Sendable, Hashable {
             url: imageID.map { "id:" + $0 } ?? url.absoluteString,
             headers: headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted(),
             credentials: credentials,
-            options: options.intersection(Options.changingTransfer)
+            options: options.intersection(Options.changingTransfer),
+            maxResponseSize: limits.maxResponseSize
         )
     }
 
@@ -152,10 +159,12 @@ public struct ImageRequest: Sendable, Hashable {
         /// The metadata the request keeps (``Options/keepsCopyright``, ``Options/keepsMetadata``),
         /// or nil for the configuration's.
         var metadata: DecodingOptions.MetadataHandling?
+        /// The request's own decode limits (``Limits/maxPixels``, ``Limits/maxFrames``).
+        var limits = Limits()
 
         /// The full-size decode, keeping what this plan keeps.
         var full: DecodePlan {
-            DecodePlan(thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata)
+            DecodePlan(thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, limits: limits)
         }
         /// Whether this is a full-size decode.
         var isFull: Bool { self == full }
@@ -165,6 +174,8 @@ public struct ImageRequest: Sendable, Hashable {
             var options = options
             if keepsColorProfile { options.colorProfileHandling = .keep }
             if let metadata { options.metadataHandling = metadata }
+            if let maxPixels = limits.maxPixels { options.maxPixels = min(options.maxPixels, maxPixels) }
+            if let maxFrames = limits.maxFrames { options.maxFrames = min(options.maxFrames, maxFrames) }
             return options
         }
     }
@@ -175,7 +186,8 @@ public struct ImageRequest: Sendable, Hashable {
         let metadata: DecodingOptions.MetadataHandling? =
             options.contains(.keepsMetadata) ? .all : options.contains(.keepsCopyright) ? .copyright : nil
         var plan = DecodePlan(
-            thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata)
+            thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata,
+            limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames))
         if thumbnail == nil, !scalesDown, resize == nil, let first = processors.first as? any ReducedDecodeProcessing {
             plan.requirement = DecodeSizeRequirement(first)
         }
@@ -303,6 +315,28 @@ extension ImageRequest {
         let headers: [String]
         let credentials: Credentials?
         let options: Options
+        /// A transfer stops at its request's own limit, so requests with other limits do not share it.
+        let maxResponseSize: Int64?
+    }
+
+    /// A request's own limits on its source, each nil for the pipeline's (a request can only
+    /// lower them): imgproxy's `max_src_file_size`, `max_src_resolution` and
+    /// `max_animation_frames`, applied before the work they limit.
+    public struct Limits: Sendable, Hashable {
+        /// Most bytes the source may have: refused on its `Content-Length`, else stopped when the
+        /// bytes pass it (``ImagoError/Code/tooLarge(limit:)``); a cached source over it fails too.
+        public var maxResponseSize: Int64?
+        /// Most pixels the image may declare (``DecodingOptions/maxPixels``), checked on its header.
+        public var maxPixels: Int?
+        /// Most frames an animation may have (``DecodingOptions/maxFrames``).
+        public var maxFrames: Int?
+
+        /// Limits; nil leaves the pipeline's.
+        public init(maxResponseSize: Int64? = nil, maxPixels: Int? = nil, maxFrames: Int? = nil) {
+            self.maxResponseSize = maxResponseSize
+            self.maxPixels = maxPixels
+            self.maxFrames = maxFrames
+        }
     }
 
     /// The identity of an image variant: its source and the processors applied.

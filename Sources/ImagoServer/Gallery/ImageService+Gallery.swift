@@ -7,9 +7,9 @@ import NIOCore
 /// cache's index when it has one).
 extension ImageService {
     func answerGallery(_ request: ServiceRequest) async throws -> ServiceResponse {
-        guard configuration.servesGallery, let root = configuration.localRoot else { throw ServerError(status: 404, "not found") }
-        let html = try await gallery.page { [pipeline, signer = configuration.signer] in
-            let names = Self.galleryFiles(under: root)
+        guard configuration.servesGallery, let localRoot = sources.localRoot else { throw ServerError(status: 404, "not found") }
+        let html = try await gallery.value { [pipeline, signer = configuration.signer] in
+            let names = localRoot.files(withExtensions: Self.galleryExtensions, limit: GalleryPage.maxItems)
             let items = await withTaskGroup(of: (Int, GalleryPage.Item?).self) { group in
                 var items = [GalleryPage.Item?](repeating: nil, count: names.count)
                 var next = 0
@@ -19,7 +19,7 @@ extension ImageService {
                     let index = next
                     next += 1
                     group.addTask {
-                        let url = root.appendingPathComponent(names[index])
+                        guard let url = try? localRoot.file(path: names[index]) else { return (index, nil) }
                         guard let hash = try? await pipeline.placeholder(for: ImageRequest(url: url)) else { return (index, nil) }
                         return (index, try? GalleryPage.item(name: names[index], placeholder: hash))
                     }
@@ -41,36 +41,6 @@ extension ImageService {
         return ServiceResponse(status: 200, headers: headers, body: request.isHead ? ByteBuffer() : ByteBuffer(bytes: body))
     }
 
-    /// The image files under `root` (by extension, symbolic links followed), sorted, at most
-    /// ``GalleryPage/maxItems``, as paths relative to it.
-    static func galleryFiles(under root: URL) -> [String] {
-        let extensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "jxl", "tif", "tiff", "bmp"]
-        let base = root.resolvingSymlinksInPath().standardizedFileURL
-        guard let walker = FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
-        var names: [String] = []
-        for case let file as URL in walker where extensions.contains(file.pathExtension.lowercased()) {
-            let path = file.resolvingSymlinksInPath().standardizedFileURL.path
-            guard path.hasPrefix(base.path + "/") else { continue }
-            names.append(String(path.dropFirst(base.path.count + 1)))
-        }
-        return Array(names.sorted().prefix(GalleryPage.maxItems))
-    }
-}
-
-/// The gallery page, made once by the first request that asks (others wait for it); made again
-/// after a failure.
-actor GalleryCache {
-    private var making: Task<String, any Error>?
-
-    func page(_ make: @escaping @Sendable () async throws -> String) async throws -> String {
-        if let making { return try await making.value }
-        let task = Task { try await make() }
-        making = task
-        do {
-            return try await task.value
-        } catch {
-            making = nil
-            throw error
-        }
-    }
+    /// The extensions of the files the gallery shows.
+    static let galleryExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "jxl", "tif", "tiff", "bmp"]
 }

@@ -10,7 +10,7 @@ final class WatermarkLoader: Sendable {
     private let url: URL?
     private let opacity: Double
     private let pipeline: ImagePipeline
-    private let loading = Locked<Task<Watermark, any Error>?>(nil)
+    private let loaded = KeptOnce<Watermark>()
 
     init(_ source: ServerConfiguration.WatermarkSource?, opacity: Double, pipeline: ImagePipeline) throws {
         self.opacity = opacity
@@ -31,23 +31,12 @@ final class WatermarkLoader: Sendable {
         }
     }
 
-    /// The watermark, or nil when the server has none.
+    /// The watermark, or nil when the server has none. A failed load is tried again by the next
+    /// request, not remembered.
     func watermark() async throws -> Watermark? {
         if let ready { return ready }
         guard let url else { return nil }
-        let task = loading.withLock { task -> Task<Watermark, any Error> in
-            if let task { return task }
-            let opacity = self.opacity, pipeline = self.pipeline
-            let made = Task { try Watermark(data: try await pipeline.data(for: ImageRequest(url: url)).data, baseOpacity: opacity) }
-            task = made
-            return made
-        }
-        do {
-            return try await task.value
-        } catch {
-            // A failed load is tried again by the next request, not remembered.
-            loading.withLock { if $0 == task { $0 = nil } }
-            throw error
-        }
+        let opacity = self.opacity, pipeline = self.pipeline
+        return try await loaded.value { try Watermark(data: try await pipeline.data(for: ImageRequest(url: url)).data, baseOpacity: opacity) }
     }
 }

@@ -3,38 +3,19 @@ import Foundation
 import Imago
 
 extension ImageService {
-    /// An `/info/%signature/%options/%source` answer, as imgproxy Pro's `/info`: JSON facts about
+    /// The plan for an `/info/%signature/%options/%source` URL, as imgproxy Pro's `/info`: JSON facts about
     /// the source (size, format, dimensions and orientation by default; colour space, sample
     /// format, frames, alpha, average colour, BlurHash, ThumbHash and digests when asked). The
     /// signature covers the path after it, as for images; the answer is kept and cached like a
     /// variant, and repeats of the path come from memory.
-    func answerInfo(_ request: ServiceRequest, _ negotiation: Negotiation) async throws -> ServiceResponse {
-        let path = try ProcessingPath(parsing: String(request.path.dropFirst("/info".count)))
+    func infoPlan(_ requestPath: String) throws -> VariantPlan {
+        let path = try ProcessingPath(parsing: String(requestPath.dropFirst("/info".count)))
         guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
         let options = try InfoOptions(parsing: path.options)
         let url = try sources.url(for: path.source)
-        let key = "info\n" + url.absoluteString + "\n" + options.key
-        let variant = try await variant(key: key) { try await self.makeInfo(key: key, url: url, options: options) }
-        let pathKey = negotiation.pathKey(request.path)
-        answeredPaths.setValue(AnsweredPath(variantKey: key, varies: false, delivery: .facts), forKey: pathKey, cost: pathKey.utf8.count + key.utf8.count)
-        metrics.keptBytes.set(Int64(memoryInUse))
-        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: false, delivery: .facts)
-    }
-
-    private func makeInfo(key: String, url: URL, options: InfoOptions) async throws -> EncodedVariant {
-        let diskKey = "imago-serve:variant\n" + key
-        if let stored = storedVariant(diskKey) {
-            metrics.served(from: "variant-disk")
-            return stored
-        }
-        // The profile kept so its kind can be told; the pixel facts are taken in sRGB below.
-        let response = try await pipeline.response(for: ImageRequest(url: url, options: [.disableMemoryCacheWrites, .keepsColorProfile]))
-        metrics.served(from: response.source.rawValue)
-        try SourceLimits(options: ProcessingOptions()).check(response)
-        let facts = try await Self.offThePool { try ImageFacts.json(of: response.image, data: response.data, options: options) }
-        let variant = EncodedVariant(data: facts, format: .json, etag: Self.etag(source: response, identity: "info\n" + options.key, format: .json))
-        storeVariant(variant, diskKey)
-        return variant
+        return VariantPlan(
+            source: url, key: "info\n" + url.absoluteString + "\n" + options.key, delivery: .facts, varies: false, errors: .imgproxy,
+            product: .facts(options))
     }
 }
 

@@ -1,0 +1,272 @@
+import Crypto
+import Foundation
+import Imago
+
+/// The one answer path every dialect's plan takes.
+extension ImageService {
+    /// The answer to `plan`: its variant (kept, joined, stored or made), with the path remembered
+    /// so a repeat is answered from memory without parsing.
+    func serve(_ plan: VariantPlan, to request: ServiceRequest, negotiation: Negotiation) async throws -> ServiceResponse {
+        let variant = try await variant(key: plan.key) { try await self.make(plan) }
+        let pathKey = negotiation.pathKey(request.path)
+        answeredPaths.setValue(
+            AnsweredPath(variantKey: plan.key, varies: plan.varies, delivery: plan.delivery), forKey: pathKey,
+            cost: pathKey.utf8.count + plan.key.utf8.count)
+        metrics.keptBytes.set(Int64(memoryInUse))
+        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: plan.varies, delivery: plan.delivery)
+    }
+
+    /// The kept variant, the one being made for an identical request, or a new one (which takes
+    /// a place of the work limit, or fails with 503). The work holds its place until it has
+    /// really ended, even past its deadline, so the limit bounds the memory in use.
+    func variant(key: String, make: @escaping @Sendable () async throws -> EncodedVariant) async throws -> EncodedVariant {
+        if let kept = variants.value(forKey: key) {
+            metrics.served(from: "variant-memory")
+            return kept
+        }
+        return try await making.value(
+            for: key, joined: { metrics.coalesced.increment() },
+            admit: {
+                guard work.tryAcquire() else { throw ServerError.overloaded }
+                metrics.workInFlight.increment()
+            }
+        ) {
+            let work = Task {
+                defer {
+                    self.metrics.workInFlight.decrement()
+                    self.work.release()
+                }
+                let variant = try await make()
+                self.variants.setValue(variant, forKey: key, cost: variant.body.readableBytes)
+                return variant
+            }
+            return try await WorkDeadline.value(of: work, within: self.configuration.workTimeout)
+        }
+    }
+
+    /// Makes `plan`'s variant: its bytes on disk when a restart or an eviction left them there,
+    /// else made from the source and stored.
+    private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
+        let diskKey = "imago-serve:variant\n" + plan.key
+        if let stored = storedVariant(diskKey) {
+            metrics.served(from: "variant-disk")
+            return stored
+        }
+        let start = ContinuousClock.now
+        do {
+            let variant: EncodedVariant
+            switch plan.product {
+            case .image(let recipe): variant = try await makeImage(plan, recipe, start: start)
+            case .thumborMeta(let transformation, let overlays, let image, let options):
+                variant = try await makeMeta(plan, try await loaded(transformation, overlays: overlays), image: image, options: options)
+            case .facts(let options): variant = try await makeFacts(plan, options)
+            }
+            storeVariant(variant, diskKey)
+            return variant
+        } catch {
+            stages.failed(error, start: start)
+            throw plan.explain(error)
+        }
+    }
+
+    /// The pipeline's request for `plan`'s source with `options` and `processors`, under the
+    /// plan's limits.
+    private func request(_ plan: VariantPlan, options: ImageRequest.Options, processors: [any ImageProcessing] = []) -> ImageRequest {
+        // Kept once, encoded, by the service (also when the pipeline was given with a memory cache).
+        var request = ImageRequest(url: plan.source, options: options.union(.disableMemoryCacheWrites), processors: processors)
+        request.limits = plan.limits.request
+        return request
+    }
+
+    private func makeImage(_ plan: VariantPlan, _ recipe: ImageRecipe, start: ContinuousClock.Instant) async throws -> EncodedVariant {
+        let policy = recipe.answer
+        if case .named(.svg) = policy.format { return try await sanitizedSVG(plan) }
+        let (processor, overlayIdentity) = try await processor(for: recipe.steps, key: plan.key)
+        let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions, processors: [processor]))
+        metrics.served(from: response.source.rawValue)
+        try plan.limits.check(response)
+        if policy.passesSVGThrough, response.image.metadata.format == .svg { return try svgVariant(response.data) }
+        var image = response.image
+        let encoding = choose(policy, for: image)
+        if !encoding.format.hasAlpha, image.metadata.hasAlpha {
+            switch policy.alpha {
+            case .flatten(let background): image = try ImageProcessors.Flatten(background: background).process(image)
+            case .drop: image = ThumborTransformation.eachFrame(image, alpha: false) { ThumborTransformation.makeOpaque(&$0) }
+            }
+        }
+        let encodeStart = ContinuousClock.now
+        let encoded = try await encode(image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes)
+        metrics.encodes.increment(by: Int64(encoded.encodes))
+        stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
+        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity, format: encoding.format)
+        return EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
+    }
+
+    /// The processor running `steps`, their overlay images loaded first, and what names those
+    /// images (part of the ETag).
+    private func processor(for steps: ImageRecipe.Steps, key: String) async throws -> (any ImageProcessing, String) {
+        switch steps {
+        case .imgproxy(let options):
+            let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
+            var processor = VariantProcessor(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
+            processor.maxPixels = configuration.maxSourcePixels
+            return (processor, "\n" + (watermark?.identifier ?? ""))
+        case .thumbor(let transformation, let overlays):
+            return (ThumborProcessor(transformation: try await loaded(transformation, overlays: overlays), key: key), "")
+        }
+    }
+
+    /// `transformation` with the overlay images its filters place.
+    private func loaded(_ transformation: ThumborTransformation, overlays: [String]) async throws -> ThumborTransformation {
+        var transformation = transformation
+        for overlay in overlays where transformation.overlays[overlay] == nil {
+            transformation.overlays[overlay] = try await thumborOverlay(overlay)
+        }
+        return transformation
+    }
+
+    /// thumbor's watermark or frame image at `location`, fetched and decoded once however many
+    /// variants place it, kept (16 MB at most); thumbor answers 400 when one cannot be had.
+    private func thumborOverlay(_ location: String) async throws -> Image {
+        if let kept = thumborOverlays.value(forKey: location) { return kept }
+        do {
+            let url = try thumborSource(location)
+            return try await overlayFlights.value(for: location) { [pipeline, thumborOverlays] in
+                let image = try await pipeline.image(for: ImageRequest(url: url, options: [.disableMemoryCacheWrites]))
+                thumborOverlays.setValue(image, forKey: location, cost: image.cost)
+                return image
+            }
+        } catch {
+            throw ServerError.badRequest("the watermark or frame image could not be loaded")
+        }
+    }
+
+    /// The format, quality (or its search), and byte bound `policy` gives for `image`.
+    private func choose(_ policy: AnswerPolicy, for image: Image) -> (format: OutputFormat, quality: Int, search: AutoQuality?, maxBytes: Int) {
+        let format: OutputFormat
+        switch policy.format {
+        case .named(let named): format = named
+        case .negotiated(let accepted):
+            format = OutputFormat.negotiate(
+                accepted: accepted, source: image.metadata.format, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF,
+                preferred: configuration.preferredFormats)
+        case .thumbor(let rules, let acceptsWebP):
+            let rules = image.metadata.format == .gif ? rules.forGIFSource : rules
+            let chosen = rules.outputFormat(
+                source: image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image), animated: image.isAnimated,
+                autoWebP: configuration.thumborAutoWebP, acceptsWebP: acceptsWebP)
+            return (chosen, rules.quality.map { max(1, min(100, $0)) } ?? configuration.defaultQuality, nil, rules.maxBytes ?? 0)
+        }
+        let quality = policy.quality ?? policy.formatQuality[format.rawValue] ?? configuration.defaultQuality
+        // An auto quality the URL asks for wins; the server's applies when the URL fixes no quality.
+        let fixed = policy.autoQuality == nil && (policy.quality != nil || policy.formatQuality[format.rawValue] != nil)
+        let search =
+            fixed || (!policy.usesServerAutoQuality && policy.autoQuality == nil)
+            ? nil
+            : configuration.autoQuality.applying(policy.autoQuality).search(
+                format: format, width: image.width, height: image.height, animated: image.isAnimated)
+        return (format, quality, search, policy.maxBytes)
+    }
+
+    /// Whether any pixel is less than opaque (thumbor's `has_transparency`).
+    private static func isTransparent(_ image: Image) -> Bool {
+        let pixels = image.frames[0].pixels
+        var index = 3
+        while index < pixels.count {
+            if pixels[index] < 255 { return true }
+            index += 4
+        }
+        return false
+    }
+
+    /// thumbor's `meta/`: the transformation run on the full decode (no processor, so no reduced
+    /// decode), reported as JSON.
+    private func makeMeta(
+        _ plan: VariantPlan, _ transformation: ThumborTransformation, image: String, options: ImageRequest.Options
+    ) async throws -> EncodedVariant {
+        let response = try await pipeline.response(for: request(plan, options: options))
+        metrics.served(from: response.source.rawValue)
+        let made = try await pipeline.runOnCPUStage { try transformation.run(response.image) }
+        let json = ThumborMeta.json(image: image, made: made.image, report: made.report, frames: response.image.frames.count)
+        return EncodedVariant(data: json, format: .json, etag: Self.etag(source: response, identity: "thumbor\n" + plan.key, format: .json))
+    }
+
+    /// `/info`'s facts, the profile kept so its kind can be told (the pixel facts are taken in sRGB).
+    private func makeFacts(_ plan: VariantPlan, _ options: InfoOptions) async throws -> EncodedVariant {
+        let response = try await pipeline.response(for: request(plan, options: .keepsColorProfile))
+        metrics.served(from: response.source.rawValue)
+        let facts = try await pipeline.runOnCPUStage { try ImageFacts.json(of: response.image, data: response.data, options: options) }
+        return EncodedVariant(data: facts, format: .json, etag: Self.etag(source: response, identity: "info\n" + options.key, format: .json))
+    }
+
+    /// An SVG source asked for as SVG: sanitised and passed through; any other source is a 422.
+    private func sanitizedSVG(_ plan: VariantPlan) async throws -> EncodedVariant {
+        let response = try await pipeline.data(for: request(plan, options: []))
+        metrics.served(from: response.source.rawValue)
+        guard SourceFormat.sniff(response.data)?.name == "svg" else { throw ServerError(status: 422, "Imago writes SVG only from an SVG source") }
+        try plan.limits.check(bytes: response.data.count)
+        return try svgVariant(response.data)
+    }
+
+    private func svgVariant(_ data: Data) throws -> EncodedVariant {
+        let sanitized = try SVGSanitizer.sanitize(data)
+        var hash = SHA256()
+        hash.update(data: sanitized)
+        return EncodedVariant(data: sanitized, format: .svg, etag: Self.quoted(hash))
+    }
+
+    /// The encoded variant kept on disk under `diskKey`, when the server has a disk cache and the
+    /// entry reads back whole.
+    func storedVariant(_ diskKey: String) -> EncodedVariant? {
+        guard let disk = pipeline.configuration.diskCache, let entry = disk.entry(for: diskKey),
+            let format = entry.metadata.contentType.flatMap(OutputFormat.init(mimeType:)), let etag = entry.metadata.freshness.etag
+        else { return nil }
+        return EncodedVariant(data: entry.data, format: format, etag: etag)
+    }
+
+    /// Keeps `variant`'s own bytes on disk, so a restart or an evicted entry is answered without
+    /// decoding or encoding again.
+    func storeVariant(_ variant: EncodedVariant, _ diskKey: String) {
+        guard let disk = pipeline.configuration.diskCache else { return }
+        let now = Date()
+        let freshness = HTTPFreshness(headers: ["ETag": variant.etag, "Cache-Control": "max-age=31536000"], receivedAt: now)
+        disk.store(variant.data, for: diskKey, metadata: CacheMetadata(contentType: variant.format.mimeType, receivedAt: now, freshness: freshness))
+    }
+
+    /// Encodes on the pipeline's CPU stage, under the same bound as decodes: an encode takes tens
+    /// of milliseconds to seconds (an auto-quality search ~200 times one encode). With `search`,
+    /// auto quality chooses the quality (`quality` when it cannot); `max_bytes` then lowers it
+    /// further when the answer is still too large.
+    func encode(
+        _ image: Image, as format: OutputFormat, quality: Int, search: AutoQuality? = nil, maxBytes: Int
+    ) async throws -> (data: Data, quality: Int, encodes: Int) {
+        try await pipeline.runOnCPUStage {
+            guard let search, let imageFormat = format.imageFormat else {
+                return try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes)
+            }
+            let choice = try search.encode(image, format: imageFormat) { format.encoder(quality: $0) }
+            guard maxBytes > 0, choice.data.count > maxBytes else { return (choice.data, choice.quality, choice.encodes) }
+            let bounded = try SizeBoundEncoding.encode(image, as: format, quality: choice.quality, maxBytes: maxBytes)
+            return (bounded.data, bounded.quality, choice.encodes + bounded.encodes)
+        }
+    }
+
+    /// A digest of what determines the bytes: the source's validators when it sent a strong one,
+    /// else its bytes; `identity`, everything besides the source that made the bytes; the format.
+    static func etag(source: ImageResponse, identity: String, format: OutputFormat) -> String {
+        let header = { (name: String) in source.headers[name] }
+        var hash = SHA256()
+        if let validator = header("etag"), !validator.hasPrefix("W/") {
+            hash.update(data: Data(("etag:" + validator + source.url.absoluteString).utf8))
+        } else {
+            hash.update(data: source.data)
+        }
+        hash.update(data: Data(("\n" + identity + "\n" + format.rawValue).utf8))
+        return quoted(hash)
+    }
+
+    /// A strong ETag: the first 16 bytes of `hash`'s digest in hex, quoted.
+    static func quoted(_ hash: SHA256) -> String {
+        "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    }
+}

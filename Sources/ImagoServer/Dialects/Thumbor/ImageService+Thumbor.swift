@@ -1,0 +1,94 @@
+import Foundation
+import Imago
+
+extension ImageService {
+    /// A thumbor URL's answer: the path parsed and its signature checked as thumbor checks them,
+    /// the image resolved through thumbor's loaders (under the same address policy and allow-list
+    /// as imgproxy URLs), and the variant made once, kept and cached like any other. Statuses are
+    /// thumbor's: 400 for a bad URL, signature or image, 404 for a missing source.
+    func answerThumbor(_ request: ServiceRequest, _ negotiation: Negotiation) async throws -> ServiceResponse {
+        let url = try ThumborURL(parsing: request.path)
+        let signer = configuration.thumborSigner
+        if url.unsafe {
+            guard signer.allowsUnsafe else { throw ServerError.badRequest("URL has unsafe but unsafe is not allowed") }
+        } else {
+            guard let signature = url.signature, signer.verify(signature, for: url.signedPart) else { throw ServerError.badRequest("malformed URL") }
+        }
+        let filters = ThumborFilter.parse(url.filters)
+        let plan = ThumborPlan(url: url, filters: filters)
+        let source = try thumborSource(plan.image)
+        if case .pixels(let width) = url.width, case .pixels(let height) = url.height {
+            let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+            guard !overflow, pixels <= configuration.maxSourcePixels else {
+                throw ServerError.badRequest("the size asked for is over \(configuration.maxSourcePixels) pixels")
+            }
+        }
+        let acceptsWebP = configuration.thumborAutoWebP && negotiation.accepted.contains("image/webp")
+        let key =
+            "thumbor\n" + source.absoluteString + "\n" + url.signedPart + "\n" + (url.meta ? "meta" : "webp:\(acceptsWebP && plan.format == nil)")
+            + (configuration.thumborRespectsOrientation ? "\noriented" : "")
+        var transformation = ThumborTransformation(url: url, filters: filters)
+        transformation.focalPoints = plan.focalPoints
+        transformation.respectsOrientation = configuration.thumborRespectsOrientation
+        transformation.maxPixels = configuration.maxSourcePixels
+        transformation.reportOnly = url.meta
+        var requestOptions: ImageRequest.Options = []
+        if !plan.stripICC { requestOptions.insert(.keepsColorProfile) }
+        let product: VariantPlan.Product
+        if url.meta {
+            product = .thumborMeta(transformation, overlays: plan.overlayURLs, image: plan.image, requestOptions: requestOptions)
+        } else {
+            // Pillow's conversion to RGB drops alpha; it does not compose over a colour.
+            let answer = AnswerPolicy(format: .thumbor(plan, acceptsWebP: acceptsWebP), alpha: .drop)
+            product = .image(
+                ImageRecipe(
+                    steps: .thumbor(transformation, overlays: plan.overlayURLs), requestOptions: requestOptions, answer: answer,
+                    identity: "thumbor\n" + key))
+        }
+        let variantPlan = VariantPlan(
+            source: source, key: key, delivery: DeliveryHeaders(thumborMaxAge: plan.maxAge),
+            varies: configuration.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, errors: .thumbor, product: product)
+        return try await serve(variantPlan, to: request, negotiation: negotiation)
+    }
+
+    /// What thumbor's HTTP loader leaves unencoded (Python's `quote` with its `safe` list).
+    private static let thumborURLSafe = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~@#$&()*!+=:;,?/'")
+
+    /// The image's URL as thumbor's loaders take it: with `--local-root`, a file under it (its file
+    /// loader, through the one ``LocalRoot`` rule: never outside it, a refusal is a 404); else an http(s) URL, `http://` added when it has
+    /// no scheme and percent-encoded when it is not already (its HTTP loader), from hosts the
+    /// server allows (thumbor's `ALLOWED_SOURCES`).
+    func thumborSource(_ image: String) throws(ServerError) -> URL {
+        if let localRoot = sources.localRoot { return try localRoot.file(encodedPath: image) }
+        var text = image
+        if text == text.removingPercentEncoding {
+            text = text.addingPercentEncoding(withAllowedCharacters: Self.thumborURLSafe) ?? text
+        }
+        if !text.hasPrefix("http") { text = "http://" + text }
+        guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
+            throw ServerError.badRequest("no original image was specified in the given URL")
+        }
+        do {
+            return try sources.url(for: url.absoluteString)
+        } catch {
+            throw ServerError.badRequest("source not allowed")
+        }
+    }
+}
+
+extension ServerError {
+    /// What a failed load or decode tells a thumbor client, as thumbor's handler answers: a
+    /// source that cannot be had is a 404 (thumbor's HTTP loader says so for any error status),
+    /// one that timed out or could not be reached a 504, an empty one a 502, one that is not an
+    /// image (or over the limits) a 400, a filter that fails a 500.
+    init(thumborLoading error: ImagoError) {
+        switch error.code.kind {
+        case .httpStatus, .fileNotFound, .notCached: self.init(status: 404, "not found")
+        case .emptyResponse: self.init(status: 502, "empty response")
+        case .unsupportedFormat, .invalidImage, .emptyImage, .imageTooLarge, .tooLarge, .truncated, .addressRefused, .invalidURL:
+            self.init(status: 400, "the image could not be loaded")
+        case .processingFailed: self.init(status: 500, "the filters could not be applied")
+        default: self.init(status: 504, "the image could not be fetched")
+        }
+    }
+}
