@@ -57,7 +57,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Source formats sent as they came, comma-separated (IMAGO_SKIP_PROCESSING_FORMATS).") var skipProcessingFormats: String?
     @Option(help: "Formats a source keeps when none is asked, comma-separated (IMAGO_PREFERRED_FORMATS).") var preferredFormats: String?
     @Option(help: "true/false: rasterise SVG sources when the URL names no format (IMAGO_ALWAYS_RASTERIZE_SVG).") var alwaysRasterizeSvg: String?
-    @Option(help: "URLs answered: imgproxy (default) or thumbor (IMAGO_DIALECT).") var dialect: String?
+    @Option(help: "URLs answered at the root: imgproxy (default) or thumbor (IMAGO_DIALECT).") var dialect: String?
+    @Option(help: "Path imgproxy's URLs are under (IMAGO_PATH_PREFIX).") var pathPrefix: String?
+    @Option(help: "Path thumbor's URLs are under, beside imgproxy's (IMAGO_THUMBOR_PATH).") var thumborPath: String?
+    @Option(help: "imgproxy signatures accepted without checking, comma-separated (IMAGO_TRUSTED_SIGNATURES).") var trustedSignatures: String?
     @Option(help: "thumbor's SECURITY_KEY, for signed thumbor URLs (IMAGO_THUMBOR_KEY).") var thumborKey: String?
     @Option(help: "true/false: answer thumbor's /unsafe/ URLs (IMAGO_ALLOW_UNSAFE_URL; default: only without a thumbor key).") var allowUnsafeUrl: String?
     @Option(help: "true/false: WebP for thumbor URLs without a format when accepted (IMAGO_AUTO_WEBP).") var autoWebp: String?
@@ -86,7 +89,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("IMAGO_WATERMARK_OPACITY", watermarkOpacity), ("IMAGO_MAX_RESULT_DIMENSION", maxResultDimension.map(String.init)),
             ("IMAGO_RETURN_ATTACHMENT", returnAttachment), ("IMAGO_SKIP_PROCESSING_FORMATS", skipProcessingFormats),
             ("IMAGO_ALWAYS_RASTERIZE_SVG", alwaysRasterizeSvg), ("IMAGO_PREFERRED_FORMATS", preferredFormats),
-            ("IMAGO_DIALECT", dialect), ("IMAGO_THUMBOR_KEY", thumborKey), ("IMAGO_ALLOW_UNSAFE_URL", allowUnsafeUrl),
+            ("IMAGO_DIALECT", dialect), ("IMAGO_PATH_PREFIX", pathPrefix), ("IMAGO_THUMBOR_PATH", thumborPath),
+            ("IMAGO_TRUSTED_SIGNATURES", trustedSignatures), ("IMAGO_THUMBOR_KEY", thumborKey), ("IMAGO_ALLOW_UNSAFE_URL", allowUnsafeUrl),
             ("IMAGO_AUTO_WEBP", autoWebp), ("IMAGO_RESPECT_ORIENTATION", respectOrientation),
         ]
         for case (let variable, let value?) in flags { values[variable] = value }

@@ -201,7 +201,10 @@ final class OriginHandler: ChannelInboundHandler {
         } else if let rate = route.bytesPerSecond {
             sendThrottled(sent[...], chunk: max(1, rate / 10), ending: ending, context: context)
         } else {
-            if !sent.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent)))), promise: nil) }
+            if !sent.isEmpty {
+                origin.updateLog { $0.bodyBytesWritten += sent.count }
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent)))), promise: nil)
+            }
             end(ending, context: context)
         }
     }
@@ -215,6 +218,7 @@ final class OriginHandler: ChannelInboundHandler {
         guard context.channel.isActive else { return }
         guard !rest.isEmpty else { return end(ending, context: context) }
         let piece = rest.prefix(chunk)
+        origin.updateLog { $0.bodyBytesWritten += piece.count }
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: piece)))), promise: nil)
         let remainder = rest.dropFirst(chunk)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)

@@ -33,6 +33,8 @@ extension TestOrigin {
         public var unansweredRequests = 0
         /// Responses whose connection the client closed before the response was complete.
         public var abortedResponses = 0
+        /// Body bytes really written to sockets (a throttled body stops when its client hangs up).
+        public var bodyBytesWritten = 0
         /// Every response head sent, in order: the request's path, the status and the body bytes
         /// the response carries.
         public var responses: [RecordedResponse] = []

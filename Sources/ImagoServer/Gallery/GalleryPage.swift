@@ -2,7 +2,8 @@ import Foundation
 import Imago
 
 /// `/gallery`: a page of the images under the local root, each an `<img>` whose `srcset` offers
-/// imgproxy URLs at several widths (signed when the server checks signatures) and whose background
+/// URLs at several widths in a dialect the server answers (imgproxy's when it is mounted, else
+/// thumbor's; signed when the server checks signatures) and whose background
 /// is its ThumbHash, rendered here as a 32-pixel PNG, so each tile shows the image's colours until
 /// the image arrives. A few lines of script mark each image `data-placeholder-shown` when its
 /// placeholder was painted before it loaded, and `data-loaded` when it loaded, for tests and the
@@ -29,16 +30,30 @@ struct GalleryPage {
         return Item(name: name, aspectRatio: placeholder.aspectRatio, placeholder: "data:image/png;base64," + png.base64EncodedString())
     }
 
-    /// The path of `name` fitted to `width` pixels wide, format negotiated, signed with the first
-    /// key when there is one.
-    static func imagePath(name: String, width: Int, signer: URLSigner) -> String {
+    /// How the page's image URLs are written: in a dialect the server answers, under its mount.
+    enum Links: Sendable {
+        /// imgproxy's `rs:fit:W:0` under `prefix`, signed with the first key when there is one.
+        case imgproxy(prefix: String, signer: URLSigner)
+        /// thumbor's `fit-in/Wx0` under `prefix`, signed with its key when there is one, else `unsafe`.
+        case thumbor(prefix: String, signer: ThumborSigner)
+    }
+
+    /// The path of `name` fitted to `width` pixels wide, format negotiated, in `links`' dialect.
+    static func imagePath(name: String, width: Int, links: Links) -> String {
         let encoded = name.split(separator: "/").map {
             String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "@"))) ?? ""
         }
         .joined(separator: "/")
-        let signed = "/rs:fit:\(width):0/plain/local:///\(encoded)"
-        let signature = signer.pairs.first.map { URLSigner.signature(for: signed, pair: $0) } ?? "insecure"
-        return "/" + signature + signed
+        switch links {
+        case .imgproxy(let prefix, let signer):
+            let signed = "/rs:fit:\(width):0/plain/local:///\(encoded)"
+            let signature = signer.pairs.first.map { URLSigner.signature(for: signed, pair: $0) } ?? "insecure"
+            return prefix + "/" + signature + signed
+        case .thumbor(let prefix, let signer):
+            let signed = "fit-in/\(width)x0/\(encoded)"
+            let signature = signer.key.map { ThumborSigner.signature(for: signed, key: String(decoding: $0, as: UTF8.self)) } ?? "unsafe"
+            return prefix + "/" + signature + "/" + signed
+        }
     }
 
     static func escaped(_ text: String) -> String {
@@ -47,13 +62,13 @@ struct GalleryPage {
     }
 
     /// The page.
-    static func html(_ items: [Item], signer: URLSigner) -> String {
+    static func html(_ items: [Item], links: Links) -> String {
         var tiles = ""
         for item in items {
-            let srcset = widths.map { "\(imagePath(name: item.name, width: $0, signer: signer)) \($0)w" }.joined(separator: ", ")
+            let srcset = widths.map { "\(imagePath(name: item.name, width: $0, links: links)) \($0)w" }.joined(separator: ", ")
             let ratio = String(format: "%.4f", max(0.1, min(10, item.aspectRatio)))
             tiles += """
-                <figure><img alt="\(escaped(item.name))" src="\(imagePath(name: item.name, width: widths[1], signer: signer))" \
+                <figure><img alt="\(escaped(item.name))" src="\(imagePath(name: item.name, width: widths[1], links: links))" \
                 srcset="\(srcset)" sizes="(max-width: 600px) 100vw, (max-width: 1200px) 50vw, 33vw" \
                 style="aspect-ratio: \(ratio); background-image: url(\(item.placeholder))"></figure>
 

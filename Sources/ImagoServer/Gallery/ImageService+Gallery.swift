@@ -8,7 +8,8 @@ import NIOCore
 extension ImageService {
     func answerGallery(_ request: ServiceRequest) async throws -> ServiceResponse {
         guard configuration.servesGallery, let localRoot = sources.localRoot else { throw ServerError(status: 404, "not found") }
-        let html = try await gallery.value { [pipeline, signer = configuration.signer] in
+        let links = try galleryLinks()
+        let html = try await gallery.value { [pipeline] in
             let names = localRoot.files(withExtensions: Self.galleryExtensions, limit: GalleryPage.maxItems)
             let items = await withTaskGroup(of: (Int, GalleryPage.Item?).self) { group in
                 var items = [GalleryPage.Item?](repeating: nil, count: names.count)
@@ -32,13 +33,20 @@ extension ImageService {
                 }
                 return items.compactMap { $0 }
             }
-            return GalleryPage.html(items, signer: signer)
+            return GalleryPage.html(items, links: links)
         }
         let body = Data(html.utf8)
         let headers: HeaderFields = [
             "Content-Type": "text/html; charset=utf-8", "Content-Length": String(body.count), "Cache-Control": "no-cache",
         ]
         return ServiceResponse(status: 200, headers: headers, body: request.isHead ? ByteBuffer() : ByteBuffer(bytes: body))
+    }
+
+    /// The page's links: imgproxy's URLs when they are answered, else thumbor's.
+    private func galleryLinks() throws(ServerError) -> GalleryPage.Links {
+        if let prefix = configuration.imgproxyMount { return .imgproxy(prefix: prefix, signer: configuration.signer) }
+        if let prefix = configuration.thumborMount { return .thumbor(prefix: prefix, signer: configuration.thumborSigner) }
+        throw ServerError(status: 404, "not found")
     }
 
     /// The extensions of the files the gallery shows.

@@ -162,15 +162,30 @@ public final class ImageService: Sendable {
         String(UInt64.random(in: 0...UInt64.max), radix: 16)
     }
 
-    /// Routes `request` to the gallery or its dialect, which compiles it to a plan that
-    /// ``serve(_:to:negotiation:)`` answers.
+    /// Routes `request` to the gallery or the dialect mounted at its path, which compiles it to a
+    /// plan that ``serve(_:to:negotiation:)`` answers.
     private func answer(_ request: ServiceRequest) async throws -> ServiceResponse {
         let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
         if let response = kept(request, negotiation) { return response }
         if configuration.servesGallery, request.path == "/gallery" || request.path == "/gallery/" { return try await answerGallery(request) }
-        if configuration.dialect == .thumbor { return try await answerThumbor(request, negotiation) }
-        if request.path.hasPrefix("/info/") { return try await serve(try infoPlan(request.path), to: request, negotiation: negotiation) }
-        return try await answerImgproxy(request, negotiation)
+        switch route(request.path) {
+        case (.thumbor, let path)?: return try await answerThumbor(request, path: path, negotiation)
+        case (.imgproxy, let path)? where path.hasPrefix("/info/"): return try await serve(try infoPlan(path), to: request, negotiation: negotiation)
+        case (.imgproxy, let path)?: return try await answerImgproxy(request, path: path, negotiation)
+        case nil: throw ServerError(status: 404, "not found")
+        }
+    }
+
+    /// The dialect mounted at `path` (the longest mount that holds it) and the path under it.
+    func route(_ path: String) -> (ServerConfiguration.Dialect, String)? {
+        let mounts = [(ServerConfiguration.Dialect.thumbor, configuration.thumborMount), (.imgproxy, configuration.imgproxyMount)]
+            .compactMap { dialect, mount in mount.map { (dialect, $0) } }
+            .sorted { $0.1.count > $1.1.count }
+        for (dialect, mount) in mounts where mount.isEmpty || path == mount || path.hasPrefix(mount + "/") {
+            let rest = String(path.dropFirst(mount.count))
+            return (dialect, rest.isEmpty ? "/" : rest)
+        }
+        return nil
     }
 }
 

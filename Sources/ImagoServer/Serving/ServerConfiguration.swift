@@ -100,8 +100,35 @@ public struct ServerConfiguration: Sendable {
         case thumbor
     }
 
-    /// Which URLs the server answers (`IMAGO_DIALECT`). Default imgproxy's.
+    /// Which URLs the server answers at the root (`IMAGO_DIALECT`). Default imgproxy's.
     public var dialect = Dialect.imgproxy
+    /// The path imgproxy's URLs are under (`IMAGO_PATH_PREFIX`, imgproxy's `IMGPROXY_PATH_PREFIX`):
+    /// the prefix is taken off before the signature is checked. Default none: the root. With
+    /// ``dialect`` thumbor, imgproxy's URLs are answered only when this is set.
+    public var pathPrefix = ""
+    /// The path thumbor's URLs are under (`IMAGO_THUMBOR_PATH`), beside imgproxy's in one process;
+    /// default none. With ``dialect`` thumbor they are at the root.
+    public var thumborPath: String?
+    /// Signatures accepted without checking (`IMAGO_TRUSTED_SIGNATURES`, imgproxy's
+    /// `IMGPROXY_TRUSTED_SIGNATURES`): URLs an operator signed once by hand. Default none.
+    public var trustedSignatures: Set<String> = []
+
+    /// Where imgproxy's URLs are answered (`""` for the root), or nil when they are not.
+    var imgproxyMount: String? {
+        let prefix = Self.normalizedPath(pathPrefix)
+        return dialect == .imgproxy || !prefix.isEmpty ? prefix : nil
+    }
+
+    /// Where thumbor's URLs are answered (`""` for the root), or nil when they are not.
+    var thumborMount: String? {
+        dialect == .thumbor ? "" : thumborPath.map(Self.normalizedPath)
+    }
+
+    /// `/a/b` for `a/b/`, `/a//b` or `/a/b`; `""` for the root.
+    static func normalizedPath(_ path: String) -> String {
+        let segments = path.split(separator: "/")
+        return segments.isEmpty ? "" : "/" + segments.joined(separator: "/")
+    }
     /// thumbor's signatures: the security key (`IMAGO_THUMBOR_KEY`) and whether `unsafe/` URLs are
     /// answered (`IMAGO_ALLOW_UNSAFE_URL`; by default only when no key is set).
     public var thumborSigner = ThumborSigner(key: nil)

@@ -50,7 +50,10 @@ public enum ServerSettings {
             "formats a source keeps when none is asked, else the first that fits (default jpeg,png,webp,gif,avif)"
         ),
         ("--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"),
-        ("--dialect", "IMAGO_DIALECT", "URLs answered: imgproxy (default) or thumbor"),
+        ("--dialect", "IMAGO_DIALECT", "URLs answered at the root: imgproxy (default) or thumbor"),
+        ("--path-prefix", "IMAGO_PATH_PREFIX", "path imgproxy's URLs are under, taken off before the signature is checked (default none: the root)"),
+        ("--thumbor-path", "IMAGO_THUMBOR_PATH", "path thumbor's URLs are under, beside imgproxy's in one process (default none)"),
+        ("--trusted-signatures", "IMAGO_TRUSTED_SIGNATURES", "imgproxy signatures accepted without checking, comma-separated (default none)"),
         ("--thumbor-key", "IMAGO_THUMBOR_KEY", "thumbor's SECURITY_KEY, for signed thumbor URLs; default none"),
         ("--allow-unsafe-url", "IMAGO_ALLOW_UNSAFE_URL", "answer thumbor's /unsafe/ URLs (true/false; default true without a thumbor key, false with one)"),
         ("--auto-webp", "IMAGO_AUTO_WEBP", "thumbor URLs without a format give WebP to clients that accept it (true/false; default false)"),
@@ -177,6 +180,12 @@ public enum ServerSettings {
         if let name = values["IMAGO_DIALECT"] {
             guard let dialect = ServerConfiguration.Dialect(rawValue: name.lowercased()) else { throw invalid("IMAGO_DIALECT") }
             configuration.dialect = dialect
+        }
+        configuration.pathPrefix = values["IMAGO_PATH_PREFIX"] ?? configuration.pathPrefix
+        configuration.thumborPath = values["IMAGO_THUMBOR_PATH"]
+        configuration.trustedSignatures = Set(list("IMAGO_TRUSTED_SIGNATURES") ?? [])
+        if let thumbor = configuration.thumborMount, thumbor == configuration.imgproxyMount {
+            throw ServerError(status: 500, "imgproxy's and thumbor's URLs cannot both be at '\(thumbor.isEmpty ? "/" : thumbor)'")
         }
         configuration.thumborSigner = ThumborSigner(key: values["IMAGO_THUMBOR_KEY"], allowsUnsafe: try boolean("IMAGO_ALLOW_UNSAFE_URL"))
         configuration.thumborAutoWebP = try boolean("IMAGO_AUTO_WEBP") ?? configuration.thumborAutoWebP

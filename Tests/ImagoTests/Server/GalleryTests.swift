@@ -50,14 +50,14 @@ struct GalleryTests {
                 let hash = try ThumbHash(image: image)
                 placeholders.append(hash.render())
                 for width in GalleryPage.widths {
-                    let path = GalleryPage.imagePath(name: name, width: width, signer: server.service.configuration.signer)
+                    let path = GalleryPage.imagePath(name: name, width: width, links: .imgproxy(prefix: "", signer: server.service.configuration.signer))
                     #expect(html.contains("\(path) \(width)w"), "\(name) at \(width)")
                     let answer = try await server.get(path)
                     #expect(answer.status == 200, "\(path)")
                     #expect(try DecoderRegistry.standard().decode(answer.body).width == min(width, image.width))
                 }
             }
-            let tampered = GalleryPage.imagePath(name: "0-video-001.jpeg", width: 320, signer: server.service.configuration.signer)
+            let tampered = GalleryPage.imagePath(name: "0-video-001.jpeg", width: 320, links: .imgproxy(prefix: "", signer: server.service.configuration.signer))
                 .replacingOccurrences(of: "320", with: "321")
             #expect(try await server.get(tampered).status == 403)
             #expect(html.components(separatedBy: "background-image: url(data:image/png;base64,").count == Self.sources.count + 1)

@@ -131,7 +131,7 @@ struct ImageServerTests {
                 (ServerHarness.path(text.absoluteString), 422, "source is not an image Imago reads"),
                 (ServerHarness.path(big.absoluteString), 413, "source too large"),
                 (ServerHarness.path("ftp://example.com/a.jpg"), 403, "source not allowed"),
-                (ServerHarness.path("local:///../etc/passwd"), 403, "source not allowed"),
+                (ServerHarness.path("local:///../etc/passwd"), 404, "source not found"),
                 (ServerHarness.path("local:///local.png", [], extension: "bmp"), 400, "Imago does not write 'bmp'"),
                 (ServerHarness.path("local:///local.png", ["rs:fit:20000:20000:1"]), 400, "the size asked for is over 50000000 pixels"),
             ]

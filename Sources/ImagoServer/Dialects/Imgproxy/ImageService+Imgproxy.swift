@@ -6,9 +6,10 @@ import Imago
 /// argument rules, and compiled to a ``VariantPlan``; `raw` and `skip_processing` answer the
 /// source's bytes as they came.
 extension ImageService {
-    func answerImgproxy(_ request: ServiceRequest, _ negotiation: Negotiation) async throws -> ServiceResponse {
-        let path = try ProcessingPath(parsing: request.path)
-        guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
+    /// The answer to `request`, whose `path` is under imgproxy's mount.
+    func answerImgproxy(_ request: ServiceRequest, path: String, _ negotiation: Negotiation) async throws -> ServiceResponse {
+        let path = try ProcessingPath(parsing: path)
+        try verifyImgproxySignature(path)
         var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
         if !options.raw, options.format == nil, let name = path.outputExtension {
             guard OutputFormat(extension: name) != nil else { throw ServerError.badRequest("Imago does not write '\(name)'") }
@@ -24,6 +25,13 @@ extension ImageService {
             }
         }
         return try await serve(imgproxyPlan(url: url, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery), to: request, negotiation: negotiation)
+    }
+
+    /// Checks `path`'s signature: one the operator trusts passes as it is, else it must verify with
+    /// one of the key and salt pairs (any passes when there are none).
+    func verifyImgproxySignature(_ path: ProcessingPath) throws(ServerError) {
+        if configuration.trustedSignatures.contains(path.signature) { return }
+        guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
     }
 
     /// The plan for `options` on the source at `url`: the key is the source, the whole options

@@ -10,7 +10,7 @@ extension ImageService {
     /// variant, and repeats of the path come from memory.
     func infoPlan(_ requestPath: String) throws -> VariantPlan {
         let path = try ProcessingPath(parsing: String(requestPath.dropFirst("/info".count)))
-        guard configuration.signer.verify(path.signature, for: path.signedPart) else { throw ServerError.forbidden("invalid signature") }
+        try verifyImgproxySignature(path)
         let options = try InfoOptions(parsing: path.options)
         let url = try sources.url(for: path.source)
         return VariantPlan(

@@ -6,8 +6,8 @@ extension ImageService {
     /// the image resolved through thumbor's loaders (under the same address policy and allow-list
     /// as imgproxy URLs), and the variant made once, kept and cached like any other. Statuses are
     /// thumbor's: 400 for a bad URL, signature or image, 404 for a missing source.
-    func answerThumbor(_ request: ServiceRequest, _ negotiation: Negotiation) async throws -> ServiceResponse {
-        let url = try ThumborURL(parsing: request.path)
+    func answerThumbor(_ request: ServiceRequest, path: String, _ negotiation: Negotiation) async throws -> ServiceResponse {
+        let url = try ThumborURL(parsing: path)
         let signer = configuration.thumborSigner
         if url.unsafe {
             guard signer.allowsUnsafe else { throw ServerError.badRequest("URL has unsafe but unsafe is not allowed") }
@@ -83,7 +83,7 @@ extension ServerError {
     /// image (or over the limits) a 400, a filter that fails a 500.
     init(thumborLoading error: ImagoError) {
         switch error.code.kind {
-        case .httpStatus, .fileNotFound, .notCached: self.init(status: 404, "not found")
+        case .httpStatus, .fileNotFound, .notCached: self.init(status: 404, "source not found")
         case .emptyResponse: self.init(status: 502, "empty response")
         case .unsupportedFormat, .invalidImage, .emptyImage, .imageTooLarge, .tooLarge, .truncated, .addressRefused, .invalidURL:
             self.init(status: 400, "the image could not be loaded")
