@@ -116,17 +116,14 @@ struct ConvertCommand: AsyncParsableCommand {
         guard (0...12).contains(compressionLevel), (0...10).contains(speed) else {
             throw ValidationError("--compression-level must be from 0 to 12 and --speed from 0 to 10")
         }
-        let (compressionLevel, speed, progressive, lossless) = (compressionLevel, speed, progressive, lossless)
-        let makeEncoder: (Int) -> any ImageEncoding
-        switch format {
-        case .jpeg: makeEncoder = { JPEGEncoder(quality: $0, progressive: progressive) }
-        case .png: makeEncoder = { _ in PNGEncoder(compressionLevel: compressionLevel) }
-        case .webp: makeEncoder = { WebPEncoder(quality: Float($0), lossless: lossless) }
-        case .gif: makeEncoder = { _ in GIFEncoder() }
-        #if AVIF
-            case .avif: makeEncoder = { AVIFEncoder(quality: $0, speed: speed) }
-        #endif
-        default: throw ValidationError("Imago does not encode \(format)")
+        var settings = ImageFormat.EncoderSettings()
+        (settings.compressionLevel, settings.speed, settings.progressive, settings.lossless) = (compressionLevel, speed, progressive, lossless)
+        guard format.encoder(settings) != nil else { throw ValidationError("Imago does not encode \(format)") }
+        let makeEncoder: (Int) -> any ImageEncoding = { [settings] quality in
+            var settings = settings
+            settings.quality = quality
+            // Checked above: the format has an encoder.
+            return format.encoder(settings) ?? PNGEncoder()
         }
         // Lossless WebP has no quality to choose.
         let quality = lossless && format == .webp ? QualityOption.fixed(quality.initial) : quality

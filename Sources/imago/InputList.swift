@@ -5,9 +5,8 @@ import Imago
 /// Command-line inputs as URLs: a URL with a scheme as given, a folder as the images found in it
 /// (recursively, sorted), a file as its file URL; anything else is that input's error.
 enum InputList {
-    static let imageExtensions: Set<String> = [
-        "jpg", "jpeg", "png", "webp", "gif", "tif", "tiff", "avif", "heic", "heif", "jxl", "bmp", "ico", "cur", "tga", "pbm", "pgm", "ppm", "pnm", "pam",
-    ]
+    /// The files a folder gives: every extension of the library's format table.
+    static var imageExtensions: Set<String> { ImageFormat.readableExtensions }
 
     static func expand(_ inputs: [String]) throws -> [Result<URL, InvalidInput>] {
         var items: [Result<URL, InvalidInput>] = []

@@ -63,7 +63,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
             throw ValidationError("--format must be jpg, png, webp, gif or avif, not '\(format)'")
         }
         let encoding = Encoding(format: outputFormat, quality: quality)
-        let fileExtension = outputFormat == .jpeg ? "jpg" : format.lowercased()
+        let fileExtension = outputFormat.preferredExtension
         let directory = URL(fileURLWithPath: out)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let items = try InputList.expand(inputs)

@@ -10,33 +10,17 @@ public protocol ImageEncoding: Sendable {
 }
 
 extension ImageFormat {
-    /// The format a file name's extension names (`.jpg`, `.jpeg`, `.png`, `.webp`, `.gif`,
-    /// `.avif`), or nil.
+    /// The format Imago writes that a file name's extension names (`.jpg`, `.jpeg`, `.png`,
+    /// `.webp`, `.gif`, `.avif`), or nil: ``named(_:)`` for any format Imago reads.
     public init?(fileExtension: String) {
-        switch fileExtension.lowercased() {
-        case "jpg", "jpeg": self = .jpeg
-        case "png": self = .png
-        case "webp": self = .webp
-        case "gif": self = .gif
-        case "avif": self = .avif
-        default: return nil
-        }
+        guard let format = Self.named(fileExtension), format.encoder(EncoderSettings()) != nil else { return nil }
+        self = format
     }
 
     /// Imago's encoder for this format with its defaults, lossy ones at `quality` (1…100), or nil
-    /// when Imago does not write it. Imago writes JPEG, PNG, WebP, GIF and, with the `AVIF` trait,
-    /// AVIF.
+    /// when Imago does not write it (see ``encoder(_:)``).
     public func encoder(quality: Int = 85) -> (any ImageEncoding)? {
-        switch self {
-        case .jpeg: JPEGEncoder(quality: quality)
-        case .png: PNGEncoder()
-        case .webp: WebPEncoder(quality: Float(quality))
-        case .gif: GIFEncoder()
-        #if AVIF
-            case .avif: AVIFEncoder(quality: quality)
-        #endif
-        default: nil
-        }
+        encoder(EncoderSettings(quality: quality))
     }
 }
 

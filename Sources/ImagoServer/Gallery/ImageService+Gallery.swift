@@ -10,7 +10,7 @@ extension ImageService {
         guard configuration.servesGallery, let localRoot = sources.localRoot else { throw ServerError(status: 404, "not found") }
         let links = try galleryLinks()
         let html = try await gallery.value { [pipeline] in
-            let names = localRoot.files(withExtensions: Self.galleryExtensions, limit: GalleryPage.maxItems)
+            let names = localRoot.files(withExtensions: ImageFormat.readableExtensions, limit: GalleryPage.maxItems)
             let items = await withTaskGroup(of: (Int, GalleryPage.Item?).self) { group in
                 var items = [GalleryPage.Item?](repeating: nil, count: names.count)
                 var next = 0
@@ -49,6 +49,4 @@ extension ImageService {
         throw ServerError(status: 404, "not found")
     }
 
-    /// The extensions of the files the gallery shows.
-    static let galleryExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "jxl", "tif", "tiff", "bmp"]
 }

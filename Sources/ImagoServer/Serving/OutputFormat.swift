@@ -20,29 +20,18 @@ public enum OutputFormat: String, Sendable, Hashable {
     case json
 
     /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, `gif`, `svg`, and `avif` when
-    /// Imago was built with AVIF), or nil.
+    /// Imago was built with AVIF): `svg` or a format the library's table says Imago writes.
     public init?(extension text: String) {
-        switch text.lowercased() {
-        case "jpg", "jpeg": self = .jpeg
-        case "png": self = .png
-        case "webp": self = .webp
-        case "gif": self = .gif
-        case "svg": self = .svg
-        #if AVIF
-            case "avif": self = .avif
-        #endif
-        default: return nil
+        if text.lowercased() == "svg" {
+            self = .svg
+            return
         }
+        guard let format = ImageFormat(fileExtension: text), let output = OutputFormat(rawValue: format.rawValue) else { return nil }
+        self = output
     }
 
     /// The media type (`image/jpeg`, …, `image/svg+xml`), for `Content-Type`.
-    public var mimeType: String {
-        switch self {
-        case .svg: "image/svg+xml"
-        case .json: "application/json"
-        default: "image/\(rawValue)"
-        }
-    }
+    public var mimeType: String { self == .json ? "application/json" : ImageFormat(rawValue: rawValue).mimeType }
 
     /// The media types an `Accept` header names explicitly, without those it gives `q=0`.
     public static func acceptedTypes(_ accept: String?) -> Set<String> {
@@ -91,45 +80,30 @@ public enum OutputFormat: String, Sendable, Hashable {
 
     /// The format of a media type this enum's ``mimeType`` gives, or nil.
     public init?(mimeType: String) {
-        if mimeType == "image/svg+xml" || mimeType == "application/json" {
-            self = mimeType == "application/json" ? .json : .svg
+        if mimeType == "application/json" {
+            self = .json
             return
         }
-        guard mimeType.hasPrefix("image/"), let format = OutputFormat(rawValue: String(mimeType.dropFirst(6))), format != .svg else { return nil }
+        guard let row = ImageFormat.table.first(where: { $0.mimeType == mimeType }), let format = OutputFormat(rawValue: row.format.rawValue) else {
+            return nil
+        }
         self = format
     }
 
     /// Whether the format keeps transparency (JPEG does not: a transparent image is flattened).
-    public var hasAlpha: Bool { self != .jpeg }
+    public var hasAlpha: Bool { imageFormat?.info?.carriesAlpha ?? true }
 
     /// The file name extension for `Content-Disposition`.
-    public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
+    public var fileExtension: String { ImageFormat(rawValue: rawValue).preferredExtension }
 
-    /// The encoder at `quality` (1…100).
     /// The library's name for this format (nil for SVG and JSON, which are not encoded).
-    var imageFormat: ImageFormat? {
-        switch self {
-        case .jpeg: .jpeg
-        case .png: .png
-        case .webp: .webp
-        case .gif: .gif
-        case .avif: .avif
-        case .svg, .json: nil
-        }
-    }
+    var imageFormat: ImageFormat? { isEncoded ? ImageFormat(rawValue: rawValue) : nil }
 
+    /// The library's encoder at `quality` (1…100); AVIF at speed 8, which a server can afford.
     func encoder(quality: Int) -> any ImageEncoding {
-        switch self {
-        case .jpeg: JPEGEncoder(quality: quality)
-        case .png, .svg, .json: PNGEncoder()  // SVG and JSON are never encoded: written as they are
-        case .webp: WebPEncoder(quality: Float(quality))
-        case .gif: GIFEncoder()
-        case .avif:
-            #if AVIF
-                AVIFEncoder(quality: quality, speed: 8)
-            #else
-                WebPEncoder(quality: Float(quality))
-            #endif
-        }
+        var settings = ImageFormat.EncoderSettings(quality: quality)
+        settings.speed = 8
+        // SVG and JSON are never encoded (written as they are); every other case is one Imago writes.
+        return imageFormat?.encoder(settings) ?? PNGEncoder()
     }
 }

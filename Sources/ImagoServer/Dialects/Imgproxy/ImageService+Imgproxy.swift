@@ -77,20 +77,20 @@ extension ImageService {
         } catch {
             throw limits.explain(error) ?? error
         }
-        let sourceFormat = SourceFormat.sniff(response.data)
+        let sourceFormat = ImageFormat.sniff(response.data, decoders: pipeline.decoders)
         if !options.raw {
-            guard let sourceFormat, (options.skipProcessing + configuration.skipProcessingFormats).contains(sourceFormat.name),
-                explicit == nil || explicit?.rawValue == sourceFormat.name
+            guard let sourceFormat, (options.skipProcessing + configuration.skipProcessingFormats).contains(sourceFormat.rawValue),
+                explicit == nil || explicit?.rawValue == sourceFormat.rawValue
             else { return nil }
             try limits.check(bytes: response.data.count)
         }
         metrics.served(from: options.raw ? "raw" : "skip-processing")
-        let type = sourceFormat?.mimeType ?? response.headers["Content-Type"] ?? "application/octet-stream"
+        let type = sourceFormat?.info?.mimeType ?? response.headers["Content-Type"] ?? "application/octet-stream"
         var hash = SHA256()
         hash.update(data: response.data)
         let etag = Self.quoted(hash)
         return .unprocessed(
             response.data, mimeType: type, etag: etag, request: request, cacheControl: configuration.cacheControl,
-            delivery: delivery.with(extension: sourceFormat?.fileExtension))
+            delivery: delivery.with(extension: sourceFormat?.preferredExtension))
     }
 }

@@ -27,9 +27,9 @@ enum ImageFacts {
         var facts: [String: Any] = [:]
         if options.size { facts["size"] = data.count }
         if options.format {
-            let sniffed = SourceFormat.sniff(data)
-            facts["format"] = sniffed?.name ?? metadata.format.rawValue
-            facts["mime_type"] = sniffed?.mimeType ?? "application/octet-stream"
+            // The decoder that read it named it (the format table's names are imgproxy's).
+            facts["format"] = metadata.format.rawValue
+            facts["mime_type"] = metadata.format.mimeType
         }
         if options.dimensions {
             facts["width"] = image.width

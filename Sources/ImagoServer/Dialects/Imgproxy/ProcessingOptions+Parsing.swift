@@ -356,22 +356,8 @@ private struct Arguments {
     }
 }
 
-/// The image format names imgproxy knows, to their canonical names.
+/// The image format names imgproxy knows, to their canonical names: the names of Imago's format
+/// table (``Imago/ImageFormat/table``), which are imgproxy's (`heif` for HEIC, `tiff`, `jxl`, …).
 enum ImageFormatName {
-    static func canonical(_ name: String) -> String? {
-        switch name.lowercased() {
-        case "jpg", "jpeg": "jpeg"
-        case "png": "png"
-        case "webp": "webp"
-        case "avif": "avif"
-        case "gif": "gif"
-        case "ico": "ico"
-        case "svg": "svg"
-        case "heic", "heif": "heif"
-        case "bmp": "bmp"
-        case "tiff", "tif": "tiff"
-        case "jxl": "jxl"
-        default: nil
-        }
-    }
+    static func canonical(_ name: String) -> String? { ImageFormat.named(name)?.rawValue }
 }

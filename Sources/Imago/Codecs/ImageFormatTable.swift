@@ -1,0 +1,99 @@
+import Foundation
+
+/// One row of Imago's format table: what the library, the CLI and the server's dialects and
+/// gallery all know of a format, so that none keeps a list of its own. A format is told from
+/// bytes by the registered decoders (``ImageFormat/sniff(_:decoders:)``), never by its extension.
+public struct ImageFormatInfo: Sendable, Hashable {
+    /// The format.
+    public let format: ImageFormat
+    /// The file name extensions it goes by, lower case; the first is the one Imago writes.
+    public let extensions: [String]
+    /// Its media type.
+    public let mimeType: String
+    /// Whether a lossy quality (1…100) changes what its encoder writes.
+    public let takesQuality: Bool
+    /// Whether it keeps transparency.
+    public let carriesAlpha: Bool
+    /// Whether it keeps every frame of an animation.
+    public let carriesAnimation: Bool
+}
+
+extension ImageFormat {
+    /// Every format Imago reads or writes.
+    public static let table: [ImageFormatInfo] = [
+        ImageFormatInfo(format: .jpeg, extensions: ["jpg", "jpeg"], mimeType: "image/jpeg", takesQuality: true, carriesAlpha: false, carriesAnimation: false),
+        ImageFormatInfo(format: .png, extensions: ["png"], mimeType: "image/png", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(format: .webp, extensions: ["webp"], mimeType: "image/webp", takesQuality: true, carriesAlpha: true, carriesAnimation: true),
+        ImageFormatInfo(format: .gif, extensions: ["gif"], mimeType: "image/gif", takesQuality: false, carriesAlpha: true, carriesAnimation: true),
+        ImageFormatInfo(format: .avif, extensions: ["avif"], mimeType: "image/avif", takesQuality: true, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(format: .heif, extensions: ["heic", "heif"], mimeType: "image/heif", takesQuality: true, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(format: .jxl, extensions: ["jxl"], mimeType: "image/jxl", takesQuality: true, carriesAlpha: true, carriesAnimation: true),
+        ImageFormatInfo(format: .tiff, extensions: ["tiff", "tif"], mimeType: "image/tiff", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(format: .bmp, extensions: ["bmp"], mimeType: "image/bmp", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(format: .ico, extensions: ["ico", "cur"], mimeType: "image/x-icon", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(
+            format: .pnm, extensions: ["pnm", "pbm", "pgm", "ppm", "pam"], mimeType: "image/x-portable-anymap", takesQuality: false, carriesAlpha: true,
+            carriesAnimation: false),
+        ImageFormatInfo(format: .svg, extensions: ["svg"], mimeType: "image/svg+xml", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+    ]
+
+    /// This format's row of ``table``, nil for a custom decoder's format.
+    public var info: ImageFormatInfo? { Self.table.first { $0.format == self } }
+
+    /// The format an extension names (any of ``table``'s, any case), read or written, or nil.
+    public static func named(_ name: String) -> ImageFormat? {
+        let name = name.lowercased()
+        return table.first { $0.extensions.contains(name) || $0.format.rawValue == name }?.format
+    }
+
+    /// Every extension of ``table``: the files Imago reads.
+    public static var readableExtensions: Set<String> { Set(table.flatMap(\.extensions)) }
+
+    /// The format of `data`, told by the decoder in `decoders` that recognises it; nil when none does.
+    public static func sniff(_ data: Data, decoders: DecoderRegistry) -> ImageFormat? {
+        decoders.decoder(for: data)?.format
+    }
+
+    /// The media type (``ImageFormatInfo/mimeType``), `application/octet-stream` for a format not in the table.
+    public var mimeType: String { info?.mimeType ?? "application/octet-stream" }
+
+    /// The extension Imago gives a file of this format (`jpg` for JPEG, `heic` for HEIF).
+    public var preferredExtension: String { info?.extensions.first ?? rawValue }
+
+    /// How an encoder is set up beyond the format: the quality and each encoder's own choices,
+    /// each ignored by encoders it does not concern.
+    public struct EncoderSettings: Sendable, Hashable {
+        /// Quality 1…100 for lossy formats.
+        public var quality: Int
+        /// Progressive JPEG.
+        public var progressive = false
+        /// Lossless WebP.
+        public var lossless = false
+        /// zlib level 0…12 for PNG.
+        public var compressionLevel = 7
+        /// AVIF's encoder speed 0…10 (faster, larger).
+        public var speed = 6
+
+        /// Settings at `quality` with the encoders' defaults.
+        public init(quality: Int = 85) {
+            self.quality = quality
+        }
+    }
+
+    /// Imago's encoder for this format set up by `settings`, or nil when Imago does not write it
+    /// (JPEG, PNG, WebP, GIF and, with the `AVIF` trait, AVIF are written). The one place
+    /// encoders are chosen, for the library, the CLI and the server.
+    public func encoder(_ settings: EncoderSettings) -> (any ImageEncoding)? {
+        switch self {
+        case .jpeg: JPEGEncoder(quality: settings.quality, progressive: settings.progressive)
+        case .png: PNGEncoder(compressionLevel: settings.compressionLevel)
+        case .webp: WebPEncoder(quality: Float(settings.quality), lossless: settings.lossless)
+        case .gif: GIFEncoder()
+        #if AVIF
+            case .avif: AVIFEncoder(quality: settings.quality, speed: settings.speed)
+        #endif
+        default: nil
+        }
+    }
+}
