@@ -135,6 +135,10 @@ public struct ServerConfiguration: Sendable {
     /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor
     /// URL names no format, with `Vary: Accept`. Default false, as thumbor.
     public var thumborAutoWebP = false
+    /// thumbor's `MAX_AGE` (`IMAGO_THUMBOR_MAX_AGE`): thumbor answers without a `max_age` filter
+    /// send `Cache-Control: max-age=N,public` (0: none) instead of ``cacheControl``. Default
+    /// unset: ``cacheControl``, as for imgproxy's URLs.
+    public var thumborMaxAge: Int?
     /// thumbor's `RESPECT_ORIENTATION` (`IMAGO_RESPECT_ORIENTATION`): whether thumbor URLs turn
     /// images by their EXIF orientation. Default false, as thumbor.
     public var thumborRespectsOrientation = false

@@ -290,6 +290,10 @@ public enum ServerSettings {
         .boolean("--auto-webp", "IMAGO_AUTO_WEBP", "thumbor URLs without a format give WebP to clients that accept it (true/false; default false)") {
             $0.thumborAutoWebP = $1
         },
+        .integer(
+            "--thumbor-max-age", "IMAGO_THUMBOR_MAX_AGE", 0...(1 << 31),
+            "thumbor's MAX_AGE: seconds thumbor answers without max_age() may be cached, as max-age=N,public (0: no Cache-Control); default the server's"
+        ) { $0.thumborMaxAge = $1 },
         .boolean(
             "--respect-orientation", "IMAGO_RESPECT_ORIENTATION", "thumbor URLs turn images by their EXIF orientation (true/false; default false, as thumbor)"
         ) { $0.thumborRespectsOrientation = $1 },

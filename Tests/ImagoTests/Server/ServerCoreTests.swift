@@ -69,6 +69,30 @@ struct ServerCoreTests {
         }
     }
 
+    @Test("thumbor's MAX_AGE gives thumbor answers max-age=N,public, a max_age() filter wins, imgproxy's keep the server's")
+    func thumborMaxAge() async throws {
+        try await withLocalRoot { root, _ in
+            try await withServer({
+                $0.localRoot = root
+                $0.thumborPath = "/thumbor"
+                $0.thumborMaxAge = 600
+            }) { server in
+                #expect(try await server.get("/thumbor/unsafe/8x0/pics/photo.png").header("Cache-Control") == "max-age=600,public")
+                #expect(try await server.get("/thumbor/unsafe/8x0/filters:max_age(30)/pics/photo.png").header("Cache-Control") == "max-age=30,public")
+                let imgproxy = try await server.get(ServerHarness.path("local:///pics/photo.png", ["rs:fit:8:0"]))
+                #expect(imgproxy.header("Cache-Control") == server.service.configuration.cacheControl)
+            }
+            try await withServer({
+                $0.localRoot = root
+                $0.dialect = .thumbor
+                $0.thumborMaxAge = 0
+            }) { server in
+                let answer = try await server.get("/unsafe/8x0/pics/photo.png")
+                #expect(answer.status == 200 && answer.header("Cache-Control") == nil)
+            }
+        }
+    }
+
     @Test("imgproxy's URLs under a path prefix: the signature covers the path after it; other paths are 404")
     func pathPrefix() async throws {
         try await withLocalRoot { root, _ in

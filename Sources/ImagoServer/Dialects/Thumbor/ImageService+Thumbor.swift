@@ -46,7 +46,7 @@ extension ImageService {
                     identity: "thumbor\n" + key))
         }
         let variantPlan = VariantPlan(
-            source: source, key: key, delivery: DeliveryHeaders(thumborMaxAge: plan.maxAge),
+            source: source, key: key, delivery: DeliveryHeaders(thumborMaxAge: plan.maxAge ?? configuration.thumborMaxAge),
             varies: configuration.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, errors: .thumbor, product: product)
         return try await serve(variantPlan, to: request, negotiation: negotiation)
     }
