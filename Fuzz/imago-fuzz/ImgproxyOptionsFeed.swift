@@ -2,6 +2,14 @@ import Foundation
 import Imago
 @testable import ImagoServer
 
+/// The server's dialect compilers, as a request reaches them.
+enum PlanCompilers {
+    /// A service with the default settings (no local root, no disk cache).
+    static let service = try! ImageService(configuration: ServerConfiguration())
+    /// A client that accepts WebP.
+    static let negotiation = Negotiation(ServiceRequest(path: "/", accept: "image/webp,*/*"), avifEnabled: false)
+}
+
 /// The `imgproxy-options` harness's input read as a small image and an imgproxy options path: the
 /// first two bytes give the image's sides (1…64), the rest is text split at `/` into option
 /// segments, parsed as a URL's and, when they parse, run through imgproxy's processing on the
@@ -22,6 +30,14 @@ enum ImgproxyOptionsFeed {
             return
         }
         _ = options.key
+        // The compiler the server runs: the options give one plan, its key derived from all of them.
+        let source = URL(string: "https://example.com/a.jpg")!
+        let delivery = DeliveryHeaders(options: options, source: source, returnsAttachment: false)
+        let plan = PlanCompilers.service.imgproxyPlan(
+            url: source, options: options, explicit: nil, negotiation: PlanCompilers.negotiation, delivery: delivery)
+        guard plan.key.contains(options.key), case .image(let recipe) = plan.product, case .imgproxy = recipe.steps else {
+            fatalError("imgproxy options \(text) compiled to an unexpected plan")
+        }
         guard (try? VariantProcessor.checkRequestedSize(options, maxPixels: 1 << 20)) != nil else { return }
         let image = pattern(width: width, height: height)
         var processor = VariantProcessor(options: options, maxResultDimension: 0, watermark: nil)

@@ -13,6 +13,12 @@ enum ThumborURLFeed {
         let width = 1 + Int(data[0] % 64), height = 1 + Int(data[1] % 64)
         let text = String(decoding: data.dropFirst(2), as: UTF8.self)
         guard let url = try? ThumborURL(parsing: "/unsafe/" + text) else { return }
+        // The compiler the server runs: a URL it takes gives one plan, the same twice.
+        if let plan = try? PlanCompilers.service.thumborPlan("/unsafe/" + text, PlanCompilers.negotiation) {
+            guard plan.key == (try? PlanCompilers.service.thumborPlan("/unsafe/" + text, PlanCompilers.negotiation))?.key else {
+                fatalError("thumbor URL \(text) compiled to two keys")
+            }
+        }
         let filters = ThumborFilter.parse(url.filters)
         let plan = ThumborPlan(url: url, filters: filters)
         let image = ImgproxyOptionsFeed.pattern(width: width, height: height)

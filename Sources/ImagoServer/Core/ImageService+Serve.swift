@@ -203,7 +203,9 @@ extension ImageService {
     private func sanitizedSVG(_ plan: VariantPlan) async throws -> EncodedVariant {
         let response = try await pipeline.data(for: request(plan, options: []))
         metrics.served(from: response.source.rawValue)
-        guard ImageFormat.sniff(response.data, decoders: pipeline.decoders) == .svg else { throw ServerError(status: 422, "Imago writes SVG only from an SVG source") }
+        guard ImageFormat.sniff(response.data, decoders: pipeline.decoders) == .svg else {
+            throw ServerError(status: 422, "Imago writes SVG only from an SVG source")
+        }
         try plan.limits.check(bytes: response.data.count)
         return try svgVariant(response.data)
     }

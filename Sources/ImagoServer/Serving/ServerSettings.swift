@@ -144,7 +144,8 @@ public enum ServerSettings {
                 }
             }
         },
-        .text("--allowed-hosts", "IMAGO_ALLOWED_HOSTS", "hosts sources may come from, comma-separated (.example.com takes subdomains); default any public host") {
+        .text("--allowed-hosts", "IMAGO_ALLOWED_HOSTS", "hosts sources may come from, comma-separated (.example.com takes subdomains); default any public host")
+        {
             $0.allowedHosts = ServerSetting.list($1)
         },
         .boolean(
@@ -173,12 +174,18 @@ public enum ServerSettings {
         .number("--autoquality-target", "IMAGO_AUTOQUALITY_TARGET", 0...Double.greatestFiniteMagnitude, "SSIMULACRA2 score (default 75), or bytes for size") {
             $0.autoQuality.target = $1
         },
-        .integer("--autoquality-min", "IMAGO_AUTOQUALITY_MIN", 1...100, "lowest quality autoquality may choose (default 70)") { $0.autoQuality.minQuality = $1 },
-        .integer("--autoquality-max", "IMAGO_AUTOQUALITY_MAX", 1...100, "highest quality autoquality may choose (default 80)") { $0.autoQuality.maxQuality = $1 },
+        .integer("--autoquality-min", "IMAGO_AUTOQUALITY_MIN", 1...100, "lowest quality autoquality may choose (default 70)") {
+            $0.autoQuality.minQuality = $1
+        },
+        .integer("--autoquality-max", "IMAGO_AUTOQUALITY_MAX", 1...100, "highest quality autoquality may choose (default 80)") {
+            $0.autoQuality.maxQuality = $1
+        },
         .qualities("--autoquality-format-min", "IMAGO_AUTOQUALITY_FORMAT_MIN", "lowest quality per format, e.g. jpeg=60,avif=40 (default avif=60)") {
             $0.autoQuality.formatMin = $1
         },
-        .qualities("--autoquality-format-max", "IMAGO_AUTOQUALITY_FORMAT_MAX", "highest quality per format (default avif=65)") { $0.autoQuality.formatMax = $1 },
+        .qualities("--autoquality-format-max", "IMAGO_AUTOQUALITY_FORMAT_MAX", "highest quality per format (default avif=65)") {
+            $0.autoQuality.formatMax = $1
+        },
         .number("--autoquality-allowed-error", "IMAGO_AUTOQUALITY_ALLOWED_ERROR", 0...100, "SSIMULACRA2 points a score may miss the target by (default 0.5)") {
             $0.autoQuality.allowedError = $1
         },

@@ -57,8 +57,10 @@ struct GalleryTests {
                     #expect(try DecoderRegistry.standard().decode(answer.body).width == min(width, image.width))
                 }
             }
-            let tampered = GalleryPage.imagePath(name: "0-video-001.jpeg", width: 320, links: .imgproxy(prefix: "", signer: server.service.configuration.signer))
-                .replacingOccurrences(of: "320", with: "321")
+            let tampered = GalleryPage.imagePath(
+                name: "0-video-001.jpeg", width: 320, links: .imgproxy(prefix: "", signer: server.service.configuration.signer)
+            )
+            .replacingOccurrences(of: "320", with: "321")
             #expect(try await server.get(tampered).status == 403)
             #expect(html.components(separatedBy: "background-image: url(data:image/png;base64,").count == Self.sources.count + 1)
 

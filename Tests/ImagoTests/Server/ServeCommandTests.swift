@@ -96,7 +96,9 @@ struct ServeCommandTests {
     func settingsFromArguments() throws {
         let values = try ServerSettings.values(
             arguments: ["--quality", "55", "--avif", "--path-prefix=/img"],
-            environment: ["IMAGO_QUALITY": "70", "IMAGO_PATH_PREFIX": "/other", "IMGPROXY_PATH_PREFIX": "/peer", "IMGPROXY_TRUSTED_SIGNATURES": "a,b", "HOME": "/root"])
+            environment: [
+                "IMAGO_QUALITY": "70", "IMAGO_PATH_PREFIX": "/other", "IMGPROXY_PATH_PREFIX": "/peer", "IMGPROXY_TRUSTED_SIGNATURES": "a,b", "HOME": "/root",
+            ])
         #expect(values["HOME"] == nil)
         let configuration = try ServerSettings.configuration(values).configuration
         #expect(configuration.defaultQuality == 55 && configuration.negotiatesAVIF && configuration.pathPrefix == "/img")

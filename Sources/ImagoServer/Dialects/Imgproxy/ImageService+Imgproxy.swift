@@ -24,7 +24,8 @@ extension ImageService {
                 return response
             }
         }
-        return try await serve(imgproxyPlan(url: url, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery), to: request, negotiation: negotiation)
+        return try await serve(
+            imgproxyPlan(url: url, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery), to: request, negotiation: negotiation)
     }
 
     /// Checks `path`'s signature: one the operator trusts passes as it is, else it must verify with

@@ -4,9 +4,14 @@ import Imago
 extension ImageService {
     /// A thumbor URL's answer: the path parsed and its signature checked as thumbor checks them,
     /// the image resolved through thumbor's loaders (under the same address policy and allow-list
-    /// as imgproxy URLs), and the variant made once, kept and cached like any other. Statuses are
-    /// thumbor's: 400 for a bad URL, signature or image, 404 for a missing source.
+    /// as imgproxy URLs), compiled to a plan that the one core answers like any other. Statuses
+    /// are thumbor's: 400 for a bad URL, signature or image, 404 for a missing source.
     func answerThumbor(_ request: ServiceRequest, path: String, _ negotiation: Negotiation) async throws -> ServiceResponse {
+        try await serve(thumborPlan(path, negotiation), to: request, negotiation: negotiation)
+    }
+
+    /// The plan for the thumbor URL `path` under a client that accepts what `negotiation` says.
+    func thumborPlan(_ path: String, _ negotiation: Negotiation) throws -> VariantPlan {
         let url = try ThumborURL(parsing: path)
         let signer = configuration.thumborSigner
         if url.unsafe {
@@ -45,10 +50,9 @@ extension ImageService {
                     steps: .thumbor(transformation, overlays: plan.overlayURLs), requestOptions: requestOptions, answer: answer,
                     identity: "thumbor\n" + key))
         }
-        let variantPlan = VariantPlan(
+        return VariantPlan(
             source: source, key: key, delivery: DeliveryHeaders(thumborMaxAge: plan.maxAge ?? configuration.thumborMaxAge),
             varies: configuration.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, errors: .thumbor, product: product)
-        return try await serve(variantPlan, to: request, negotiation: negotiation)
     }
 
     /// What thumbor's HTTP loader leaves unencoded (Python's `quote` with its `safe` list).
