@@ -39,7 +39,7 @@ struct ServeCommand: AsyncParsableCommand {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }
         Self.returnLargeBuffersToTheSystem()
-        let service = try ImageService(configuration: configuration, logger: logger)
+        let service = try ImageService(configuration: configuration, logger: logger, accessLog: .standardError)
         let application = Application(
             router: ImageServer.router(service: service),
             server: ImageServer.server(service),

@@ -9,11 +9,12 @@ extension ImageService {
     func serve(_ plan: VariantPlan, to request: ServiceRequest, negotiation: Negotiation) async throws -> ServiceResponse {
         let variant = try await variant(key: plan.key) { try await self.make(plan) }
         let pathKey = negotiation.pathKey(request.path)
+        let answer = PreparedAnswer(variant, cacheControl: configuration.cacheControl, varies: plan.varies, delivery: plan.delivery)
         answeredPaths.setValue(
-            AnsweredPath(variantKey: plan.key, varies: plan.varies, delivery: plan.delivery), forKey: pathKey,
-            cost: pathKey.utf8.count + plan.key.utf8.count)
+            AnsweredPath(variantKey: plan.key, varies: plan.varies, delivery: plan.delivery, answer: answer), forKey: pathKey,
+            cost: pathKey.utf8.count + plan.key.utf8.count + 256)
         metrics.keptBytes.set(Int64(memoryInUse))
-        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: plan.varies, delivery: plan.delivery)
+        return answer.response(variant, to: request)
     }
 
     /// The kept variant, the one being made for an identical request, or a new one (which takes

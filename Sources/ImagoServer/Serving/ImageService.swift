@@ -20,6 +20,7 @@ public final class ImageService: Sendable {
     public let metrics: ServerMetrics
     let pipeline: ImagePipeline
     private let logger: Logger
+    private let accessLog: AccessLog?
     let sources: SourceResolver
     let work: WorkLimiter
     let variants: MemoryCache<String, EncodedVariant>
@@ -41,13 +42,15 @@ public final class ImageService: Sendable {
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
     /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
+    /// A line per answer goes to `accessLog` when given, else to `logger` at `info`.
     public init(
         configuration: ServerConfiguration, pipeline: ImagePipeline? = nil, metrics: ServerMetrics = ServerMetrics(),
-        logger: Logger = Logger(label: "imago-serve"), tracer: any Tracer = InstrumentationSystem.tracer
+        logger: Logger = Logger(label: "imago-serve"), accessLog: AccessLog? = nil, tracer: any Tracer = InstrumentationSystem.tracer
     ) throws {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
+        self.accessLog = accessLog
         self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
         sources = SourceResolver(allowedHosts: configuration.allowedHosts, localRoot: configuration.localRoot.map(LocalRoot.init))
         work = WorkLimiter(limit: configuration.maxConcurrentWork)
@@ -127,7 +130,11 @@ public final class ImageService: Sendable {
         else { return nil }
         if answered.delivery.hasExpired() { return .error(ServerError(status: 404, "expired URL"), head: request.isHead) }
         metrics.served(from: "variant-memory")
-        return .image(variant, request: request, cacheControl: configuration.cacheControl, varies: answered.varies, delivery: answered.delivery)
+        // Made again with other bytes since the path was answered: its fields are made anew.
+        let answer =
+            answered.answer.fits(variant)
+            ? answered.answer : PreparedAnswer(variant, cacheControl: configuration.cacheControl, varies: answered.varies, delivery: answered.delivery)
+        return answer.response(variant, to: request)
     }
 
     /// `response` with its request id, counted and logged.
@@ -138,12 +145,17 @@ public final class ImageService: Sendable {
         let elapsed = ContinuousClock.now - start
         metrics.total.record(elapsed)
         metrics.answered(status: response.status)
-        logger.info(
-            "answered",
-            metadata: [
-                "request_id": "\(id)", "method": "\(request.isHead ? "HEAD" : "GET")", "status": "\(response.status)",
-                "ms": "\(Int(elapsed / .milliseconds(1)))", "bytes": "\(response.body.readableBytes)",
-            ])
+        let milliseconds = Int(elapsed / .milliseconds(1)), method = request.isHead ? "HEAD" : "GET"
+        if let accessLog {
+            accessLog.answered(requestID: id, method: method, status: response.status, milliseconds: milliseconds, bytes: response.body.readableBytes)
+        } else {
+            logger.info(
+                "answered",
+                metadata: [
+                    "request_id": "\(id)", "method": "\(method)", "status": "\(response.status)", "ms": "\(milliseconds)",
+                    "bytes": "\(response.body.readableBytes)",
+                ])
+        }
         return response
     }
 
@@ -195,6 +207,8 @@ struct AnsweredPath: Sendable {
     var variantKey: String
     var varies: Bool
     var delivery: DeliveryHeaders
+    /// The answer's header fields, made when the path was first answered.
+    var answer: PreparedAnswer
 }
 
 /// What of a request's Accept header can change its answer: whether it takes AVIF (when the

@@ -35,15 +35,21 @@ public enum OutputFormat: String, Sendable, Hashable {
 
     /// The media types an `Accept` header names explicitly, without those it gives `q=0`.
     public static func acceptedTypes(_ accept: String?) -> Set<String> {
-        Set(
-            (accept ?? "").prefix(4096).split(separator: ",").compactMap { range -> String? in
-                let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-                guard let type = parts.first, !type.isEmpty else { return nil }
-                let refused = parts.dropFirst().contains {
-                    $0.replacingOccurrences(of: " ", with: "").range(of: #"^q=0(\.0*)?$"#, options: .regularExpression) != nil
-                }
-                return refused ? nil : type
-            })
+        var types = Set<String>()
+        for range in (accept ?? "").prefix(4096).split(separator: ",") {
+            let parts = range.split(separator: ";")
+            guard let type = parts.first?.trimmingCharacters(in: .whitespaces).lowercased(), !type.isEmpty else { continue }
+            if !parts.dropFirst().contains(where: isZeroQuality) { types.insert(type) }
+        }
+        return types
+    }
+
+    /// Whether a media range's parameter is `q=0` (`q=0.000` too, spaces allowed): a type refused.
+    private static func isZeroQuality(_ parameter: Substring) -> Bool {
+        let text = parameter.filter { $0 != " " && $0 != "\t" }.lowercased()
+        guard text.hasPrefix("q=0") else { return false }
+        let rest = text.dropFirst(3)
+        return rest.isEmpty || (rest.first == "." && rest.dropFirst().allSatisfy { $0 == "0" })
     }
 
     /// Without an explicit format, as imgproxy chooses: AVIF when enabled and accepted, else WebP

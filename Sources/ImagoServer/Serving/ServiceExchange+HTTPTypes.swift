@@ -16,7 +16,7 @@ extension ServiceRequest {
 extension ServiceResponse {
     /// The headers as HTTP fields (a name HTTP does not allow is left out).
     var headerFields: HTTPFields {
-        var fields = HTTPFields()
+        var fields = prepared ?? HTTPFields()
         for field in headers {
             if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
         }

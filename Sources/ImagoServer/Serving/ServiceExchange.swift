@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Imago
 import NIOCore
 
@@ -36,6 +37,21 @@ public struct ServiceResponse: Sendable {
     public var headers: HeaderFields
     /// The body: a kept variant's bytes are shared, not copied, by every answer that sends them.
     public var body: ByteBuffer
+    /// Header fields made once for a kept variant (``PreparedAnswer``), sent before ``headers``.
+    var prepared: HTTPFields?
+
+    init(status: Int, headers: HeaderFields = [:], body: ByteBuffer) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    init(status: Int, prepared: HTTPFields, body: ByteBuffer) {
+        self.status = status
+        self.headers = [:]
+        self.prepared = prepared
+        self.body = body
+    }
 
     static func error(_ error: ServerError, head: Bool) -> ServiceResponse {
         let text = Data((error.message + "\n").utf8)
