@@ -468,6 +468,59 @@ def report(name, imago, peer, ratio, target):
     print("", flush=True)
 
 
+def hot_benchmarks(binary, folder, origin):
+    """One variant made once, then repeated by wrk: Imago, thumbor with result storage, and nginx
+    serving the same bytes as a static file (2 and 32 connections)."""
+    # Hot: one variant made once, then repeated.
+    imago = start_imago(binary, folder)
+    thumbor = start_thumbor(folder, result_storage=True)
+    try:
+        ipath, tpath = imago_path(origin, 0, "webp"), thumbor_path(origin, 0, "webp")
+        connection = http.client.HTTPConnection("127.0.0.1", imago.port, timeout=60)
+        connection.request("GET", ipath)
+        made = connection.getresponse().read()
+        with open(f"{folder}/origin/hot.webp", "wb") as out:
+            out.write(made)
+        connection = http.client.HTTPConnection("127.0.0.1", thumbor.port, timeout=60)
+        connection.request("GET", tpath)
+        connection.getresponse().read()
+        rates = {"imago": [], "thumbor": [], "nginx": [], "imago32": [], "nginx32": []}
+        for _ in range(ROUNDS):
+            rates["imago"].append(wrk(imago.port, ipath))
+            rates["thumbor"].append(wrk(thumbor.port, tpath))
+            rates["nginx"].append(wrk(origin, "/hot.webp"))
+            rates["imago32"].append(wrk(imago.port, ipath, connections=32))
+            rates["nginx32"].append(wrk(origin, "/hot.webp", connections=32))
+        irate, trate, nrate, irate32, nrate32 = (
+            sorted(rates[name])[ROUNDS // 2] for name in ("imago", "thumbor", "nginx", "imago32", "nginx32")
+        )
+        irss, trss = imago.peak_rss(), thumbor.peak_rss()
+    finally:
+        imago.stop()
+        thumbor.stop()
+    report(
+        f"serve hot, one variant repeated ({len(made)} B WebP), wrk 2 threads 2 connections, {HOT_SECONDS} s, median of {ROUNDS} alternating",
+        f"{irate:.0f} req/s, peak RSS {irss:.0f} MB",
+        f"thumbor (file result storage) {trate:.0f} req/s, peak RSS {trss:.0f} MB",
+        irate / trate,
+        50,
+    )
+    report(
+        "serve hot against nginx serving the same bytes as a static file (the limit), 2 connections",
+        f"{irate:.0f} req/s",
+        f"nginx {nrate:.0f} req/s",
+        irate / nrate,
+        0.8,
+    )
+    report(
+        "serve hot against nginx serving the same bytes as a static file, 32 connections",
+        f"{irate32:.0f} req/s",
+        f"nginx {nrate32:.0f} req/s",
+        irate32 / nrate32,
+        0.6,
+    )
+
+
 def main():
     binary = sys.argv[1]
     folder = tempfile.mkdtemp(prefix="imago-serve-bench-")
@@ -479,6 +532,9 @@ def main():
         print(f"server: {SOURCES} sources of 1800×1100 (2 MP) on a local nginx origin, fit {BOX}×{BOX}, q{QUALITY}, {CLIENTS} clients; thumbor {version} with {os.cpu_count()} processes, PIL engine")
         print("", flush=True)
 
+        if os.environ.get("SERVE_BENCH_ONLY") == "hot":
+            hot_benchmarks(binary, folder, origin)
+            return
         if os.environ.get("SERVE_BENCH_ONLY") == "thumbor-dialect":
             # Only the thumbor-dialect rows (they need the watermark the options rows make).
             Image.new("RGBA", (120, 60), (255, 255, 255, 160)).save(f"{folder}/origin/wm.png")
@@ -534,54 +590,7 @@ def main():
         print(f"  imago: {made} made, {refused} answered 503 with Retry-After, peak RSS {rss:.0f} MB")
         print("", flush=True)
 
-        # Hot: one variant made once, then repeated.
-        imago = start_imago(binary, folder)
-        thumbor = start_thumbor(folder, result_storage=True)
-        try:
-            ipath, tpath = imago_path(origin, 0, "webp"), thumbor_path(origin, 0, "webp")
-            connection = http.client.HTTPConnection("127.0.0.1", imago.port, timeout=60)
-            connection.request("GET", ipath)
-            made = connection.getresponse().read()
-            with open(f"{folder}/origin/hot.webp", "wb") as out:
-                out.write(made)
-            connection = http.client.HTTPConnection("127.0.0.1", thumbor.port, timeout=60)
-            connection.request("GET", tpath)
-            connection.getresponse().read()
-            rates = {"imago": [], "thumbor": [], "nginx": [], "imago32": [], "nginx32": []}
-            for _ in range(ROUNDS):
-                rates["imago"].append(wrk(imago.port, ipath))
-                rates["thumbor"].append(wrk(thumbor.port, tpath))
-                rates["nginx"].append(wrk(origin, "/hot.webp"))
-                rates["imago32"].append(wrk(imago.port, ipath, connections=32))
-                rates["nginx32"].append(wrk(origin, "/hot.webp", connections=32))
-            irate, trate, nrate, irate32, nrate32 = (
-                sorted(rates[name])[ROUNDS // 2] for name in ("imago", "thumbor", "nginx", "imago32", "nginx32")
-            )
-            irss, trss = imago.peak_rss(), thumbor.peak_rss()
-        finally:
-            imago.stop()
-            thumbor.stop()
-        report(
-            f"serve hot, one variant repeated ({len(made)} B WebP), wrk 2 threads 2 connections, {HOT_SECONDS} s, median of {ROUNDS} alternating",
-            f"{irate:.0f} req/s, peak RSS {irss:.0f} MB",
-            f"thumbor (file result storage) {trate:.0f} req/s, peak RSS {trss:.0f} MB",
-            irate / trate,
-            50,
-        )
-        report(
-            "serve hot against nginx serving the same bytes as a static file (the limit), 2 connections",
-            f"{irate:.0f} req/s",
-            f"nginx {nrate:.0f} req/s",
-            irate / nrate,
-            0.8,
-        )
-        report(
-            "serve hot against nginx serving the same bytes as a static file, 32 connections",
-            f"{irate32:.0f} req/s",
-            f"nginx {nrate32:.0f} req/s",
-            irate32 / nrate32,
-            0.6,
-        )
+        hot_benchmarks(binary, folder, origin)
     finally:
         pid_file = f"{folder}/nginx/nginx.pid"
         if os.path.exists(pid_file):
