@@ -14,7 +14,7 @@ extension ImageService {
             AnsweredPath(variantKey: plan.key, varies: plan.varies, delivery: plan.delivery, answer: answer), forKey: pathKey,
             cost: pathKey.utf8.count + plan.key.utf8.count + 256)
         metrics.keptBytes.set(Int64(memoryInUse))
-        return answer.response(variant, to: request)
+        return answer.response(variant.body, to: request)
     }
 
     /// The kept variant, the one being made for an identical request, or a new one (which takes

@@ -134,7 +134,7 @@ public final class ImageService: Sendable {
         let answer =
             answered.answer.fits(variant)
             ? answered.answer : PreparedAnswer(variant, cacheControl: configuration.cacheControl, varies: answered.varies, delivery: answered.delivery)
-        return answer.response(variant, to: request)
+        return answer.response(variant.body, to: request)
     }
 
     /// `response` with its request id, counted and logged.

@@ -1,10 +1,10 @@
 import HTTPTypes
 import NIOCore
 
-/// A kept variant's answer to a path, its header fields made once when the path is first
-/// answered: a repeat only chooses 200, 304 or a `HEAD`'s empty body, and adds `Date`, `Server`
-/// and `X-Request-Id`. Made for one variant's bytes (``etag`` and ``length``); a variant made again
-/// with other bytes gets a new one.
+/// An image answer's header fields, made once: for a kept variant when its path is first
+/// answered (a repeat only chooses 200, 304 or a `HEAD`'s empty body, and adds `Date`, `Server`
+/// and `X-Request-Id`), and for a source's bytes sent as they came. Made for one body's bytes
+/// (``etag`` and ``length``); a variant made again with other bytes gets a new one.
 struct PreparedAnswer: Sendable {
     let etag: String
     let length: Int
@@ -13,34 +13,38 @@ struct PreparedAnswer: Sendable {
     /// The fields of a 304: the validator and caching fields only.
     let notModifiedFields: HTTPFields
 
+    /// The answer of a kept variant: its format's type and extension, `delivery`'s
+    /// `Cache-Control` (else `cacheControl`) and `Content-Disposition`.
     init(_ variant: EncodedVariant, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) {
-        etag = variant.etag
-        length = variant.body.readableBytes
+        self.init(
+            length: variant.body.readableBytes, mimeType: variant.format.mimeType, etag: variant.etag, cacheControl: delivery.cacheControl ?? cacheControl,
+            varies: varies, disposition: delivery.contentDisposition(defaultExtension: variant.format.fileExtension))
+    }
+
+    /// The answer of `length` bytes of `mimeType`.
+    init(length: Int, mimeType: String, etag: String, cacheControl: String, varies: Bool, disposition: String?) {
+        self.etag = etag
+        self.length = length
         var fields = HTTPFields()
-        fields[.eTag] = variant.etag
-        let cacheControl = delivery.cacheControl ?? cacheControl
+        fields[.eTag] = etag
         if !cacheControl.isEmpty { fields[.cacheControl] = cacheControl }
         if varies { fields[.vary] = "Accept" }
         notModifiedFields = fields
-        fields[.contentType] = variant.format.mimeType
+        fields[.contentType] = mimeType
         fields[.contentLength] = String(length)
-        if let disposition = delivery.contentDisposition(defaultExtension: variant.format.fileExtension),
-            let name = HTTPField.Name("Content-Disposition")
-        {
-            fields[name] = disposition
-        }
+        if let disposition, let name = HTTPField.Name("Content-Disposition") { fields[name] = disposition }
         self.fields = fields
     }
 
     /// Whether this was made for `variant`'s bytes.
     func fits(_ variant: EncodedVariant) -> Bool { etag == variant.etag && length == variant.body.readableBytes }
 
-    /// The answer to `request`: 304 when its `If-None-Match` names the ETag, else the variant
-    /// (without its body for `HEAD`).
-    func response(_ variant: EncodedVariant, to request: ServiceRequest) -> ServiceResponse {
+    /// The answer to `request`: 304 when its `If-None-Match` names the ETag, else `body` (none
+    /// for `HEAD`).
+    func response(_ body: ByteBuffer, to request: ServiceRequest) -> ServiceResponse {
         if let ifNoneMatch = request.ifNoneMatch, ServiceResponse.matches(ifNoneMatch, etag) {
             return ServiceResponse(status: 304, prepared: notModifiedFields, body: ByteBuffer())
         }
-        return ServiceResponse(status: 200, prepared: fields, body: request.isHead ? ByteBuffer() : variant.body)
+        return ServiceResponse(status: 200, prepared: fields, body: request.isHead ? ByteBuffer() : body)
     }
 }

@@ -60,36 +60,6 @@ public struct ServiceResponse: Sendable {
         return ServiceResponse(status: error.status, headers: headers, body: head ? ByteBuffer() : ByteBuffer(bytes: text))
     }
 
-    static func image(_ variant: EncodedVariant, request: ServiceRequest, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) -> ServiceResponse {
-        answer(
-            variant.body, mimeType: variant.format.mimeType, etag: variant.etag, request: request, cacheControl: delivery.cacheControl ?? cacheControl,
-            varies: varies,
-            disposition: delivery.contentDisposition(defaultExtension: variant.format.fileExtension))
-    }
-
-    /// A source's bytes as they came (`raw`, `skip_processing`).
-    static func unprocessed(
-        _ data: Data, mimeType: String, etag: String, request: ServiceRequest, cacheControl: String, delivery: DeliveryHeaders
-    ) -> ServiceResponse {
-        answer(
-            ByteBuffer(bytes: data), mimeType: mimeType, etag: etag, request: request, cacheControl: cacheControl, varies: false,
-            disposition: delivery.contentDisposition(defaultExtension: "bin"))
-    }
-
-    private static func answer(
-        _ body: ByteBuffer, mimeType: String, etag: String, request: ServiceRequest, cacheControl: String, varies: Bool, disposition: String?
-    ) -> ServiceResponse {
-        var headers: HeaderFields = ["ETag": etag]
-        if !cacheControl.isEmpty { headers.append(name: "Cache-Control", value: cacheControl) }
-        if varies { headers.append(name: "Vary", value: "Accept") }
-        if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, etag) {
-            return ServiceResponse(status: 304, headers: headers, body: ByteBuffer())
-        }
-        headers.append(contentsOf: ["Content-Type": mimeType, "Content-Length": String(body.readableBytes)])
-        if let disposition { headers.append(name: "Content-Disposition", value: disposition) }
-        return ServiceResponse(status: 200, headers: headers, body: request.isHead ? ByteBuffer() : body)
-    }
-
     /// `If-None-Match`: `*`, or any listed tag equal to ours (weak comparison, as RFC 9110 asks).
     static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
         ifNoneMatch.split(separator: ",").contains { tag in

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Imago
+import NIOCore
 
 /// imgproxy's URLs: the path parsed, its signature checked, its options read by imgproxy's
 /// argument rules, and compiled to a ``VariantPlan``; `raw` and `skip_processing` answer the
@@ -90,8 +91,9 @@ extension ImageService {
         var hash = SHA256()
         hash.update(data: response.data)
         let etag = Self.quoted(hash)
-        return .unprocessed(
-            response.data, mimeType: type, etag: etag, request: request, cacheControl: configuration.cacheControl,
-            delivery: delivery.with(extension: sourceFormat?.preferredExtension))
+        let answer = PreparedAnswer(
+            length: response.data.count, mimeType: type, etag: etag, cacheControl: configuration.cacheControl, varies: false,
+            disposition: delivery.with(extension: sourceFormat?.preferredExtension).contentDisposition(defaultExtension: "bin"))
+        return answer.response(ByteBuffer(bytes: response.data), to: request)
     }
 }
