@@ -38,9 +38,9 @@ enum ImgproxyOptionsFeed {
         guard plan.key.contains(options.key), case .image(let recipe) = plan.product, case .imgproxy = recipe.steps else {
             fatalError("imgproxy options \(text) compiled to an unexpected plan")
         }
-        guard (try? VariantProcessor.checkRequestedSize(options, maxPixels: 1 << 20)) != nil else { return }
+        guard (try? ImgproxySteps.checkRequestedSize(options, maxPixels: 1 << 20)) != nil else { return }
         let image = pattern(width: width, height: height)
-        var processor = VariantProcessor(options: options, maxResultDimension: 0, watermark: nil)
+        var processor = PlanProcessor(ImgproxySteps(options: options, maxResultDimension: 0, watermark: nil))
         processor.maxPixels = 1 << 20
         guard let result = try? processor.process(image) else { return }
         guard result.width * result.height <= 1 << 20, result.frames.allSatisfy({ $0.pixels.count == result.width * result.height * 4 }) else {

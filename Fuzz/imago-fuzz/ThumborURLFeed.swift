@@ -26,7 +26,7 @@ enum ThumborURLFeed {
         transformation.focalPoints = plan.focalPoints
         transformation.maxPixels = 1 << 20
         for overlay in plan.overlayURLs { transformation.overlays[overlay] = image }
-        _ = transformation.requiredDecodeSize(width: width, height: height)
+        _ = PlanProcessor(transformation, maxPixels: 1 << 20).requiredDecodeSize(width: width, height: height)
         // The service refuses a box over its pixel limit before any work.
         if case .pixels(let w) = url.width, case .pixels(let h) = url.height,
             w.multipliedReportingOverflow(by: h).partialValue > 1 << 20 || w > 1 << 20 || h > 1 << 20

@@ -82,7 +82,7 @@ extension ImageService {
     private func makeImage(_ plan: VariantPlan, _ recipe: ImageRecipe, start: ContinuousClock.Instant) async throws -> EncodedVariant {
         let policy = recipe.answer
         if case .named(.svg) = policy.format { return try await sanitizedSVG(plan) }
-        let (processor, overlayIdentity) = try await processor(for: recipe.steps, key: plan.key)
+        let (processor, overlayIdentity) = try await processor(for: recipe.steps)
         let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions, processors: [processor]))
         metrics.served(from: response.source.rawValue)
         try plan.limits.check(response)
@@ -103,17 +103,16 @@ extension ImageService {
         return EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
     }
 
-    /// The processor running `steps`, their overlay images loaded first, and what names those
-    /// images (part of the ETag).
-    private func processor(for steps: ImageRecipe.Steps, key: String) async throws -> (any ImageProcessing, String) {
+    /// The executor of `steps`, their overlay images loaded first, and what names those images
+    /// (part of the ETag).
+    private func processor(for steps: ImageRecipe.Steps) async throws -> (PlanProcessor, String) {
         switch steps {
         case .imgproxy(let options):
             let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
-            var processor = VariantProcessor(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
-            processor.maxPixels = configuration.maxSourcePixels
-            return (processor, "\n" + (watermark?.identifier ?? ""))
+            let planner = ImgproxySteps(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
+            return (PlanProcessor(planner, maxPixels: configuration.maxSourcePixels), "\n" + (watermark?.identifier ?? ""))
         case .thumbor(let transformation, let overlays):
-            return (ThumborProcessor(transformation: try await loaded(transformation, overlays: overlays), key: key), "")
+            return (PlanProcessor(try await loaded(transformation, overlays: overlays), maxPixels: configuration.maxSourcePixels), "")
         }
     }
 
@@ -188,7 +187,7 @@ extension ImageService {
         let response = try await pipeline.response(for: request(plan, options: options))
         metrics.served(from: response.source.rawValue)
         let made = try await pipeline.runOnCPUStage { try transformation.run(response.image) }
-        let json = ThumborMeta.json(image: image, made: made.image, report: made.report, frames: response.image.frames.count)
+        let json = ThumborMeta.json(image: image, made: made.image, plan: made.plan, frames: response.image.frames.count)
         return EncodedVariant(data: json, format: .json, etag: Self.etag(source: response, identity: "thumbor\n" + plan.key, format: .json))
     }
 

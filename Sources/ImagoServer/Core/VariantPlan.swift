@@ -62,14 +62,14 @@ struct ImageRecipe: Sendable {
     /// What besides the source and the format made the bytes: part of the ETag.
     var identity: String
 
-    /// The pixel work: each dialect's geometry and filters, run as one ``Imago/ReducedDecodeProcessing``
-    /// processor on a decode reduced to what they need.
+    /// The pixel work: the dialect geometry that plans its ``PixelStep``s, run by the one
+    /// executor (``PlanProcessor``) on a decode reduced to what they need.
     enum Steps: Sendable {
-        /// imgproxy's pipeline (``VariantProcessor``) for these options; the server's watermark
-        /// is loaded when they place it.
+        /// imgproxy's geometry (``ImgproxySteps``) for these options; the server's watermark is
+        /// loaded when they place it.
         case imgproxy(ProcessingOptions)
-        /// thumbor's transformation (``ThumborProcessor``) with the overlay images its filters
-        /// place, loaded first.
+        /// thumbor's geometry and filters (``ThumborTransformation``) with the overlay images its
+        /// filters place, loaded first.
         case thumbor(ThumborTransformation, overlays: [String])
     }
 }

@@ -70,11 +70,11 @@ struct ThumborURLTests {
         let metadata = ImageMetadata(format: .png, originalWidth: 400, originalHeight: 300, orientationApplied: .up, hasAlpha: false)
         let image = Image(width: 400, height: 300, frames: [.init(pixels: [UInt8](repeating: 128, count: 400 * 300 * 4))], metadata: metadata)
         let crop = try ThumborTransformation(url: ThumborURL(parsing: "/unsafe/200x100/a.png"), filters: []).run(image)
-        #expect(crop.report.operations == [.crop(left: 0, top: 50, right: 400, bottom: 250), .resize(width: 200, height: 100)])
+        #expect(ThumborMeta.operations(of: crop.plan) == [.crop(left: 0, top: 50, right: 400, bottom: 250), .resize(width: 200, height: 100)])
         #expect(crop.image.width == 200 && crop.image.height == 100)
         let fit = try ThumborTransformation(url: ThumborURL(parsing: "/unsafe/fit-in/-200x100/a.png"), filters: []).run(image)
-        #expect(fit.report.operations == [.resize(width: 133, height: 100), .flipHorizontally])
-        let meta = String(decoding: ThumborMeta.json(image: "a.png", made: fit.image, report: fit.report, frames: 1), as: UTF8.self)
+        #expect(ThumborMeta.operations(of: fit.plan) == [.resize(width: 133, height: 100), .flipHorizontally])
+        let meta = String(decoding: ThumborMeta.json(image: "a.png", made: fit.image, plan: fit.plan, frames: 1), as: UTF8.self)
         #expect(meta.contains(#""target": {"width": 133, "height": 100}"#) && meta.contains(#""origin": "alignment""#))
     }
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ImagoServer
 
-/// imgproxy's processing as `VariantProcessor` runs it: result sizes worked out by imgproxy's
+/// imgproxy's processing as `ImgproxySteps` plans it and `PlanProcessor` runs it: result sizes worked out by imgproxy's
 /// arithmetic (where imgproxy's documentation gives a result, that result), and where each step
 /// puts the picture. Serialized, its work on GCD threads: 28 cases of megapixel images at once took
 /// the two cores from the network tests beside them (under the sanitizers, past their timeouts).
@@ -31,7 +31,7 @@ struct VariantProcessorTests {
     static func process(_ segments: [String], _ image: Image, maxResultDimension: Int = 0) async throws -> Image {
         try await offThePool {
             let options = try ProcessingOptions(parsing: segments)
-            return try VariantProcessor(options: options, maxResultDimension: maxResultDimension, watermark: nil).process(image)
+            return try PlanProcessor(ImgproxySteps(options: options, maxResultDimension: maxResultDimension, watermark: nil)).process(image)
         }
     }
 
@@ -149,7 +149,7 @@ struct VariantProcessorTests {
     func reducedDecode() async throws {
         let data = try Corpus.data("jpeg/video-001.jpeg")
         let options = try ProcessingOptions(parsing: ["rs:fill:40:30", "g:nowe:4:2", "pd:2"])
-        let processor = VariantProcessor(options: options, maxResultDimension: 0, watermark: nil)
+        let processor = PlanProcessor(ImgproxySteps(options: options, maxResultDimension: 0, watermark: nil))
         let full = try await offThePool { try JPEGDecoder().decode(data, options: DecodingOptions()) }
         let required = try #require(processor.requiredDecodeSize(width: full.width, height: full.height))
         #expect(required.width < full.width && required.height < full.height)
@@ -169,7 +169,7 @@ struct VariantProcessorTests {
         defer { try? FileManager.default.removeItem(at: url) }
         let made = try await pipeline.image(for: ImageRequest(url: url, processors: [processor]))
         #expect((made.width, made.height) == (44, 34))
-        let trims = VariantProcessor(options: try ProcessingOptions(parsing: ["t:10", "w:10"]), maxResultDimension: 0, watermark: nil)
+        let trims = PlanProcessor(ImgproxySteps(options: try ProcessingOptions(parsing: ["t:10", "w:10"]), maxResultDimension: 0, watermark: nil))
         #expect(trims.requiredDecodeSize(width: 100, height: 100) == nil)
     }
 }
@@ -194,7 +194,7 @@ struct WatermarkAndMaxBytesTests {
         try await offThePool {
             let options = try ProcessingOptions(parsing: segments)
             let watermark = try Watermark(data: markData(), baseOpacity: baseOpacity)
-            return try VariantProcessor(options: options, maxResultDimension: 0, watermark: watermark).process(image)
+            return try PlanProcessor(ImgproxySteps(options: options, maxResultDimension: 0, watermark: watermark)).process(image)
         }
     }
 

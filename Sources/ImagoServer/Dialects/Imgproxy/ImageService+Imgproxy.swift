@@ -16,7 +16,7 @@ extension ImageService {
             guard OutputFormat(extension: name) != nil else { throw ServerError.badRequest("Imago does not write '\(name)'") }
             options.format = name.lowercased()
         }
-        try VariantProcessor.checkRequestedSize(options, maxPixels: configuration.maxSourcePixels)
+        try ImgproxySteps.checkRequestedSize(options, maxPixels: configuration.maxSourcePixels)
         let url = try sources.url(for: path.source)
         let explicit = options.format.flatMap(OutputFormat.init(extension:))
         let delivery = DeliveryHeaders(options: options, source: url, returnsAttachment: configuration.returnsAttachment)

@@ -36,7 +36,7 @@ extension ImageService {
         transformation.focalPoints = plan.focalPoints
         transformation.respectsOrientation = configuration.thumborRespectsOrientation
         transformation.maxPixels = configuration.maxSourcePixels
-        transformation.reportOnly = url.meta
+        transformation.identity = key
         var requestOptions: ImageRequest.Options = []
         if !plan.stripICC { requestOptions.insert(.keepsColorProfile) }
         let product: VariantPlan.Product

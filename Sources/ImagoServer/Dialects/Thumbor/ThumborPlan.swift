@@ -17,7 +17,7 @@ struct ThumborPlan: Sendable {
     /// The image after `extract_focal()`, which takes it from a nested thumbor URL.
     var image: String
     /// Focal points from `focal()` and `extract_focal()`.
-    var focalPoints: [ThumborFocalPoint] = []
+    var focalPoints: [FocalPoint] = []
     /// The URLs of the images `watermark` and `frame` place.
     var overlayURLs: [String] = []
 

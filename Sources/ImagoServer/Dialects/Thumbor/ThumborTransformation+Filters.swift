@@ -35,11 +35,6 @@ extension ThumborTransformation {
             return Self.eachFrame(image) {
                 ThumborSharpen.apply(&$0, width: image.width, height: image.height, amount: amount, radius: radius, luminanceOnly: luminanceOnly)
             }
-        case .rotate(let degrees):
-            guard degrees % 90 == 0 else { return image }
-            // Pillow's ROTATE_90 turns counter-clockwise; Imago's rotation turns clockwise.
-            let clockwise = (360 - ((degrees % 360) + 360) % 360) % 360
-            return clockwise == 0 ? image : try ImageProcessors.Rotate(degrees: clockwise)!.process(image)
         case .proportion(let factor):
             guard factor > 0, factor <= 1 else { return image }
             let (width, height) = (Double(image.width) * factor, Double(image.height) * factor)
@@ -65,7 +60,8 @@ extension ThumborTransformation {
             }
         case .watermark(let watermark): return try watermarked(image, watermark)
         case .frame(let url): return try framed(image, url)
-        case .autoJPG, .extractFocal, .focal, .format, .maxAge, .maxBytes, .noUpscale, .quality, .stretch, .stripEXIF, .stripICC: return image
+        // The plan turns `rotate` into its own step; the rest set how the answer is written.
+        case .rotate, .autoJPG, .extractFocal, .focal, .format, .maxAge, .maxBytes, .noUpscale, .quality, .stretch, .stripEXIF, .stripICC: return image
         }
     }
 
@@ -93,19 +89,23 @@ extension ThumborTransformation {
         return pixels
     }
 
-    /// `upscale`: enlarged to fit the request's box when smaller on both sides.
+    /// `upscale`: enlarged to fit the request's box when smaller on both sides (the canvas budget
+    /// is checked by the plan, from ``upscaledSize(_:)``).
     private func upscaled(_ image: Image) throws(ImagoError) -> Image {
-        let targetWidth = Double(pixels(requestWidth, image.width)), targetHeight = Double(pixels(requestHeight, image.height))
-        let (sourceWidth, sourceHeight) = (Double(image.width), Double(image.height))
-        guard sourceWidth < targetWidth, sourceHeight < targetHeight else { return image }
-        let size: (Int, Int)
+        guard let size = upscaledSize(PixelSize(width: image.width, height: image.height)) else { return image }
+        return try ImageProcessors.Resize(size: PixelSize(width: max(1, size.width), height: max(1, size.height)), contentMode: .fill, upscale: true)
+            .process(image)
+    }
+
+    /// The size `upscale` makes of a picture of `size`; nil when it leaves it.
+    func upscaledSize(_ size: PixelSize) -> PixelSize? {
+        let targetWidth = Double(pixels(requestWidth, size.width)), targetHeight = Double(pixels(requestHeight, size.height))
+        let (sourceWidth, sourceHeight) = (Double(size.width), Double(size.height))
+        guard sourceWidth < targetWidth, sourceHeight < targetHeight else { return nil }
         if sourceWidth / targetWidth >= sourceHeight / targetHeight {
-            size = (Int(targetWidth), Int(sourceHeight * targetWidth / sourceWidth))
-        } else {
-            size = (Int(sourceWidth * targetHeight / sourceHeight), Int(targetHeight))
+            return PixelSize(width: Int(targetWidth), height: Int(sourceHeight * targetWidth / sourceWidth))
         }
-        try checkCanvas(size.0, size.1)
-        return try ImageProcessors.Resize(size: PixelSize(width: max(1, size.0), height: max(1, size.1)), contentMode: .fill, upscale: true).process(image)
+        return PixelSize(width: Int(sourceWidth * targetHeight / sourceHeight), height: Int(targetHeight))
     }
 
     /// `fill`: a canvas of the request's box (the image's side where the box has 0) in the colour,
@@ -113,7 +113,6 @@ extension ThumborTransformation {
     private func filled(_ image: Image, color name: String, fillTransparent: Bool) throws(ImagoError) -> Image {
         let width = pixels(requestWidth, image.width), height = pixels(requestHeight, image.height)
         let (targetWidth, targetHeight) = (width == 0 ? image.width : width, height == 0 ? image.height : height)
-        try checkCanvas(targetWidth, targetHeight)
         var background: [UInt8]
         let lower = name.lowercased()
         if lower == "blur" {
@@ -239,12 +238,9 @@ extension ThumborTransformation {
     /// `frame(url)`: the image padded by the nine-patch's padding and drawn over by its stretched
     /// cells (thumbor's `_nine_patch`).
     private func framed(_ image: Image, _ url: String) throws(ImagoError) -> Image {
-        guard let patch = overlays[url] else { throw Self.failed("the frame could not be loaded") }
-        var patchPixels = patch.frames[0].pixels
-        if !patch.metadata.hasAlpha { Self.makeOpaque(&patchPixels) }
-        let padding = ThumborNinePatch.padding(patchPixels, width: patch.width, height: patch.height)
+        guard let patch = overlays[url], let padding = framePadding(url) else { throw Self.failed("the frame could not be loaded") }
+        let patchPixels = Self.opaquePixels(patch)
         let width = image.width + max(0, padding.left) + max(0, padding.right), height = image.height + max(0, padding.top) + max(0, padding.bottom)
-        try checkCanvas(width, height)
         var frames: [Image.Frame] = []
         for frame in image.frames {
             // The image pasted on white at the padding (Pillow's paste, alpha copied too).
@@ -260,6 +256,21 @@ extension ThumborTransformation {
         var metadata = image.metadata
         metadata.hasAlpha = true
         return Image(width: width, height: height, frames: frames, loopCount: image.loopCount, metadata: metadata)
+    }
+}
+
+extension ThumborTransformation {
+    /// The nine-patch padding of the frame image at `url`; nil when it was not loaded.
+    func framePadding(_ url: String) -> (left: Int, top: Int, right: Int, bottom: Int)? {
+        guard let patch = overlays[url] else { return nil }
+        return ThumborNinePatch.padding(Self.opaquePixels(patch), width: patch.width, height: patch.height)
+    }
+
+    /// The first frame's pixels, alpha made opaque when the image has none.
+    static func opaquePixels(_ image: Image) -> [UInt8] {
+        var pixels = image.frames[0].pixels
+        if !image.metadata.hasAlpha { makeOpaque(&pixels) }
+        return pixels
     }
 }
 

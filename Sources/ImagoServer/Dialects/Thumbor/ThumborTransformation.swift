@@ -1,53 +1,25 @@
 import Foundation
 import Imago
 
-/// A focal point as thumbor keeps it: a centre, a box and a weight.
-struct ThumborFocalPoint: Sendable, Hashable {
-    var x: Int
-    var y: Int
-    var width = 1
-    var height = 1
-    var weight = 1.0
-    var origin = "alignment"
-
-    /// thumbor's `FocalPoint.from_square`: the box's centre, weighted by its area.
-    static func square(left: Int, top: Int, width: Int, height: Int, origin: String) -> ThumborFocalPoint {
-        ThumborFocalPoint(x: left + width / 2, y: top + height / 2, width: width, height: height, weight: Double(width * height), origin: origin)
-    }
-}
-
-/// What thumbor's `meta/` reports: the operations its transformer ran, the focal points, and the
-/// sizes.
-struct ThumborReport: Sendable {
-    enum Operation: Sendable, Equatable {
-        case crop(left: Int, top: Int, right: Int, bottom: Int)
-        case resize(width: Int, height: Int)
-        case flipHorizontally
-        case flipVertically
-    }
-    var operations: [Operation] = []
-    var focalPoints: [ThumborFocalPoint] = []
-}
-
-/// thumbor's transformer and its filters on one image, step for step as `Transformer.transform`
-/// and the handler run them: the after-load filters, trim, smart detection (Imago's saliency),
-/// the manual crop, the target size, the focal points, then `fit-in` or the crop to the box's
-/// aspect around the focal points' centre of mass, the resize and the flips; then the
-/// post-transform filters in the URL's order. Sizes are worked out with thumbor's own Python
-/// arithmetic (floats, banker's rounding, truncations), so the boxes match it to the pixel.
-struct ThumborTransformation: Sendable {
+/// thumbor's transformer and its filters as plan steps, as `Transformer.transform` and the
+/// handler run them: the after-load filters, trim, smart detection (Imago's saliency), the manual
+/// crop, the target size, the focal points, then `fit-in` or the crop to the box's aspect around
+/// the focal points' centre of mass, the resize and the flips; then the post-transform filters in
+/// the URL's order. Sizes are worked out with thumbor's own Python arithmetic (floats, banker's
+/// rounding, truncations), so the boxes match it to the pixel; ``PlanProcessor`` runs them.
+struct ThumborTransformation: StepPlanning {
     var url: ThumborURL
     var filters: [ThumborFilter]
     /// Focal points from the pre-load filters (`focal`, `extract_focal`), in source pixels.
-    var focalPoints: [ThumborFocalPoint] = []
+    var focalPoints: [FocalPoint] = []
     /// Whether the EXIF orientation is applied (thumbor's `RESPECT_ORIENTATION`, off by default).
     var respectsOrientation = false
     /// Images the watermark and frame filters place, by their URL, loaded beforehand.
     var overlays: [String: Image] = [:]
-    /// The most pixels any canvas may have.
+    /// The most pixels the watermark filter may scale its image to.
     var maxPixels = 50_000_000
-    /// `meta/`: flips are reported, not made (thumbor's JSON engine).
-    var reportOnly = false
+    /// What else decides the picture (the variant's key): part of the identifier.
+    var identity = ""
 
     /// The box as thumbor's request holds it: pixels, or `orig`; `no_upscale` and `fit-in` change
     /// it, and `fill` and `upscale` read it.
@@ -61,28 +33,25 @@ struct ThumborTransformation: Sendable {
         requestHeight = url.height
     }
 
-    /// The image made, and what `meta/` says of it.
-    func run(_ decoded: Image) throws(ImagoError) -> (image: Image, report: ThumborReport) {
+    var identifier: String { "thumbor(\(identity.isEmpty ? url.signedPart : identity))" }
+
+    func plan(_ source: SourceFacts, look: PixelLook) throws(ImagoError) -> StepPlan? {
         var state = self
-        var report = ThumborReport()
-        let image = try state.transform(decoded, &report)
-        return (image, report)
+        return try state.transform(source, look)
     }
 
-    private mutating func transform(_ decoded: Image, _ report: inout ThumborReport) throws(ImagoError) -> Image {
-        var image = decoded
-        // The geometry works on the full decode's size; a decode reduced by `requiredDecodeSize` has
-        // fewer pixels, which crops map onto and the resize makes exactly the size asked for.
-        let upright = decoded.metadata.uprightOriginalSize
-        let turned = !respectsOrientation && decoded.metadata.orientationApplied.swapsDimensions
-        var size = turned ? (width: upright.height, height: upright.width) : (width: upright.width, height: upright.height)
-        if !respectsOrientation, image.metadata.orientationApplied != .up {
-            image = try VariantProcessor.undo(image.metadata.orientationApplied, on: image)
-        }
-        if url.filters.contains("cover()"), image.metadata.format == .gif, image.frames.count > 1 {
-            image = Image(width: image.width, height: image.height, frames: [image.frames[0]], metadata: image.metadata)
-        }
-        if !isReducible { size = (image.width, image.height) }
+    /// The image made from `decoded`, and the plan that made it.
+    func run(_ decoded: Image) throws(ImagoError) -> (image: Image, plan: StepPlan) {
+        try PlanProcessor(self, maxPixels: maxPixels).run(decoded)
+    }
+
+    private mutating func transform(_ source: SourceFacts, _ look: PixelLook) throws(ImagoError) -> StepPlan? {
+        // thumbor's boxes read the source's own pixels at their positions: those plans take the full decode.
+        guard look.hasPixels || worksOnAnyScale else { return nil }
+        var plan = StepPlan(source: source.size)
+        if !respectsOrientation, source.orientation != .up { plan.append(.undoOrientation(source.orientation)) }
+        if url.filters.contains("cover()"), source.format == .gif, (source.frameCount ?? 0) > 1 { plan.append(.firstFrame) }
+        guard var size = plan.size.map({ (width: $0.width, height: $0.height) }) else { return plan }
         for filter in filters where filter.phase == .afterLoad {
             if case .noUpscale = filter {
                 requestWidth = .pixels(min(pixels(requestWidth, size.width), size.width))
@@ -90,15 +59,22 @@ struct ThumborTransformation: Sendable {
             }
         }
         var crop = url.crop
-        if let trim = url.trim, let box = Self.trimBox(image, bottomRight: trim.bottomRight, tolerance: trim.tolerance) {
-            image = try cropped(image, size, box.left, box.top, box.right + 1, box.bottom + 1, &report)
-            size = (image.width, image.height)
-            if let manual = crop {
-                crop = ThumborURL.Box(left: manual.left - box.left, top: manual.top - box.top, right: manual.right - box.left, bottom: manual.bottom - box.top)
+        if let trim = url.trim {
+            guard let picture = try look.picture(after: plan) else { return nil }
+            if let box = Self.trimBox(picture, bottomRight: trim.bottomRight, tolerance: trim.tolerance) {
+                plan.append(.crop(PixelBox(left: box.left, top: box.top, right: box.right + 1, bottom: box.bottom + 1)))
+                size = (box.right + 1 - box.left, box.bottom + 1 - box.top)
+                if let manual = crop {
+                    crop = ThumborURL.Box(
+                        left: manual.left - box.left, top: manual.top - box.top, right: manual.right - box.left, bottom: manual.bottom - box.top)
+                }
             }
         }
         var focal = focalPoints
-        if url.smart, image.width > 0, image.height > 0 { focal.append(Self.salientPoint(image)) }
+        if url.smart, size.width > 0, size.height > 0 {
+            guard let picture = try look.picture(after: plan) else { return nil }
+            focal.append(Self.salientPoint(picture))
+        }
         // Manual crop, clamped; an empty one is none.
         if let box = crop {
             let clamp = { (value: Int, limit: Int) in min(max(value, 0), limit) }
@@ -108,7 +84,7 @@ struct ThumborTransformation: Sendable {
                 crop = nil
             } else {
                 crop = ThumborURL.Box(left: left, top: top, right: right, bottom: bottom)
-                image = try cropped(image, size, left, top, right, bottom, &report)
+                plan.append(.crop(PixelBox(left: left, top: top, right: right, bottom: bottom)))
                 size = (right - left, bottom - top)
             }
         }
@@ -125,37 +101,44 @@ struct ThumborTransformation: Sendable {
         }
         let explicitFocus = !focal.isEmpty
         if focal.isEmpty { focal = [alignmentPoint(size)] }
-        report.focalPoints = focal
+        plan.focalPoints = focal
         if url.debug {
-            if explicitFocus { image = Self.drawRectangles(image, focal) }
+            if explicitFocus { plan.append(.filter(ThumborRectangles(points: focal))) }
         } else {
             if url.fitIn != .none {
-                if let resize = fitInSize(size, &target) { image = try resized(image, resize.width, resize.height, &report) }
+                if let resize = fitInSize(size, &target) { plan.append(.resize(width: resize.width, height: resize.height)) }
             } else {
                 if !filters.contains(.stretch), let box = Self.autoCropBox(size, target: target, focal: focal) {
-                    image = try cropped(image, size, box.left, box.top, box.right, box.bottom, &report)
+                    plan.append(.crop(PixelBox(left: box.left, top: box.top, right: box.right, bottom: box.bottom)))
                     size = (box.right - box.left, box.bottom - box.top)
                 }
-                if target.width != Double(size.width) || target.height != Double(size.height) || (image.width, image.height) != size {
-                    image = try resized(image, Int(target.width == 0 ? 1 : target.width), Int(target.height == 0 ? 1 : target.height), &report)
+                if target.width != Double(size.width) || target.height != Double(size.height) {
+                    plan.append(.resize(width: Int(target.width == 0 ? 1 : target.width), height: Int(target.height == 0 ? 1 : target.height)))
                 }
             }
-            if url.flipHorizontal {
-                report.operations.append(.flipHorizontally)
-                if !reportOnly { image = try ImageProcessors.Flip(horizontal: true, vertical: false).process(image) }
-            }
-            if url.flipVertical {
-                report.operations.append(.flipVertically)
-                if !reportOnly { image = try ImageProcessors.Flip(horizontal: false, vertical: true).process(image) }
-            }
+            if url.flipHorizontal { plan.append(.flip(horizontal: true, vertical: false)) }
+            if url.flipVertical { plan.append(.flip(horizontal: false, vertical: true)) }
         }
         // thumbor's handler runs no post-transform filter on a GIF source: it skips them unless
         // `USE_GIFSICLE_ENGINE` is None, and it is False by default.
-        guard decoded.metadata.format != .gif else { return image }
+        guard source.format != .gif else { return plan }
         for filter in filters where filter.phase == .postTransform {
-            image = try apply(filter, to: image)
+            if case .rotate(let degrees) = filter {
+                // Pillow's ROTATE_90 turns counter-clockwise; the plan's rotation turns clockwise.
+                let clockwise = (360 - ((degrees % 360) + 360) % 360) % 360
+                if degrees % 90 == 0, clockwise != 0 { plan.append(.rotate(degrees: clockwise)) }
+            } else {
+                plan.append(.filter(ThumborFilterStep(filter: filter, transformation: self)))
+            }
         }
-        return image
+        return plan
+    }
+
+    /// Whether a reduced decode gives the same picture: no step reads the source's pixels at
+    /// their own positions before the resize (a manual crop, focal points, debug's boxes, a GIF's
+    /// cover); trim and smart detection ask for the pixels themselves.
+    private var worksOnAnyScale: Bool {
+        !url.debug && url.crop == nil && focalPoints.isEmpty && !url.filters.contains("cover()")
     }
 
     /// A side's pixels, `orig` being the image's own.
@@ -175,10 +158,9 @@ struct ThumborTransformation: Sendable {
         let targetHeight = isZero(requestHeight) ? (width * sourceHeight / sourceWidth).rounded(.toNearestOrEven) : height
         return (targetWidth, targetHeight)
     }
-
     /// `auto_crop`'s box: the target's aspect cut around the focal points' centre of mass; nil when
     /// the aspects already agree (to two decimals, as thumbor compares them).
-    static func autoCropBox(_ size: (width: Int, height: Int), target: (width: Double, height: Double), focal: [ThumborFocalPoint]) -> ThumborURL.Box? {
+    static func autoCropBox(_ size: (width: Int, height: Int), target: (width: Double, height: Double), focal: [FocalPoint]) -> ThumborURL.Box? {
         let (sourceWidth, sourceHeight) = (Double(size.width), Double(size.height))
         let targetHeight = target.height == 0 ? 1 : target.height, targetWidth = target.width == 0 ? 1 : target.width
         guard round2(sourceWidth / sourceHeight) != round2(targetWidth / targetHeight) else { return nil }
@@ -199,9 +181,9 @@ struct ThumborTransformation: Sendable {
     }
 
     /// The alignment's focal point (thumbor's `FocalPoint.from_alignment`).
-    private func alignmentPoint(_ size: (width: Int, height: Int)) -> ThumborFocalPoint {
+    private func alignmentPoint(_ size: (width: Int, height: Int)) -> FocalPoint {
         let fractions: [String: Double] = ["left": 0, "center": 0.5, "right": 1, "top": 0, "middle": 0.5, "bottom": 1]
-        return ThumborFocalPoint(
+        return FocalPoint(
             x: Int(Double(size.width) * fractions[url.horizontalAlignment.rawValue]!), y: Int(Double(size.height) * fractions[url.verticalAlignment.rawValue]!))
     }
 
@@ -229,69 +211,8 @@ struct ThumborTransformation: Sendable {
         return (Int(resizeWidth), Int(resizeHeight))
     }
 
-    /// Whether a reduced decode gives the same picture: no step reads the source's pixels at their
-    /// own positions before the resize (trim, a manual crop, focal points, smart, debug) and no
-    /// `meta/`, which reports them.
-    private var isReducible: Bool {
-        !reportOnly && !url.debug && url.trim == nil && url.crop == nil && !url.smart && focalPoints.isEmpty && !url.filters.contains("cover()")
-    }
-
-    /// The size a decode of an upright `width × height` source must reach for the resize, in
-    /// whichever orientation the file is stored; nil for the full decode.
-    func requiredDecodeSize(width: Int, height: Int) -> PixelSize? {
-        guard isReducible, width > 0, height > 0 else { return nil }
-        func needed(_ size: (width: Int, height: Int)) -> (width: Int, height: Int)? {
-            var state = self
-            if filters.contains(.noUpscale) {
-                state.requestWidth = .pixels(min(state.pixels(state.requestWidth, size.width), size.width))
-                state.requestHeight = .pixels(min(state.pixels(state.requestHeight, size.height), size.height))
-            }
-            var target = state.targetSize(size)
-            var scaled = size, resize: (width: Int, height: Int)
-            if url.fitIn != .none {
-                guard let fit = state.fitInSize(size, &target) else { return nil }
-                resize = fit
-            } else {
-                if !filters.contains(.stretch), let box = Self.autoCropBox(size, target: target, focal: [state.alignmentPoint(size)]) {
-                    scaled = (box.right - box.left, box.bottom - box.top)
-                }
-                resize = (Int(target.width), Int(target.height))
-            }
-            let scale = (x: Double(resize.width) / Double(scaled.width), y: Double(resize.height) / Double(scaled.height))
-            guard scale.x < 1, scale.y < 1 else { return nil }
-            return (Int((Double(size.width) * scale.x).rounded(.up)), Int((Double(size.height) * scale.y).rounded(.up)))
-        }
-        // Unless orientation is respected, a file stored turned is worked on as stored.
-        guard let upright = needed((width, height)) else { return nil }
-        guard !respectsOrientation else { return PixelSize(width: upright.width, height: upright.height) }
-        guard let turned = needed((height, width)) else { return nil }
-        return PixelSize(width: max(upright.width, turned.height), height: max(upright.height, turned.width))
-    }
-
     /// Python's `round(x, 2)`.
     static func round2(_ value: Double) -> Double { (value * 100).rounded(.toNearestOrEven) / 100 }
-
-    /// A box given in the full decode's pixels (`size`), cut from `image`, which may be a reduced decode.
-    private func cropped(
-        _ image: Image, _ size: (width: Int, height: Int), _ left: Int, _ top: Int, _ right: Int, _ bottom: Int, _ report: inout ThumborReport
-    ) throws(ImagoError) -> Image {
-        report.operations.append(.crop(left: left, top: top, right: right, bottom: bottom))
-        let (sx, sy) = (Double(image.width) / Double(size.width), Double(image.height) / Double(size.height))
-        let scale = { (value: Int, factor: Double) in factor == 1 ? value : Int((Double(value) * factor).rounded()) }
-        // Pillow's crop outside the image pads with black; thumbor's boxes stay inside, clamped here.
-        let x = min(max(scale(left, sx), 0), image.width - 1), y = min(max(scale(top, sy), 0), image.height - 1)
-        let width = max(1, min(scale(right, sx), image.width) - x), height = max(1, min(scale(bottom, sy), image.height) - y)
-        guard x != 0 || y != 0 || width != image.width || height != image.height else { return image }
-        return try ImageProcessors.Crop(x: x, y: y, width: width, height: height).process(image)
-    }
-
-    private func resized(_ image: Image, _ width: Int, _ height: Int, _ report: inout ThumborReport) throws(ImagoError) -> Image {
-        report.operations.append(.resize(width: width, height: height))
-        let size = PixelSize(width: max(1, width), height: max(1, height))
-        guard size.width != image.width || size.height != image.height else { return image }
-        try checkCanvas(size.width, size.height)
-        return try ImageProcessors.Resize(size: size, contentMode: .fill, upscale: true).process(image)
-    }
 
     func checkCanvas(_ width: Int, _ height: Int) throws(ImagoError) {
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
@@ -344,17 +265,17 @@ struct ThumborTransformation: Sendable {
 
     /// Where `smart/` centres: the middle of the most interesting square a quarter of the image's
     /// shorter side wide (Imago's saliency, where thumbor runs its detectors).
-    static func salientPoint(_ image: Image) -> ThumborFocalPoint {
+    static func salientPoint(_ image: Image) -> FocalPoint {
         let side = max(1, min(image.width, image.height) / 2)
         guard let crop = try? ImageProcessors.SmartCrop(width: side, height: side) else {
-            return ThumborFocalPoint(x: image.width / 2, y: image.height / 2)
+            return FocalPoint(x: image.width / 2, y: image.height / 2)
         }
         let origin = crop.origin(in: image)
         return .square(left: origin.x, top: origin.y, width: min(side, image.width), height: min(side, image.height), origin: "detection")
     }
 
     /// `debug/`: each focal point's box outlined in white, one pixel wide (Pillow's default ink).
-    static func drawRectangles(_ image: Image, _ points: [ThumborFocalPoint]) -> Image {
+    static func drawRectangles(_ image: Image, _ points: [FocalPoint]) -> Image {
         var frames = image.frames
         for index in frames.indices {
             var pixels = frames[index].pixels

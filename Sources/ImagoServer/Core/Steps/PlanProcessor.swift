@@ -1,0 +1,82 @@
+import Imago
+
+/// The one executor of every dialect's pixel work: the pipeline's processor for a plan. It asks
+/// the dialect's geometry (``StepPlanning``) for its steps, derives from them the reduced decode
+/// they need, checks the canvas budget before any step runs, maps full-size boxes onto a reduced
+/// decode and runs the steps (``StepCanvas``).
+struct PlanProcessor: ReducedDecodeProcessing {
+    let planner: any StepPlanning
+    /// The most pixels any step may make (a scaled image, an extended canvas): what a URL's
+    /// `min-width`, `zoom`, `extend` or `fill` could otherwise ask of memory.
+    var maxPixels: Int
+
+    init(_ planner: any StepPlanning, maxPixels: Int = 50_000_000) {
+        self.planner = planner
+        self.maxPixels = maxPixels
+    }
+
+    var identifier: String { "imago-serve.plan(\(planner.identifier))" }
+
+    func requiredDecodeSize(width: Int, height: Int) -> PixelSize? { decodeSize(width, height, isVector: false) }
+
+    /// A vector source is rendered at the size its first resize asks, larger than its own too.
+    func vectorRenderSize(width: Int, height: Int) -> PixelSize? { decodeSize(width, height, isVector: true) }
+
+    func process(_ image: Image) throws(ImagoError) -> Image { try run(image).image }
+
+    /// The image made from `decoded`, and the plan that made it.
+    func run(_ decoded: Image) throws(ImagoError) -> (image: Image, plan: StepPlan) {
+        let metadata = decoded.metadata
+        let facts = SourceFacts(
+            size: metadata.uprightOriginalSize, orientation: metadata.orientationApplied, isVector: metadata.format == .svg,
+            format: metadata.format, frameCount: decoded.frames.count)
+        let canvas = StepCanvas(decoded, fullSize: facts.size, maxPixels: maxPixels)
+        guard let plan = try planner.plan(facts, look: PixelLook(canvas)) else {
+            throw ImagoError(.processingFailed("the plan could not be made from the decoded image"), url: nil, stage: .processing)
+        }
+        try canvas.run(plan.steps)
+        return (canvas.image, plan)
+    }
+
+    /// The size a decode of an upright `width × height` source must reach: the first resize's
+    /// scale applied to the full size, for the file stored either way up (the decode's turn is
+    /// not known yet); nil for the full decode — when a step before the first resize needs the
+    /// full picture's pixels, or (for a raster) the resize does not reduce it.
+    private func decodeSize(_ width: Int, _ height: Int, isVector: Bool) -> PixelSize? {
+        guard width > 0, height > 0 else { return nil }
+        let upright = PixelSize(width: width, height: height)
+        var needed = PixelSize(width: 1, height: 1)
+        for orientation in [ImageOrientation.up, .right] {
+            let facts = SourceFacts(size: upright, orientation: orientation, isVector: isVector)
+            guard let plan = try? planner.plan(facts, look: PixelLook(nil)), var scale = Self.firstScale(plan.steps, from: upright) else {
+                return nil
+            }
+            if !isVector { scale = (min(scale.x, 1), min(scale.y, 1)) }
+            needed.width = max(needed.width, Int((Double(width) * scale.x).rounded(.up)))
+            needed.height = max(needed.height, Int((Double(height) * scale.y).rounded(.up)))
+        }
+        guard isVector || needed.width < width || needed.height < height else { return nil }
+        return needed
+    }
+
+    /// The first resize's scale in the upright source's axes; nil when there is none or a step
+    /// before it reads or adds pixels at the full scale.
+    static func firstScale(_ steps: [PixelStep], from source: PixelSize) -> (x: Double, y: Double)? {
+        var size = source
+        var turned = false
+        for step in steps {
+            switch step {
+            case .resize(let width, let height):
+                let scale = (x: Double(max(1, width)) / Double(size.width), y: Double(max(1, height)) / Double(size.height))
+                return turned ? (scale.y, scale.x) : scale
+            case .undoOrientation(let orientation): if orientation.swapsDimensions { turned.toggle() }
+            case .rotate(let degrees): if degrees % 180 != 0 { turned.toggle() }
+            case .firstFrame, .crop, .smartCrop, .flip: break
+            case .extend, .flatten, .filter: return nil
+            }
+            guard let next = step.size(after: size) else { return nil }
+            size = next
+        }
+        return nil
+    }
+}
