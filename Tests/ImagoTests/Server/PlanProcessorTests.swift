@@ -55,7 +55,7 @@ struct PlanProcessorTests {
         #expect(enlarge.vectorRenderSize(width: 1000, height: 500) == PixelSize(width: 2000, height: 1000))
     }
 
-    @Test("imgproxy's and thumbor's plans ask for the decode their resize needs, for the file stored either way up; trim, smart and a manual crop take the full decode")
+    @Test("imgproxy and thumbor plans ask for the decode their resize needs either way up; trim, smart and a manual crop take the full one")
     func dialectDecodeSizes() throws {
         func imgproxy(_ segments: [String]) throws -> PlanProcessor {
             PlanProcessor(ImgproxySteps(options: try ProcessingOptions(parsing: segments), maxResultDimension: 0, watermark: nil))
