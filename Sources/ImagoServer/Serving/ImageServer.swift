@@ -4,11 +4,12 @@ import Hummingbird
 import HummingbirdCore
 import NIOCore
 
-/// The service on Hummingbird: `/health`, `/metrics` (Prometheus), and every other `GET` or `HEAD`
-/// path as an imgproxy URL.
+/// The service on Hummingbird: `/health`, `/metrics` (Prometheus), a route group per mounted
+/// dialect (imgproxy's URLs under their path prefix, thumbor's under theirs), and `/gallery`.
 /// Embed ``router(service:)`` in an application of your own; `imago serve` runs it.
 public enum ImageServer {
-    /// A router answering `/health` and imgproxy URLs through `service`.
+    /// A router answering `/health`, `/metrics`, `/gallery` and each mounted dialect's URLs
+    /// through `service`.
     public static func router(service: ImageService) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/health") { _, _ in "ok\n" }
@@ -17,14 +18,39 @@ public enum ImageServer {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))
         }
-        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            let answer = await service.respond(to: ServiceRequest(request.head))
+        // One route group per mounted dialect, the gallery's page, and the service's own 404 for
+        // any other path.
+        for mount in service.mounts {
+            let handler = answering(service, .dialect(mount))
+            if mount.prefix.isEmpty {
+                router.get("**", use: handler)
+                router.head("**", use: handler)
+            } else {
+                router.get(RouterPath(mount.prefix), use: handler)
+                router.head(RouterPath(mount.prefix), use: handler)
+                let group = router.group(RouterPath(mount.prefix))
+                group.get("**", use: handler)
+                group.head("**", use: handler)
+            }
+        }
+        if service.configuration.servesGallery {
+            router.get("/gallery", use: answering(service, .gallery))
+            router.head("/gallery", use: answering(service, .gallery))
+        }
+        if !service.mounts.contains(where: { $0.prefix.isEmpty }) {
+            router.get("**", use: answering(service, .notFound))
+            router.head("**", use: answering(service, .notFound))
+        }
+        return router
+    }
+
+    /// A handler answering along `route`.
+    private static func answering(_ service: ImageService, _ route: ServiceRoute) -> @Sendable (Request, BasicRequestContext) async throws -> Response {
+        { request, _ in
+            let answer = await service.respond(to: ServiceRequest(request.head), route: route)
             return Response(
                 status: HTTPResponse.Status(code: answer.status), headers: answer.headerFields, body: ResponseBody(byteBuffer: answer.body))
         }
-        router.get("**", use: handler)
-        router.head("**", use: handler)
-        return router
     }
 
     /// Mounts the image service on an application's own router: every `GET` and `HEAD` under

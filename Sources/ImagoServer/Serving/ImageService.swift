@@ -97,12 +97,17 @@ public final class ImageService: Sendable {
 
     /// The answer to `request`, with its `X-Request-Id`.
     public func respond(to request: ServiceRequest) async -> ServiceResponse {
+        await respond(to: request, route: route(request.path))
+    }
+
+    /// The answer to `request` sent along `route` (by the server's route group for it).
+    func respond(to request: ServiceRequest, route: ServiceRoute) async -> ServiceResponse {
         let start = ContinuousClock.now
         metrics.inFlight.increment()
         defer { metrics.inFlight.decrement() }
         var response: ServiceResponse
         do {
-            response = try await answer(request)
+            response = try await answer(request, route: route)
         } catch let error as ServerError {
             response = .error(error, head: request.isHead)
         } catch let error as ImagoError {
@@ -174,30 +179,23 @@ public final class ImageService: Sendable {
         String(UInt64.random(in: 0...UInt64.max), radix: 16)
     }
 
-    /// Routes `request` to the gallery or the dialect mounted at its path, which compiles it to a
-    /// plan that ``serve(_:to:negotiation:)`` answers.
-    private func answer(_ request: ServiceRequest) async throws -> ServiceResponse {
+    /// The answer along `route`: a path answered before from memory, else the gallery, or the
+    /// dialect mounted there, which compiles the request to a plan that
+    /// ``serve(_:to:negotiation:)`` answers.
+    private func answer(_ request: ServiceRequest, route: ServiceRoute) async throws -> ServiceResponse {
         let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
         if let response = kept(request, negotiation) { return response }
-        if configuration.servesGallery, request.path == "/gallery" || request.path == "/gallery/" { return try await answerGallery(request) }
-        switch route(request.path) {
-        case (.thumbor, let path)?: return try await answerThumbor(request, path: path, negotiation)
-        case (.imgproxy, let path)? where path.hasPrefix("/info/"): return try await serve(try infoPlan(path), to: request, negotiation: negotiation)
-        case (.imgproxy, let path)?: return try await answerImgproxy(request, path: path, negotiation)
-        case nil: throw ServerError(status: 404, "not found")
+        switch route {
+        case .gallery: return try await answerGallery(request)
+        case .dialect(let mount):
+            let path = mount.path(under: request.path)
+            switch mount.dialect {
+            case .thumbor: return try await answerThumbor(request, path: path, negotiation)
+            case .imgproxy where path.hasPrefix("/info/"): return try await serve(try infoPlan(path), to: request, negotiation: negotiation)
+            case .imgproxy: return try await answerImgproxy(request, path: path, negotiation)
+            }
+        case .notFound: throw ServerError(status: 404, "not found")
         }
-    }
-
-    /// The dialect mounted at `path` (the longest mount that holds it) and the path under it.
-    func route(_ path: String) -> (ServerConfiguration.Dialect, String)? {
-        let mounts = [(ServerConfiguration.Dialect.thumbor, configuration.thumborMount), (.imgproxy, configuration.imgproxyMount)]
-            .compactMap { dialect, mount in mount.map { (dialect, $0) } }
-            .sorted { $0.1.count > $1.1.count }
-        for (dialect, mount) in mounts where mount.isEmpty || path == mount || path.hasPrefix(mount + "/") {
-            let rest = String(path.dropFirst(mount.count))
-            return (dialect, rest.isEmpty ? "/" : rest)
-        }
-        return nil
     }
 }
 
