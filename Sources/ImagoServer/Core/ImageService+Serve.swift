@@ -92,7 +92,7 @@ extension ImageService {
         if !encoding.format.hasAlpha, image.metadata.hasAlpha {
             switch policy.alpha {
             case .flatten(let background): image = try ImageProcessors.Flatten(background: background).process(image)
-            case .drop: image = ThumborTransformation.eachFrame(image, alpha: false) { ThumborTransformation.makeOpaque(&$0) }
+            case .drop: image = FramePixels.eachFrame(image, alpha: false) { FramePixels.makeOpaque(&$0) }
             }
         }
         let encodeStart = ContinuousClock.now

@@ -8,31 +8,31 @@ extension ThumborTransformation {
     func apply(_ filter: ThumborFilter, to image: Image) throws(ImagoError) -> Image {
         let alpha = image.metadata.hasAlpha
         switch filter {
-        case .brightness(let percent): return Self.eachFrame(image) { ThumborPixels.brightness(&$0, percent) }
-        case .contrast(let percent): return Self.eachFrame(image) { ThumborPixels.contrast(&$0, percent) }
-        case .rgb(let red, let green, let blue): return Self.eachFrame(image) { ThumborPixels.rgb(&$0, red, green, blue) }
-        case .saturation(let change): return Self.eachFrame(image) { ThumborPixels.saturation(&$0, change) }
-        case .equalize: return Self.eachFrame(image) { ThumborPixels.equalize(&$0) }
+        case .brightness(let percent): return FramePixels.eachFrame(image) { ThumborPixels.brightness(&$0, percent) }
+        case .contrast(let percent): return FramePixels.eachFrame(image) { ThumborPixels.contrast(&$0, percent) }
+        case .rgb(let red, let green, let blue): return FramePixels.eachFrame(image) { ThumborPixels.rgb(&$0, red, green, blue) }
+        case .saturation(let change): return FramePixels.eachFrame(image) { ThumborPixels.saturation(&$0, change) }
+        case .equalize: return FramePixels.eachFrame(image) { ThumborPixels.equalize(&$0) }
         case .curve(let all, let red, let green, let blue):
-            return Self.eachFrame(image) { ThumborPixels.curve(&$0, all: all, red: red, green: green, blue: blue) }
-        case .noise(let amount, let seed): return Self.eachFrame(image) { ThumborPixels.noise(&$0, amount: amount, seed: seed) }
+            return FramePixels.eachFrame(image) { ThumborPixels.curve(&$0, all: all, red: red, green: green, blue: blue) }
+        case .noise(let amount, let seed): return FramePixels.eachFrame(image) { ThumborPixels.noise(&$0, amount: amount, seed: seed) }
         case .colorize(let red, let green, let blue, let color):
             // thumbor reads the colour with `bytearray.fromhex`: six hex digits, else the filter fails.
             guard color.utf8.count == 6, let value = Int(color, radix: 16) else { throw Self.failed("colorize needs a colour of six hex digits") }
             let fill = (value >> 16 & 0xFF, value >> 8 & 0xFF, value & 0xFF)
-            return Self.eachFrame(image) { ThumborPixels.colorize(&$0, percents: (red, green, blue), fill: fill) }
+            return FramePixels.eachFrame(image) { ThumborPixels.colorize(&$0, percents: (red, green, blue), fill: fill) }
         case .grayscale: return try ImageProcessors.Grayscale().process(image)
         case .convolution(let matrix, let columns, let normalize):
-            return try Self.eachFrame(image) { (pixels: inout [UInt8]) throws(ImagoError) in
+            return try FramePixels.eachFrame(image) { (pixels: inout [UInt8]) throws(ImagoError) in
                 pixels = try ThumborPixels.convolve(
                     pixels, width: image.width, height: image.height, kernel: matrix, columns: columns, normalize: normalize, alpha: alpha)
             }
         case .blur(let radius, let sigma):
-            return try Self.eachFrame(image) { (pixels: inout [UInt8]) throws(ImagoError) in
+            return try FramePixels.eachFrame(image) { (pixels: inout [UInt8]) throws(ImagoError) in
                 pixels = try ThumborPixels.blur(pixels, width: image.width, height: image.height, radius: radius, sigma: sigma, alpha: alpha)
             }
         case .sharpen(let amount, let radius, let luminanceOnly):
-            return Self.eachFrame(image) {
+            return FramePixels.eachFrame(image) {
                 ThumborSharpen.apply(&$0, width: image.width, height: image.height, amount: amount, radius: radius, luminanceOnly: luminanceOnly)
             }
         case .proportion(let factor):
@@ -43,8 +43,8 @@ extension ThumborTransformation {
         case .upscale: return try upscaled(image)
         case .backgroundColor(let name):
             guard let color = ThumborColor.parse(name) else { throw Self.failed("background_color names no colour") }
-            let canvas = Self.canvas(image.width, image.height, color)
-            return Self.eachFrame(image, alpha: true) { pixels in
+            let canvas = FramePixels.canvas(image.width, image.height, color)
+            return FramePixels.eachFrame(image, alpha: true) { pixels in
                 var base = canvas
                 ThumborPixels.composite(
                     pixels, width: image.width, height: image.height, over: &base, width: image.width, height: image.height, x: 0, y: 0, merge: true)
@@ -52,7 +52,7 @@ extension ThumborTransformation {
             }
         case .fill(let color, let fillTransparent): return try filled(image, color: color, fillTransparent: fillTransparent)
         case .roundCorner(let a, let b, let red, let green, let blue, let transparent):
-            return Self.eachFrame(image, alpha: transparent ? true : nil) { pixels in
+            return FramePixels.eachFrame(image, alpha: transparent ? true : nil) { pixels in
                 ThumborRoundCorner.apply(
                     &pixels, width: image.width, height: image.height, a: a, b: b,
                     color: (UInt8(truncatingIfNeeded: red), UInt8(truncatingIfNeeded: green), UInt8(truncatingIfNeeded: blue)),
@@ -66,28 +66,6 @@ extension ThumborTransformation {
     }
 
     static func failed(_ reason: String) -> ImagoError { ImagoError(.processingFailed(reason), url: nil, stage: .processing) }
-
-    /// `transform` on each frame's pixels; `alpha` sets whether the result has an alpha channel.
-    static func eachFrame<E: Error>(_ image: Image, alpha: Bool? = nil, _ transform: (inout [UInt8]) throws(E) -> Void) throws(E) -> Image {
-        var frames = image.frames
-        for index in frames.indices { try transform(&frames[index].pixels) }
-        var metadata = image.metadata
-        if let alpha { metadata.hasAlpha = alpha }
-        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: metadata)
-    }
-
-    static func canvas(_ width: Int, _ height: Int, _ color: RGBAColor) -> [UInt8] {
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        var index = 0
-        while index < pixels.count {
-            pixels[index] = color.red
-            pixels[index + 1] = color.green
-            pixels[index + 2] = color.blue
-            pixels[index + 3] = color.alpha
-            index += 4
-        }
-        return pixels
-    }
 
     /// `upscale`: enlarged to fit the request's box when smaller on both sides (the canvas budget
     /// is checked by the plan, from ``upscaledSize(_:)``).
@@ -132,14 +110,14 @@ extension ThumborTransformation {
                 color = ThumborColor.parse(name)
             }
             guard let color else { throw Self.failed("fill names no colour") }
-            background = Self.canvas(targetWidth, targetHeight, color)
+            background = FramePixels.canvas(targetWidth, targetHeight, color)
         }
         let x = (targetWidth - image.width).floorDivided(by: 2), y = (targetHeight - image.height).floorDivided(by: 2)
         var frames: [Image.Frame] = []
         for frame in image.frames {
             var base = background
             var top = frame.pixels
-            if !image.metadata.hasAlpha { Self.makeOpaque(&top) }
+            if !image.metadata.hasAlpha { FramePixels.makeOpaque(&top) }
             ThumborPixels.composite(
                 top, width: image.width, height: image.height, over: &base, width: targetWidth, height: targetHeight, x: x, y: y, merge: fillTransparent)
             frames.append(.init(pixels: base, duration: frame.duration))
@@ -149,20 +127,12 @@ extension ThumborTransformation {
         return Image(width: targetWidth, height: targetHeight, frames: frames, loopCount: image.loopCount, metadata: metadata)
     }
 
-    static func makeOpaque(_ pixels: inout [UInt8]) {
-        var index = 3
-        while index < pixels.count {
-            pixels[index] = 255
-            index += 4
-        }
-    }
-
     /// `watermark(url, x, y, alpha, w_ratio, h_ratio)`, as thumbor's filter places it.
     private func watermarked(_ image: Image, _ mark: ThumborWatermark) throws(ImagoError) -> Image {
         guard let overlay = overlays[mark.url] else { throw Self.failed("the watermark could not be loaded") }
         var watermark = overlay
         var markPixels = watermark.frames[0].pixels
-        if !watermark.metadata.hasAlpha { Self.makeOpaque(&markPixels) }
+        if !watermark.metadata.hasAlpha { FramePixels.makeOpaque(&markPixels) }
         ThumborPixels.fade(&markPixels, percent: mark.alpha)
         var metadata = watermark.metadata
         metadata.hasAlpha = true
@@ -226,8 +196,8 @@ extension ThumborTransformation {
             for j in 0..<max(0, y.count) { spots.append((x, j * space + j * markSize.1)) }
         }
         let top = watermark.frames[0].pixels
-        return Self.eachFrame(image, alpha: true) { pixels in
-            if !image.metadata.hasAlpha { Self.makeOpaque(&pixels) }
+        return FramePixels.eachFrame(image, alpha: true) { pixels in
+            if !image.metadata.hasAlpha { FramePixels.makeOpaque(&pixels) }
             for (x, y) in spots {
                 ThumborPixels.composite(
                     top, width: markSize.0, height: markSize.1, over: &pixels, width: image.width, height: image.height, x: x, y: y, merge: true)
@@ -244,9 +214,9 @@ extension ThumborTransformation {
         var frames: [Image.Frame] = []
         for frame in image.frames {
             // The image pasted on white at the padding (Pillow's paste, alpha copied too).
-            var canvas = Self.canvas(width, height, .white)
+            var canvas = FramePixels.canvas(width, height, .white)
             var top = frame.pixels
-            if !image.metadata.hasAlpha { Self.makeOpaque(&top) }
+            if !image.metadata.hasAlpha { FramePixels.makeOpaque(&top) }
             ThumborPixels.composite(
                 top, width: image.width, height: image.height, over: &canvas, width: width, height: height, x: max(0, padding.left), y: max(0, padding.top),
                 merge: false)
@@ -269,7 +239,7 @@ extension ThumborTransformation {
     /// The first frame's pixels, alpha made opaque when the image has none.
     static func opaquePixels(_ image: Image) -> [UInt8] {
         var pixels = image.frames[0].pixels
-        if !image.metadata.hasAlpha { makeOpaque(&pixels) }
+        if !image.metadata.hasAlpha { FramePixels.makeOpaque(&pixels) }
         return pixels
     }
 }
