@@ -243,9 +243,9 @@ struct ConvertCLITests {
         #expect(try await imago(["convert", url.absoluteString, png.path]).status == 0)
         let expected = try WebPDecoder().decode(Corpus.data("webp/tux.lossless.webp"), options: DecodingOptions())
         #expect(Corpus.samePixels(try PNGDecoder().decode(Data(contentsOf: png), options: DecodingOptions()).pixels, expected.pixels))
-        let bmp = directory.appendingPathComponent("tux.bmp")
-        #expect(try await imago(["convert", url.absoluteString, bmp.path]).status != 0)
-        #expect(!FileManager.default.fileExists(atPath: bmp.path))
+        let tga = directory.appendingPathComponent("tux.tga")
+        #expect(try await imago(["convert", url.absoluteString, tga.path]).status != 0)
+        #expect(!FileManager.default.fileExists(atPath: tga.path))
         try await origin.shutdown()
     }
 }

@@ -106,6 +106,6 @@ struct EncoderTests {
     func extensions() {
         #expect(ImageFormat(fileExtension: "JPG") == .jpeg)
         #expect(ImageFormat(fileExtension: "webp") == .webp)
-        #expect(ImageFormat(fileExtension: "bmp") == nil)
+        #expect(ImageFormat(fileExtension: "bmp") == .bmp && ImageFormat(fileExtension: "tga") == nil)
     }
 }

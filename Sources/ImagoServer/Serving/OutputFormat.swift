@@ -14,13 +14,17 @@ public enum OutputFormat: String, Sendable, Hashable {
     case gif
     /// AVIF (libavif), when Imago was built with it.
     case avif
+    /// BMP (24-bit, or 32-bit with alpha).
+    case bmp
+    /// ICO: one PNG entry of at most 256×256 (a larger result is fitted into it).
+    case ico
     /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
     case svg
     /// JSON: thumbor's `meta/` answer about an image; never an image.
     case json
 
-    /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, `gif`, `svg`, and `avif` when
-    /// Imago was built with AVIF): `svg` or a format the library's table says Imago writes.
+    /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, `gif`, `bmp`, `ico`, `svg`, and
+    /// `avif` when Imago was built with AVIF): `svg` or a format the library's table says Imago writes.
     public init?(extension text: String) {
         if text.lowercased() == "svg" {
             self = .svg
@@ -70,8 +74,8 @@ public enum OutputFormat: String, Sendable, Hashable {
         return preferred.first { !hasAlpha || $0.hasAlpha } ?? preferred[0]
     }
 
-    /// The formats a source keeps by default: every one Imago writes, so a WebP source gives WebP
-    /// and a GIF one GIF. (imgproxy's own default is `jpeg,png,gif`; `IMAGO_PREFERRED_FORMATS=jpeg,png,gif`
+    /// The formats a source keeps by default: the web's (a WebP source gives WebP and a GIF one
+    /// GIF; a BMP or ICO source gives PNG or JPEG). (imgproxy's own default is `jpeg,png,gif`; `IMAGO_PREFERRED_FORMATS=jpeg,png,gif`
     /// gives its answers.)
     public static var defaultPreferred: [OutputFormat] {
         #if AVIF

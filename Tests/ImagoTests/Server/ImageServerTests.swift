@@ -47,6 +47,25 @@ struct ImageServerTests {
         }
     }
 
+    @Test("@bmp and @ico answer BMP and ICO (a result over 256 px fitted into ICO's 256×256), read back by ImageMagick")
+    func bmpAndICO() async throws {
+        try await withSignedServer { server, _, sign, photo, alpha in
+            let bmp = try await server.get(sign(ServerHarness.path(alpha.absoluteString, ["rs:fit:20:20"], extension: "bmp")))
+            #expect(bmp.status == 200 && bmp.header("Content-Type") == "image/bmp")
+            let bmpImage = try Self.decode(bmp.body)
+            #expect((bmpImage.metadata.format, bmpImage.width, bmpImage.height, bmpImage.metadata.hasAlpha) == (.bmp, 20, 20, true))
+            let ico = try await server.get(sign(ServerHarness.path(photo.absoluteString, ["rs:fit:400:400:1"], extension: "ico")))
+            #expect(ico.status == 200 && ico.header("Content-Type") == "image/x-icon" && ico.body.starts(with: [0, 0, 1, 0, 1, 0]))
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("answer.ico")
+            try ico.body.write(to: file)
+            let size = try await runProcess(URL(fileURLWithPath: "/usr/bin/identify"), ["-format", "%w %h", file.path])
+            // The 150 × 103 photo enlarged to 400 × 275, then fitted into 256 × 256.
+            #expect(String(decoding: size.output, as: UTF8.self) == "256 176")
+        }
+    }
+
     @Test("without Accept, JPEG for an opaque source (its own ETag) and PNG for one with alpha")
     func fallsBackByAlpha() async throws {
         try await withSignedServer { server, fit, sign, _, alpha in
@@ -132,7 +151,7 @@ struct ImageServerTests {
                 (ServerHarness.path(big.absoluteString), 413, "source too large"),
                 (ServerHarness.path("ftp://example.com/a.jpg"), 403, "source not allowed"),
                 (ServerHarness.path("local:///../etc/passwd"), 404, "source not found"),
-                (ServerHarness.path("local:///local.png", [], extension: "bmp"), 400, "Imago does not write 'bmp'"),
+                (ServerHarness.path("local:///local.png", [], extension: "tga"), 400, "Imago does not write 'tga'"),
                 (ServerHarness.path("local:///local.png", ["rs:fit:20000:20000:1"]), 400, "the size asked for is over 50000000 pixels"),
             ]
             for (path, status, message) in cases {

@@ -40,7 +40,7 @@ struct ProcessingOptionsTests {
         "an unknown or malformed option is a 400 naming it",
         arguments: [
             ("zz:1", "'zz'"), ("w:abc", "'w'"), ("w:70000", "'w'"), ("rs:stretch:1:1", "'rs'"), ("g:up", "'g'"), ("q:101", "'q'"),
-            ("f:bmp", "'f'"), ("dpr:0", "'dpr'"), ("el:maybe", "'el'"), ("bl:-1", "'bl'"), ("rs:fit:1:2:0:0:ce:1:2:3", "'rs'"),
+            ("f:tga", "'f'"), ("dpr:0", "'dpr'"), ("el:maybe", "'el'"), ("bl:-1", "'bl'"), ("rs:fit:1:2:0:0:ce:1:2:3", "'rs'"),
             ("pr:missing", "'pr'"), ("mw:-1", "'mw'"), ("z:0", "'z'"), ("z:1:2:3", "'z'"), ("ex:1:up", "'ex'"), ("exar:1:sm", "'exar'"),
             ("g:sm:1", "'g'"), ("g:fp:0.5", "'g'"), ("g:fp:2:0.5", "'g'"), ("c:-5", "'c'"), ("t:300", "'t'"), ("t:10:zz", "'t'"),
             ("pd:1:2:3:4:5", "'pd'"), ("rot:45", "'rot'"), ("fl:1:1:1", "'fl'"), ("bg:12:300:1", "'bg'"), ("bg:1:2", "'bg'"),
