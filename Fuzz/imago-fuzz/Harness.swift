@@ -61,6 +61,38 @@ struct Harness: Sendable {
             _ = ICODecoder().estimate(data, options: options)
             _ = try? ICODecoder().decode(data, options: options)
         },
+        Harness(name: "writers") { data in
+            // Round-trip property of the BMP, ICO and TIFF writers: any small image (sides 1…64 from
+            // the first two bytes, alpha from the third, pixels from the rest) reads back the same.
+            guard data.count >= 4 else { return }
+            let bytes = [UInt8](data)
+            let width = 1 + Int(bytes[0] % 64), height = 1 + Int(bytes[1] % 64), alpha = bytes[2] & 1 == 1
+            let body = bytes[3...]
+            var pixels = [UInt8](repeating: 255, count: width * height * 4)
+            for index in pixels.indices where alpha || index % 4 != 3 { pixels[index] = body[body.startIndex + index % body.count] }
+            let image = Image(
+                width: width, height: height, frames: [Image.Frame(pixels: pixels)],
+                metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: alpha))
+            var writers: [(any ImageEncoding, any ImageDecoding)] = [(BMPEncoder(), BMPDecoder()), (ICOEncoder(), ICODecoder())]
+            #if TIFF
+                writers.append((TIFFEncoder(), TIFFDecoder()))
+            #endif
+            for (encoder, decoder) in writers {
+                guard let written = try? encoder.encode(image), let back = try? decoder.decode(written, options: DecodingOptions()),
+                    back.width == width, back.height == height, back.pixels.count == pixels.count
+                else { fatalError("\(encoder.format) did not read back a \(width)×\(height) image (alpha \(alpha))") }
+                // TIFFDecoder reads through libtiff's RGBA interface, which premultiplies alpha: a
+                // colour under alpha a comes back within 255 / a; the others exactly.
+                let premultiplies = encoder.format == .tiff
+                for index in stride(from: 0, to: pixels.count, by: 4) {
+                    let a = Int(pixels[index + 3])
+                    let tolerance = premultiplies && a > 0 ? (254 + a) / a : 0
+                    guard Int(back.pixels[index + 3]) == a,
+                        a == 0 && premultiplies || (0..<3).allSatisfy({ abs(Int(back.pixels[index + $0]) - Int(pixels[index + $0])) <= tolerance })
+                    else { fatalError("\(encoder.format) changed pixel \(index / 4) of a \(width)×\(height) image (alpha \(alpha))") }
+                }
+            }
+        },
         Harness(name: "tiff") { data in
             var options = DecodingOptions()
             if data.count % 2 == 1 { options.maxPixels = 4096 }

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static tmsize_t source_read(thandle_t handle, void *buffer, tmsize_t size) {
@@ -201,4 +202,123 @@ int imago_tiff_read_rgba16(TIFF *tiff, uint32_t width, uint32_t height, uint16_t
         }
     }
     return 1;
+}
+
+// Writing.
+
+static tmsize_t sink_read(thandle_t handle, void *buffer, tmsize_t size) {
+    imago_tiff_sink *sink = (imago_tiff_sink *)handle;
+    if (size <= 0 || sink->position >= sink->count) return 0;
+    uint64_t available = sink->count - sink->position;
+    uint64_t wanted = (uint64_t)size < available ? (uint64_t)size : available;
+    memcpy(buffer, sink->bytes + sink->position, (size_t)wanted);
+    sink->position += wanted;
+    return (tmsize_t)wanted;
+}
+
+/// Appends or overwrites at the position, growing the buffer (doubling) but never past `limit`.
+static tmsize_t sink_write(thandle_t handle, void *buffer, tmsize_t size) {
+    imago_tiff_sink *sink = (imago_tiff_sink *)handle;
+    if (size < 0) return -1;
+    uint64_t end = sink->position + (uint64_t)size;
+    if (end < sink->position || end > sink->limit) {
+        if (sink->message[0] == 0) snprintf(sink->message, sizeof sink->message, "the file would be over %llu bytes", (unsigned long long)sink->limit);
+        return -1;
+    }
+    if (end > sink->capacity) {
+        uint64_t capacity = sink->capacity > 0 ? sink->capacity : 65536;
+        while (capacity < end) capacity = capacity > UINT64_MAX / 2 ? end : capacity * 2;
+        if (capacity > sink->limit) capacity = sink->limit;
+        unsigned char *grown = realloc(sink->bytes, (size_t)capacity);
+        if (grown == NULL) return -1;
+        sink->bytes = grown;
+        sink->capacity = capacity;
+    }
+    // A seek past the end leaves a gap: zeros, as a file would read.
+    if (sink->position > sink->count) memset(sink->bytes + sink->count, 0, (size_t)(sink->position - sink->count));
+    memcpy(sink->bytes + sink->position, buffer, (size_t)size);
+    sink->position = end;
+    if (end > sink->count) sink->count = end;
+    return size;
+}
+
+static toff_t sink_seek(thandle_t handle, toff_t offset, int whence) {
+    imago_tiff_sink *sink = (imago_tiff_sink *)handle;
+    uint64_t base = whence == SEEK_CUR ? sink->position : whence == SEEK_END ? sink->count : 0;
+    if (offset > UINT64_MAX - base || base + offset > sink->limit) return (toff_t)-1;
+    sink->position = base + offset;
+    return sink->position;
+}
+
+static toff_t sink_size(thandle_t handle) {
+    return ((imago_tiff_sink *)handle)->count;
+}
+
+static int sink_map(thandle_t handle, void **base, toff_t *size) {
+    (void)handle; (void)base; (void)size;
+    return 0;
+}
+
+static int sink_keep_error(TIFF *tiff, void *user_data, const char *module, const char *format, va_list arguments) {
+    (void)tiff; (void)module;
+    imago_tiff_sink *sink = (imago_tiff_sink *)user_data;
+    if (sink->message[0] == 0) vsnprintf(sink->message, sizeof sink->message, format, arguments);
+    return 1;
+}
+
+static int sink_drop_warning(TIFF *tiff, void *user_data, const char *module, const char *format, va_list arguments) {
+    (void)tiff; (void)user_data; (void)module; (void)format; (void)arguments;
+    return 1;
+}
+
+int imago_tiff_write_rgba(imago_tiff_sink *sink, const uint8_t *pixels, uint32_t width, uint32_t height, int has_alpha,
+                          const uint8_t *icc, uint32_t icc_count) {
+    if (width == 0 || height == 0 || width > UINT32_MAX / 4) return 0;
+    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    if (options == NULL) return 0;
+    TIFFOpenOptionsSetErrorHandlerExtR(options, sink_keep_error, sink);
+    TIFFOpenOptionsSetWarningHandlerExtR(options, sink_drop_warning, sink);
+    TIFF *tiff = TIFFClientOpenExt("memory", "w", (thandle_t)sink, sink_read, sink_write, sink_seek, source_close, sink_size,
+                                   sink_map, source_unmap, options);
+    TIFFOpenOptionsFree(options);
+    if (tiff == NULL) return 0;
+    uint16_t samples = has_alpha ? 4 : 3;
+    uint32_t row_bytes = width * samples;
+    uint32_t rows_per_strip = row_bytes >= 65536 ? 1 : 65536 / row_bytes;
+    int ok = TIFFSetField(tiff, TIFFTAG_IMAGEWIDTH, width) && TIFFSetField(tiff, TIFFTAG_IMAGELENGTH, height)
+        && TIFFSetField(tiff, TIFFTAG_BITSPERSAMPLE, 8) && TIFFSetField(tiff, TIFFTAG_SAMPLESPERPIXEL, samples)
+        && TIFFSetField(tiff, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB) && TIFFSetField(tiff, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG)
+        && TIFFSetField(tiff, TIFFTAG_ORIENTATION, ORIENTATION_TOPLEFT)
+        && TIFFSetField(tiff, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE) && TIFFSetField(tiff, TIFFTAG_PREDICTOR, PREDICTOR_HORIZONTAL)
+        && TIFFSetField(tiff, TIFFTAG_ROWSPERSTRIP, rows_per_strip)
+        && TIFFSetField(tiff, TIFFTAG_XRESOLUTION, 72.0) && TIFFSetField(tiff, TIFFTAG_YRESOLUTION, 72.0)
+        && TIFFSetField(tiff, TIFFTAG_RESOLUTIONUNIT, RESUNIT_INCH);
+    if (ok && has_alpha) {
+        uint16_t extra = EXTRASAMPLE_UNASSALPHA;
+        ok = TIFFSetField(tiff, TIFFTAG_EXTRASAMPLES, 1, &extra);
+    }
+    if (ok && icc != NULL && icc_count > 0) ok = TIFFSetField(tiff, TIFFTAG_ICCPROFILE, icc_count, icc);
+    unsigned char *row = ok ? malloc(row_bytes) : NULL;
+    ok = ok && row != NULL;
+    for (uint32_t y = 0; ok && y < height; y++) {
+        const uint8_t *from = pixels + (size_t)y * width * 4;
+        unsigned char *to = row;
+        for (uint32_t x = 0; x < width; x++, from += 4) {
+            *to++ = from[0];
+            *to++ = from[1];
+            *to++ = from[2];
+            if (has_alpha) *to++ = from[3];
+        }
+        ok = TIFFWriteScanline(tiff, row, y, 0) >= 0;
+    }
+    free(row);
+    ok = ok && TIFFWriteDirectory(tiff);
+    TIFFClose(tiff);
+    return ok && sink->message[0] == 0;
+}
+
+void imago_tiff_sink_free(imago_tiff_sink *sink) {
+    free(sink->bytes);
+    sink->bytes = NULL;
+    sink->count = sink->capacity = sink->position = 0;
 }

@@ -61,4 +61,25 @@ int imago_tiff_is_plain_16bit(TIFF *tiff);
 /// reason in `message` (1,024 bytes).
 int imago_tiff_read_rgba16(TIFF *tiff, uint32_t width, uint32_t height, uint16_t *pixels, char *message);
 
+/// A growable in-memory file libtiff writes to, which never grows past `limit` bytes, and the
+/// first error libtiff reported. Zero it, set `limit`, and free it with imago_tiff_sink_free.
+typedef struct imago_tiff_sink {
+    unsigned char *bytes;
+    uint64_t count;
+    uint64_t capacity;
+    uint64_t position;
+    uint64_t limit;
+    char message[256];
+} imago_tiff_sink;
+
+/// Writes `pixels` (width × height RGBA8, straight alpha) as one TIFF page into `sink`: RGB, or
+/// RGBA with unassociated alpha when `has_alpha`; deflate with the horizontal predictor in strips
+/// of about 64 KiB; the ICC profile when `icc` is given. 1 on success (the file in `sink->bytes`,
+/// `sink->count` bytes); 0 on failure, with the reason in `sink->message` when libtiff gave one.
+int imago_tiff_write_rgba(imago_tiff_sink *sink, const uint8_t *pixels, uint32_t width, uint32_t height, int has_alpha,
+                          const uint8_t *icc, uint32_t icc_count);
+
+/// Frees what `sink` holds.
+void imago_tiff_sink_free(imago_tiff_sink *sink);
+
 #endif

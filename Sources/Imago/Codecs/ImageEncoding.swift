@@ -11,7 +11,7 @@ public protocol ImageEncoding: Sendable {
 
 extension ImageFormat {
     /// The format Imago writes that a file name's extension names (`.jpg`, `.jpeg`, `.png`,
-    /// `.webp`, `.gif`, `.avif`, `.bmp`, `.ico`), or nil: ``named(_:)`` for any format Imago reads.
+    /// `.webp`, `.gif`, `.avif`, `.bmp`, `.ico`, `.tif`), or nil: ``named(_:)`` for any format Imago reads.
     public init?(fileExtension: String) {
         guard let format = Self.named(fileExtension), format.encoder(EncoderSettings()) != nil else { return nil }
         self = format

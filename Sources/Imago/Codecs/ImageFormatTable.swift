@@ -82,7 +82,7 @@ extension ImageFormat {
     }
 
     /// Imago's encoder for this format set up by `settings`, or nil when Imago does not write it
-    /// (JPEG, PNG, WebP, GIF, BMP, ICO and, with the `AVIF` trait, AVIF are written). The one place
+    /// (JPEG, PNG, WebP, GIF, BMP, ICO and, with the `TIFF` and `AVIF` traits, TIFF and AVIF are written). The one place
     /// encoders are chosen, for the library, the CLI and the server.
     public func encoder(_ settings: EncoderSettings) -> (any ImageEncoding)? {
         switch self {
@@ -92,6 +92,9 @@ extension ImageFormat {
         case .gif: GIFEncoder()
         case .bmp: BMPEncoder()
         case .ico: ICOEncoder()
+        #if TIFF
+            case .tiff: TIFFEncoder()
+        #endif
         #if AVIF
             case .avif: AVIFEncoder(quality: settings.quality, speed: settings.speed)
         #endif

@@ -18,13 +18,15 @@ public enum OutputFormat: String, Sendable, Hashable {
     case bmp
     /// ICO: one PNG entry of at most 256×256 (a larger result is fitted into it).
     case ico
+    /// TIFF (libtiff, deflate), when Imago was built with it.
+    case tiff
     /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
     case svg
     /// JSON: thumbor's `meta/` answer about an image; never an image.
     case json
 
     /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, `gif`, `bmp`, `ico`, `svg`, and
-    /// `avif` when Imago was built with AVIF): `svg` or a format the library's table says Imago writes.
+    /// `tiff` and `avif` when Imago was built with them): `svg` or a format the library's table says Imago writes.
     public init?(extension text: String) {
         if text.lowercased() == "svg" {
             self = .svg

@@ -47,13 +47,19 @@ struct ImageServerTests {
         }
     }
 
-    @Test("@bmp and @ico answer BMP and ICO (a result over 256 px fitted into ICO's 256×256), read back by ImageMagick")
+    @Test("@bmp, @tiff and @ico answer BMP, TIFF and ICO (a result over 256 px fitted into 256×256), read back by ImageMagick")
     func bmpAndICO() async throws {
         try await withSignedServer { server, _, sign, photo, alpha in
             let bmp = try await server.get(sign(ServerHarness.path(alpha.absoluteString, ["rs:fit:20:20"], extension: "bmp")))
             #expect(bmp.status == 200 && bmp.header("Content-Type") == "image/bmp")
             let bmpImage = try Self.decode(bmp.body)
             #expect((bmpImage.metadata.format, bmpImage.width, bmpImage.height, bmpImage.metadata.hasAlpha) == (.bmp, 20, 20, true))
+            #if TIFF
+                let tiff = try await server.get(sign(ServerHarness.path(photo.absoluteString, ["rs:fit:30:30"], extension: "tiff")))
+                #expect(tiff.status == 200 && tiff.header("Content-Type") == "image/tiff")
+                let tiffImage = try Self.decode(tiff.body)
+                #expect((tiffImage.metadata.format, tiffImage.width, tiffImage.height) == (.tiff, 30, 21))
+            #endif
             let ico = try await server.get(sign(ServerHarness.path(photo.absoluteString, ["rs:fit:400:400:1"], extension: "ico")))
             #expect(ico.status == 200 && ico.header("Content-Type") == "image/x-icon" && ico.body.starts(with: [0, 0, 1, 0, 1, 0]))
             let directory = try temporaryDirectory()
