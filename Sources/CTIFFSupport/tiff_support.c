@@ -5,14 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/// Copies up to `size` bytes of `bytes` (`count` long) from `*position` on, and moves it on.
+static tmsize_t read_at(const unsigned char *bytes, uint64_t count, uint64_t *position, void *buffer, tmsize_t size) {
+    if (size <= 0 || *position >= count) return 0;
+    uint64_t available = count - *position;
+    uint64_t wanted = (uint64_t)size < available ? (uint64_t)size : available;
+    memcpy(buffer, bytes + *position, (size_t)wanted);
+    *position += wanted;
+    return (tmsize_t)wanted;
+}
+
 static tmsize_t source_read(thandle_t handle, void *buffer, tmsize_t size) {
     imago_tiff_source *source = (imago_tiff_source *)handle;
-    if (size <= 0 || source->position >= source->count) return 0;
-    uint64_t available = source->count - source->position;
-    uint64_t wanted = (uint64_t)size < available ? (uint64_t)size : available;
-    memcpy(buffer, source->bytes + source->position, (size_t)wanted);
-    source->position += wanted;
-    return (tmsize_t)wanted;
+    return read_at(source->bytes, source->count, &source->position, buffer, size);
 }
 
 static tmsize_t source_write(thandle_t handle, void *buffer, tmsize_t size) {
@@ -208,12 +213,7 @@ int imago_tiff_read_rgba16(TIFF *tiff, uint32_t width, uint32_t height, uint16_t
 
 static tmsize_t sink_read(thandle_t handle, void *buffer, tmsize_t size) {
     imago_tiff_sink *sink = (imago_tiff_sink *)handle;
-    if (size <= 0 || sink->position >= sink->count) return 0;
-    uint64_t available = sink->count - sink->position;
-    uint64_t wanted = (uint64_t)size < available ? (uint64_t)size : available;
-    memcpy(buffer, sink->bytes + sink->position, (size_t)wanted);
-    sink->position += wanted;
-    return (tmsize_t)wanted;
+    return read_at(sink->bytes, sink->count, &sink->position, buffer, size);
 }
 
 /// Appends or overwrites at the position, growing the buffer (doubling) but never past `limit`.

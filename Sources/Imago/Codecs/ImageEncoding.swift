@@ -44,3 +44,12 @@ extension Image {
 func encodingError(_ format: ImageFormat, _ message: String) -> ImagoError {
     ImagoError(.invalidImage("\(format) encoding: \(message)"), url: nil, stage: .processing)
 }
+
+/// `image`'s first frame's pixels when `format`'s encoder can write its size (each side from 1 to
+/// `maxWidth` × `maxHeight`, every pixel there); else the error naming the size.
+func encodableFrame(_ image: Image, _ format: ImageFormat, maxWidth: Int, maxHeight: Int) throws(ImagoError) -> [UInt8] {
+    guard (1...maxWidth).contains(image.width), (1...maxHeight).contains(image.height), let first = image.frames.first,
+        first.pixels.count == image.width * image.height * 4
+    else { throw encodingError(format, "cannot write \(image.width)×\(image.height)") }
+    return first.pixels
+}

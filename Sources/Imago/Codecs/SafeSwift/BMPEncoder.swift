@@ -14,10 +14,8 @@ public struct BMPEncoder: ImageEncoding {
     public init() {}
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
+        let pixels = try encodableFrame(image, format, maxWidth: Int(Int32.max) / 4, maxHeight: Int(Int32.max))
         let (width, height) = (image.width, image.height)
-        guard width > 0, height > 0, width <= Int(Int32.max) / 4, height <= Int(Int32.max), let first = image.frames.first,
-            first.pixels.count == width * height * 4
-        else { throw encodingError(format, "cannot write \(width)×\(height)") }
         let alpha = image.metadata.hasAlpha
         let profile = image.metadata.colorProfile?.data
         let v5 = alpha || profile != nil
@@ -58,7 +56,6 @@ public struct BMPEncoder: ImageEncoding {
             Self.append32(UInt32(profile?.count ?? 0), to: &out)
             Self.append32(0, to: &out)
         }
-        let pixels = first.pixels
         let padding = [UInt8](repeating: 0, count: rowBytes - width * bytesPerPixel)
         for y in stride(from: height - 1, through: 0, by: -1) {
             var index = y * width * 4

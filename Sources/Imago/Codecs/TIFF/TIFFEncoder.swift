@@ -13,10 +13,8 @@
         public init() {}
 
         public func encode(_ image: Image) throws(ImagoError) -> Data {
+            let pixels = try encodableFrame(image, format, maxWidth: Int(UInt32.max) / 4, maxHeight: Int(UInt32.max))
             let (width, height) = (image.width, image.height)
-            guard width > 0, height > 0, width <= Int(UInt32.max) / 4, height <= Int(UInt32.max), let first = image.frames.first,
-                first.pixels.count == width * height * 4
-            else { throw encodingError(format, "cannot write \(width)×\(height)") }
             let alpha = image.metadata.hasAlpha
             let profile = image.metadata.colorProfile.map { [UInt8]($0.data) } ?? []
             // Deflate can grow incompressible rows a little; strips, tags and the profile add a few KiB.
@@ -24,10 +22,10 @@
             var sink = imago_tiff_sink()
             sink.limit = UInt64(raw + raw / 16 + profile.count + (1 << 20))
             defer { imago_tiff_sink_free(&sink) }
-            let written = first.pixels.withUnsafeBufferPointer { pixels in
+            let written = pixels.withUnsafeBufferPointer { rgba in
                 profile.withUnsafeBufferPointer { icc in
                     imago_tiff_write_rgba(
-                        &sink, pixels.baseAddress, UInt32(width), UInt32(height), alpha ? 1 : 0, profile.isEmpty ? nil : icc.baseAddress,
+                        &sink, rgba.baseAddress, UInt32(width), UInt32(height), alpha ? 1 : 0, profile.isEmpty ? nil : icc.baseAddress,
                         UInt32(profile.count))
                 }
             }
