@@ -62,7 +62,7 @@ struct Harness: Sendable {
             _ = try? ICODecoder().decode(data, options: options)
         },
         Harness(name: "writers") { data in
-            // Round-trip property of the BMP, ICO and TIFF writers: any small image (sides 1…64 from
+            // Round-trip property of the BMP, ICO, TIFF and lossless JPEG XL writers: any small image (sides 1…64 from
             // the first two bytes, alpha from the third, pixels from the rest) reads back the same.
             guard data.count >= 4 else { return }
             let bytes = [UInt8](data)
@@ -76,6 +76,9 @@ struct Harness: Sendable {
             var writers: [(any ImageEncoding, any ImageDecoding)] = [(BMPEncoder(), BMPDecoder()), (ICOEncoder(), ICODecoder())]
             #if TIFF
                 writers.append((TIFFEncoder(), TIFFDecoder()))
+            #endif
+            #if JXL
+                writers.append((JXLEncoder(lossless: true), JXLDecoder()))
             #endif
             for (encoder, decoder) in writers {
                 guard let written = try? encoder.encode(image), let back = try? decoder.decode(written, options: DecodingOptions()),

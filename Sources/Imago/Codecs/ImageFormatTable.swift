@@ -68,12 +68,14 @@ extension ImageFormat {
         public var quality: Int
         /// Progressive JPEG.
         public var progressive = false
-        /// Lossless WebP.
+        /// Lossless WebP or JPEG XL.
         public var lossless = false
         /// zlib level 0…12 for PNG.
         public var compressionLevel = 7
         /// AVIF's encoder speed 0…10 (faster, larger).
         public var speed = 6
+        /// JPEG XL's effort 1…9 (slower, smaller); imgproxy's default, 4.
+        public var effort = 4
 
         /// Settings at `quality` with the encoders' defaults.
         public init(quality: Int = 85) {
@@ -82,7 +84,7 @@ extension ImageFormat {
     }
 
     /// Imago's encoder for this format set up by `settings`, or nil when Imago does not write it
-    /// (JPEG, PNG, WebP, GIF, BMP, ICO and, with the `TIFF` and `AVIF` traits, TIFF and AVIF are written). The one place
+    /// (JPEG, PNG, WebP, GIF, BMP, ICO and, with their traits, TIFF, AVIF and JPEG XL are written). The one place
     /// encoders are chosen, for the library, the CLI and the server.
     public func encoder(_ settings: EncoderSettings) -> (any ImageEncoding)? {
         switch self {
@@ -94,6 +96,9 @@ extension ImageFormat {
         case .ico: ICOEncoder()
         #if TIFF
             case .tiff: TIFFEncoder()
+        #endif
+        #if JXL
+            case .jxl: JXLEncoder(quality: settings.quality, effort: settings.effort, lossless: settings.lossless)
         #endif
         #if AVIF
             case .avif: AVIFEncoder(quality: settings.quality, speed: settings.speed)
