@@ -68,7 +68,7 @@ extension ImageFormat {
         public var quality: Int
         /// Progressive JPEG.
         public var progressive = false
-        /// Lossless WebP or JPEG XL.
+        /// Lossless WebP, JPEG XL or HEIC.
         public var lossless = false
         /// zlib level 0…12 for PNG.
         public var compressionLevel = 7
@@ -84,7 +84,7 @@ extension ImageFormat {
     }
 
     /// Imago's encoder for this format set up by `settings`, or nil when Imago does not write it
-    /// (JPEG, PNG, WebP, GIF, BMP, ICO and, with their traits, TIFF, AVIF and JPEG XL are written). The one place
+    /// (JPEG, PNG, WebP, GIF, BMP, ICO and, with their traits, TIFF, AVIF, JPEG XL and HEIC are written). The one place
     /// encoders are chosen, for the library, the CLI and the server.
     public func encoder(_ settings: EncoderSettings) -> (any ImageEncoding)? {
         switch self {
@@ -99,6 +99,9 @@ extension ImageFormat {
         #endif
         #if JXL
             case .jxl: JXLEncoder(quality: settings.quality, effort: settings.effort, lossless: settings.lossless)
+        #endif
+        #if HEIF
+            case .heif: HEIFEncoder(quality: settings.quality, lossless: settings.lossless)
         #endif
         #if AVIF
             case .avif: AVIFEncoder(quality: settings.quality, speed: settings.speed)

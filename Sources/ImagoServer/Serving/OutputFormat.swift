@@ -22,13 +22,15 @@ public enum OutputFormat: String, Sendable, Hashable {
     case tiff
     /// JPEG XL (libjxl, effort 4), when Imago was built with it.
     case jxl
+    /// HEIC (libheif with x265), when Imago was built with it.
+    case heif
     /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
     case svg
     /// JSON: thumbor's `meta/` answer about an image; never an image.
     case json
 
     /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, `gif`, `bmp`, `ico`, `svg`, and
-    /// `tiff`, `avif` and `jxl` when Imago was built with them): `svg` or a format the library's table says Imago writes.
+    /// `tiff`, `avif`, `jxl` and `heic` when Imago was built with them): `svg` or a format the library's table says Imago writes.
     public init?(extension text: String) {
         if text.lowercased() == "svg" {
             self = .svg

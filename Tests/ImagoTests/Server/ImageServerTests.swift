@@ -47,7 +47,7 @@ struct ImageServerTests {
         }
     }
 
-    @Test("@bmp, @tiff, @jxl and @ico answer their formats (an ICO result over 256 px fitted into 256×256)")
+    @Test("@bmp, @tiff, @jxl, @heic and @ico answer their formats (an ICO result over 256 px fitted into 256×256)")
     func bmpAndICO() async throws {
         try await withSignedServer { server, _, sign, photo, alpha in
             let bmp = try await server.get(sign(ServerHarness.path(alpha.absoluteString, ["rs:fit:20:20"], extension: "bmp")))
@@ -65,6 +65,12 @@ struct ImageServerTests {
                 #expect(jxl.status == 200 && jxl.header("Content-Type") == "image/jxl")
                 let jxlImage = try Self.decode(jxl.body)
                 #expect((jxlImage.metadata.format, jxlImage.width, jxlImage.height) == (.jxl, 30, 21))
+            #endif
+            #if HEIF
+                let heic = try await server.get(sign(ServerHarness.path(photo.absoluteString, ["rs:fit:30:30"], extension: "heic")))
+                #expect(heic.status == 200 && heic.header("Content-Type") == "image/heif")
+                let heicImage = try Self.decode(heic.body)
+                #expect((heicImage.metadata.format, heicImage.width, heicImage.height) == (.heif, 30, 21))
             #endif
             let ico = try await server.get(sign(ServerHarness.path(photo.absoluteString, ["rs:fit:400:400:1"], extension: "ico")))
             #expect(ico.status == 200 && ico.header("Content-Type") == "image/x-icon" && ico.body.starts(with: [0, 0, 1, 0, 1, 0]))
