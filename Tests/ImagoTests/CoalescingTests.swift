@@ -9,11 +9,15 @@ struct CoalescingTests {
     func hundredLoadsOneTransfer() async throws {
         try await withOrigin { origin, pipeline in
             let body = payload(100_000)
-            let url = origin.serve(body, at: "/one.jpg")
-            let results = try await withThrowingTaskGroup(of: Data.self) { group in
-                for _ in 0..<100 { group.addTask { try await pipeline.data(for: ImageRequest(url: url)).data } }
-                return try await group.reduce(into: [Data]()) { $0.append($1) }
-            }
+            origin.serve(body, at: "/one.jpg")
+            // The origin holds its answer until all 100 handles exist (they register as they are
+            // made), so none can arrive after the transfer has ended, however loaded the machine.
+            let url = origin.url("/one.jpg?gate=hundred")
+            let handles = (0..<100).map { _ in pipeline.dataTask(with: ImageRequest(url: url)) }
+            await origin.wait { $0.requests.count == 1 }
+            origin.release("hundred")
+            var results: [Data] = []
+            for handle in handles { results.append(try await handle.response.data) }
             #expect(results.count == 100)
             #expect(results.allSatisfy { $0 == body })
             #expect(origin.log.requests.count == 1)
