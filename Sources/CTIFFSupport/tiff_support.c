@@ -25,13 +25,18 @@ static tmsize_t source_write(thandle_t handle, void *buffer, tmsize_t size) {
     return -1;
 }
 
+/// Moves `*position` to `offset` from the start, the position or the end (`count`); refuses a sum
+/// that wraps or lands past `limit` (offsets come from the file when reading).
+static toff_t seek_to(uint64_t *position, uint64_t count, uint64_t limit, toff_t offset, int whence) {
+    uint64_t base = whence == SEEK_CUR ? *position : whence == SEEK_END ? count : 0;
+    if (offset > UINT64_MAX - base || base + offset > limit) return (toff_t)-1;
+    *position = base + offset;
+    return *position;
+}
+
 static toff_t source_seek(thandle_t handle, toff_t offset, int whence) {
     imago_tiff_source *source = (imago_tiff_source *)handle;
-    uint64_t base = whence == SEEK_CUR ? source->position : whence == SEEK_END ? source->count : 0;
-    // Offsets come from the file: refuse a sum that wraps or lands past the end.
-    if (offset > UINT64_MAX - base || base + offset > source->count) return (toff_t)-1;
-    source->position = base + offset;
-    return source->position;
+    return seek_to(&source->position, source->count, source->count, offset, whence);
 }
 
 static int source_close(thandle_t handle) {
@@ -244,10 +249,7 @@ static tmsize_t sink_write(thandle_t handle, void *buffer, tmsize_t size) {
 
 static toff_t sink_seek(thandle_t handle, toff_t offset, int whence) {
     imago_tiff_sink *sink = (imago_tiff_sink *)handle;
-    uint64_t base = whence == SEEK_CUR ? sink->position : whence == SEEK_END ? sink->count : 0;
-    if (offset > UINT64_MAX - base || base + offset > sink->limit) return (toff_t)-1;
-    sink->position = base + offset;
-    return sink->position;
+    return seek_to(&sink->position, sink->count, sink->limit, offset, whence);
 }
 
 static toff_t sink_size(thandle_t handle) {

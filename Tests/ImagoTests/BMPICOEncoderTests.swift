@@ -35,18 +35,24 @@ struct BMPICOEncoderTests {
 
     @Test("BMP: a kept colour profile is embedded (V5 PROFILE_EMBEDDED) and read back by ImageMagick and BMPDecoder")
     func bmpProfile() async throws {
+        try await Self.profileSurvives(BMPEncoder(), BMPDecoder(), fileExtension: "bmp")
+    }
+
+    /// A photo carrying Adobe RGB's profile written by `encoder`: `decoder` keeps the profile, and
+    /// ImageMagick extracts it byte for byte.
+    static func profileSurvives(_ encoder: any ImageEncoding, _ decoder: any ImageDecoding, fileExtension: String) async throws {
         let profileData = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color/icc/colord/AdobeRGB1998.icc"))
         var image = try EncoderTests.photo()
         image.metadata.colorProfile = ColorProfile(iccData: profileData)
-        let data = try BMPEncoder().encode(image)
+        let data = try encoder.encode(image)
         var keep = DecodingOptions()
         keep.colorProfileHandling = .keep
-        #expect(try BMPDecoder().decode(data, options: keep).metadata.colorProfile?.data == profileData)
+        #expect(try decoder.decode(data, options: keep).metadata.colorProfile?.data == profileData)
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("profile.bmp"), extracted = directory.appendingPathComponent("profile.icc")
+        let file = directory.appendingPathComponent("profile.\(fileExtension)"), extracted = directory.appendingPathComponent("profile.icc")
         try data.write(to: file)
-        #expect(try await runProcess(Self.magick, [file.path, extracted.path]).status == 0)
+        #expect(try await runProcess(magick, [file.path, extracted.path]).status == 0)
         #expect(try Data(contentsOf: extracted) == profileData)
     }
 

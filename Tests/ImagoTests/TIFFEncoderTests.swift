@@ -44,19 +44,7 @@
 
         @Test("a kept colour profile goes in tag 34675 and comes back byte for byte")
         func profile() async throws {
-            let profileData = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color/icc/colord/AdobeRGB1998.icc"))
-            var image = try EncoderTests.photo()
-            image.metadata.colorProfile = ColorProfile(iccData: profileData)
-            let data = try TIFFEncoder().encode(image)
-            var keep = DecodingOptions()
-            keep.colorProfileHandling = .keep
-            #expect(try TIFFDecoder().decode(data, options: keep).metadata.colorProfile?.data == profileData)
-            let directory = try temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let file = directory.appendingPathComponent("profile.tif"), extracted = directory.appendingPathComponent("profile.icc")
-            try data.write(to: file)
-            #expect(try await runProcess(URL(fileURLWithPath: "/usr/bin/convert"), [file.path, extracted.path]).status == 0)
-            #expect(try Data(contentsOf: extracted) == profileData)
+            try await BMPICOEncoderTests.profileSurvives(TIFFEncoder(), TIFFDecoder(), fileExtension: "tif")
         }
 
         @Test("TIFF is a written format: the table's encoder, the CLI's and the server's extension")
