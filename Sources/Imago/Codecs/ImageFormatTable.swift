@@ -16,6 +16,16 @@ public struct ImageFormatInfo: Sendable, Hashable {
     public let carriesAlpha: Bool
     /// Whether it keeps every frame of an animation.
     public let carriesAnimation: Bool
+    /// The largest side its encoder writes (ICO's 256, HEIC's 16,384); nil when the format sets none.
+    public let maxSide: Int?
+
+    init(
+        format: ImageFormat, extensions: [String], mimeType: String, takesQuality: Bool, carriesAlpha: Bool, carriesAnimation: Bool,
+        maxSide: Int? = nil
+    ) {
+        (self.format, self.extensions, self.mimeType) = (format, extensions, mimeType)
+        (self.takesQuality, self.carriesAlpha, self.carriesAnimation, self.maxSide) = (takesQuality, carriesAlpha, carriesAnimation, maxSide)
+    }
 }
 
 extension ImageFormat {
@@ -26,11 +36,15 @@ extension ImageFormat {
         ImageFormatInfo(format: .webp, extensions: ["webp"], mimeType: "image/webp", takesQuality: true, carriesAlpha: true, carriesAnimation: true),
         ImageFormatInfo(format: .gif, extensions: ["gif"], mimeType: "image/gif", takesQuality: false, carriesAlpha: true, carriesAnimation: true),
         ImageFormatInfo(format: .avif, extensions: ["avif"], mimeType: "image/avif", takesQuality: true, carriesAlpha: true, carriesAnimation: false),
-        ImageFormatInfo(format: .heif, extensions: ["heic", "heif"], mimeType: "image/heif", takesQuality: true, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(
+            format: .heif, extensions: ["heic", "heif"], mimeType: "image/heif", takesQuality: true, carriesAlpha: true, carriesAnimation: false,
+            maxSide: 16_384),
         ImageFormatInfo(format: .jxl, extensions: ["jxl"], mimeType: "image/jxl", takesQuality: true, carriesAlpha: true, carriesAnimation: true),
         ImageFormatInfo(format: .tiff, extensions: ["tiff", "tif"], mimeType: "image/tiff", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
         ImageFormatInfo(format: .bmp, extensions: ["bmp"], mimeType: "image/bmp", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
-        ImageFormatInfo(format: .ico, extensions: ["ico", "cur"], mimeType: "image/x-icon", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(
+            format: .ico, extensions: ["ico", "cur"], mimeType: "image/x-icon", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            maxSide: 256),
         ImageFormatInfo(format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
         ImageFormatInfo(
             format: .pnm, extensions: ["pnm", "pbm", "pgm", "ppm", "pam"], mimeType: "image/x-portable-anymap", takesQuality: false, carriesAlpha: true,

@@ -95,10 +95,9 @@ extension ImageService {
             case .drop: image = FramePixels.eachFrame(image, alpha: false) { FramePixels.makeOpaque(&$0) }
             }
         }
-        if encoding.format == .ico, image.width > ICOEncoder.maxSide || image.height > ICOEncoder.maxSide {
-            // An ICO entry is at most 256×256: the result is fitted into it.
-            let box = PixelSize(width: ICOEncoder.maxSide, height: ICOEncoder.maxSide)
-            image = try ImageProcessors.Resize(size: box, contentMode: .aspectFit, upscale: false).process(image)
+        if let maxSide = encoding.format.imageFormat?.info?.maxSide, image.width > maxSide || image.height > maxSide {
+            // The format's largest side (ICO's 256): the result is fitted into it.
+            image = try ImageProcessors.Resize(size: PixelSize(width: maxSide, height: maxSide), contentMode: .aspectFit, upscale: false).process(image)
         }
         let encodeStart = ContinuousClock.now
         let encoded = try await encode(image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes)

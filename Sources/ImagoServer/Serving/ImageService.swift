@@ -39,6 +39,8 @@ public final class ImageService: Sendable {
     let overlayFlights = SingleFlight<String, Image>()
     /// `/gallery`'s page, made on first request (made again after a failure).
     let gallery = KeptOnce<String>()
+    /// The mounted dialects, the longest prefix first (the order a path is matched in).
+    let mounts: [ServiceMount]
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
     /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
@@ -51,6 +53,7 @@ public final class ImageService: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.accessLog = accessLog
+        mounts = ServiceMount.all(configuration)
         self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
         sources = SourceResolver(allowedHosts: configuration.allowedHosts, localRoot: configuration.localRoot.map(LocalRoot.init))
         work = WorkLimiter(limit: configuration.maxConcurrentWork)

@@ -1,7 +1,7 @@
 /// Where the service sends a request: a dialect mounted under its path prefix (the path under it
 /// is what the dialect reads, and what a signature covers), the gallery, or nowhere (404).
 /// ``ImageServer/router(service:)`` registers one Hummingbird route group per mount from
-/// ``ImageService/mounts``; ``ImageService/respond(to:)`` finds the same route from the path.
+/// `ImageService.mounts` (made once, from the configuration); ``ImageService/respond(to:)`` finds the same route from the path.
 enum ServiceRoute: Sendable, Equatable {
     case dialect(ServiceMount)
     case gallery
@@ -23,17 +23,16 @@ struct ServiceMount: Sendable, Equatable {
     }
 }
 
-extension ImageService {
-    /// The mounted dialects, the longest prefix first (the order a path is matched in).
-    var mounts: [ServiceMount] {
-        [
-            ServiceMount(dialect: .thumbor, prefix: configuration.thumborMount ?? "-"),
-            ServiceMount(dialect: .imgproxy, prefix: configuration.imgproxyMount ?? "-"),
-        ]
-        .filter { $0.prefix != "-" }
-        .sorted { $0.prefix.count > $1.prefix.count }
+extension ServiceMount {
+    /// The dialects `configuration` mounts, the longest prefix first (the order a path is matched in).
+    static func all(_ configuration: ServerConfiguration) -> [ServiceMount] {
+        [(ServerConfiguration.Dialect.thumbor, configuration.thumborMount), (.imgproxy, configuration.imgproxyMount)]
+            .compactMap { dialect, prefix in prefix.map { ServiceMount(dialect: dialect, prefix: $0) } }
+            .sorted { $0.prefix.count > $1.prefix.count }
     }
+}
 
+extension ImageService {
     /// The route of `path`: the gallery when served, else the longest mount holding it.
     func route(_ path: String) -> ServiceRoute {
         if configuration.servesGallery, path == "/gallery" || path == "/gallery/" { return .gallery }

@@ -12,8 +12,8 @@
         public var quality: Int
         /// Lossless instead of lossy.
         public var lossless: Bool
-        /// The largest side written.
-        public static let maxSide = 16_384
+        /// The largest side written (x265's for one picture; the format table's ``ImageFormatInfo/maxSide``).
+        public static var maxSide: Int { ImageFormat.heif.info?.maxSide ?? 16_384 }
 
         /// Makes a HEIC encoder; `quality` is clamped to 1…100.
         public init(quality: Int = 85, lossless: Bool = false) {

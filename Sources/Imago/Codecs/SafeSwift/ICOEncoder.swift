@@ -6,8 +6,8 @@ import Foundation
 /// server fits its result into 256×256 first. An animation gives its first frame.
 public struct ICOEncoder: ImageEncoding {
     public let format = ImageFormat.ico
-    /// The largest side an ICO entry has.
-    public static let maxSide = 256
+    /// The largest side an ICO entry has (the format table's ``ImageFormatInfo/maxSide``).
+    public static var maxSide: Int { ImageFormat.ico.info?.maxSide ?? 256 }
 
     /// Makes an ICO encoder.
     public init() {}
