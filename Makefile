@@ -8,7 +8,7 @@ SWIFT ?= swift
 # ukui-wallpapers (large sample photos for the demo and benchmarks); librsvg (SVG sources) and its
 # rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against);
 # chromium (the headless browser the /gallery page is tested in).
-APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium
+APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test test-thumbor cluster-demo soak lint format docs bench bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
@@ -149,7 +149,7 @@ soak: deps
 # DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
 # a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url placeholder
+FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf placeholder
 FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
 	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
 fuzz-build: deps

@@ -50,6 +50,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 "CTurboJPEG",
+                "CJPEGWriter",
                 "CJPEGDC",
                 "CResample",
                 "CSPNG",
@@ -74,6 +75,8 @@ let package = Package(
             ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        // JPEG written through libjpeg's API, for optimised Huffman tables: see Sources/CJPEGWriter.
+        .target(name: "CJPEGWriter", linkerSettings: [.linkedLibrary("jpeg")]),
         // Imago's own decoder of JPEG at 1/8 scale from DC coefficients alone: see Sources/CJPEGDC.
         .target(name: "CJPEGDC"),
         // The resampler's inner loops for 8-bit pixels (pmaddwd on x86): see Sources/CResample.

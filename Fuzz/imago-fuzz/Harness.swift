@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoServer
 
 /// One fuzz target: what it does with each input. Every input must end in a value or an
 /// ImagoError; a trap, a sanitizer report or a libFuzzer out-of-memory/time-out is a finding.
@@ -171,6 +172,12 @@ struct Harness: Sendable {
         },
         Harness(name: "imgproxy-options") { data in ImgproxyOptionsFeed.run(Array(data)) },
         Harness(name: "thumbor-url") { data in ThumborURLFeed.run(Array(data)) },
+        Harness(name: "thumbor-conf") { data in
+            // The settings file reader, and what the server makes of a file it accepts.
+            guard let file = try? ThumborConfigFile(parsing: String(decoding: data, as: UTF8.self)) else { return }
+            for (_, value) in file.settings { _ = value.settingText }
+            _ = try? ServerSettings.configuration(ServerSettings.values(thumborConfig: file))
+        },
         Harness(name: "placeholder") { data in
             // Hashes from hostile text and bytes, rendered when accepted; a hash of pixels the
             // bytes make, read back.

@@ -7,7 +7,7 @@ enum PlanCompilers {
     /// A service with the default settings (no local root, no disk cache).
     static let service = try! ImageService(configuration: ServerConfiguration())
     /// A client that accepts WebP.
-    static let negotiation = Negotiation(ServiceRequest(path: "/", accept: "image/webp,*/*"), avifEnabled: false)
+    static let negotiation = Negotiation(ServiceRequest(path: "/", accept: "image/webp,*/*"), ServerConfiguration())
 }
 
 /// The `imgproxy-options` harness's input read as a small image and an imgproxy options path: the

@@ -27,14 +27,18 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (host, port, configuration): (String, Int, ServerConfiguration)
+        let values: [String: String]
         do {
-            let values = try ServerSettings.values(arguments: settings, environment: ProcessInfo.processInfo.environment)
+            values = try ServerSettings.values(arguments: settings, environment: ProcessInfo.processInfo.environment)
             (host, port, configuration) = try ServerSettings.configuration(values)
         } catch {
             throw ValidationError(error.message)
         }
         var logger = Logger(label: "imago-serve")
         logger.logLevel = .info
+        for variable in ServerSettings.unsupportedPeerVariables(in: values) {
+            logger.warning("\(variable) is not supported by Imago and is ignored (docs/SERVER.md: moving from imgproxy or thumbor)")
+        }
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }

@@ -82,10 +82,25 @@ extension ImageFormat {
         public var quality: Int
         /// Progressive JPEG.
         public var progressive = false
+        /// JPEG's Huffman tables computed for the image (smaller, an extra pass); on by default,
+        /// as imgproxy has libvips write.
+        public var optimizesCoding = true
         /// Lossless WebP, JPEG XL or HEIC.
         public var lossless = false
-        /// zlib level 0…12 for PNG.
+        /// WebP lossless with colours nudged as far as the quality allows.
+        public var nearLossless = false
+        /// WebP's sharper RGB→YUV conversion.
+        public var smartSubsample = false
+        /// WebP's method 0…6 (slower, smaller); imgproxy's default, 4.
+        public var webpEffort = 4
+        /// WebP's tuning for the kind of picture.
+        public var webpPreset = WebPEncoder.Preset.default
+        /// zlib level 0…9 for PNG.
         public var compressionLevel = 7
+        /// Adam7-interlaced PNG.
+        public var interlaced = false
+        /// PNG reduced to a palette of at most this many colours (2…256); nil keeps every colour.
+        public var paletteColors: Int?
         /// AVIF's encoder speed 0…10 (faster, larger).
         public var speed = 6
         /// JPEG XL's effort 1…9 (slower, smaller); imgproxy's default, 4.
@@ -102,9 +117,12 @@ extension ImageFormat {
     /// encoders are chosen, for the library, the CLI and the server.
     public func encoder(_ settings: EncoderSettings) -> (any ImageEncoding)? {
         switch self {
-        case .jpeg: JPEGEncoder(quality: settings.quality, progressive: settings.progressive)
-        case .png: PNGEncoder(compressionLevel: settings.compressionLevel)
-        case .webp: WebPEncoder(quality: Float(settings.quality), lossless: settings.lossless)
+        case .jpeg: JPEGEncoder(quality: settings.quality, progressive: settings.progressive, optimizesCoding: settings.optimizesCoding)
+        case .png: PNGEncoder(compressionLevel: settings.compressionLevel, interlaced: settings.interlaced, paletteColors: settings.paletteColors)
+        case .webp:
+            WebPEncoder(
+                quality: Float(settings.quality), lossless: settings.lossless, nearLossless: settings.nearLossless,
+                smartSubsample: settings.smartSubsample, effort: settings.webpEffort, preset: settings.webpPreset)
         case .gif: GIFEncoder()
         case .bmp: BMPEncoder()
         case .ico: ICOEncoder()

@@ -48,7 +48,8 @@ extension ImageService {
     /// Makes `plan`'s variant: its bytes on disk when a restart or an eviction left them there,
     /// else made from the source and stored.
     private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
-        let diskKey = "imago-serve:variant\n" + plan.key
+        // The server's output settings are in the stored key: a restart with other ones makes anew.
+        let diskKey = "imago-serve:variant\n" + configuration.outputIdentity + "\n" + plan.key
         if let stored = storedVariant(diskKey) {
             metrics.served(from: "variant-disk")
             return stored
@@ -103,7 +104,7 @@ extension ImageService {
         let encoded = try await encode(image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes)
         metrics.encodes.increment(by: Int64(encoded.encodes))
         stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
-        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity, format: encoding.format)
+        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity + configuration.outputIdentity, format: encoding.format)
         return EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
     }
 
@@ -150,10 +151,10 @@ extension ImageService {
         let format: OutputFormat
         switch policy.format {
         case .named(let named): format = named
-        case .negotiated(let accepted):
+        case .negotiated(let named, let offered, let enforced):
             format = OutputFormat.negotiate(
-                accepted: accepted, source: image.metadata.format, hasAlpha: image.metadata.hasAlpha, avifEnabled: configuration.negotiatesAVIF,
-                preferred: configuration.preferredFormats)
+                named: named, offered: offered, enforced: enforced, source: image.metadata.format, hasAlpha: image.metadata.hasAlpha,
+                animated: image.isAnimated, preferred: configuration.preferredFormats)
         case .thumbor(let rules, let acceptsWebP):
             let rules = image.metadata.format == .gif ? rules.forGIFSource : rules
             let chosen = rules.outputFormat(
@@ -161,7 +162,7 @@ extension ImageService {
                 autoWebP: configuration.thumborAutoWebP, acceptsWebP: acceptsWebP)
             return (chosen, rules.quality.map { max(1, min(100, $0)) } ?? configuration.defaultQuality, nil, rules.maxBytes ?? 0)
         }
-        let quality = policy.quality ?? policy.formatQuality[format.rawValue] ?? configuration.defaultQuality
+        let quality = policy.quality ?? policy.formatQuality[format.rawValue] ?? configuration.formatQuality[format.rawValue] ?? configuration.defaultQuality
         // An auto quality the URL asks for wins; the server's applies when the URL fixes no quality.
         let fixed = policy.autoQuality == nil && (policy.quality != nil || policy.formatQuality[format.rawValue] != nil)
         let search =
@@ -246,13 +247,14 @@ extension ImageService {
     func encode(
         _ image: Image, as format: OutputFormat, quality: Int, search: AutoQuality? = nil, maxBytes: Int
     ) async throws -> (data: Data, quality: Int, encodes: Int) {
-        try await pipeline.runOnCPUStage {
+        let settings = configuration.encoding
+        return try await pipeline.runOnCPUStage {
             guard let search, let imageFormat = format.imageFormat else {
-                return try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes)
+                return try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes, settings: settings)
             }
-            let choice = try search.encode(image, format: imageFormat) { format.encoder(quality: $0) }
+            let choice = try search.encode(image, format: imageFormat) { format.encoder(quality: $0, settings: settings) }
             guard maxBytes > 0, choice.data.count > maxBytes else { return (choice.data, choice.quality, choice.encodes) }
-            let bounded = try SizeBoundEncoding.encode(image, as: format, quality: choice.quality, maxBytes: maxBytes)
+            let bounded = try SizeBoundEncoding.encode(image, as: format, quality: choice.quality, maxBytes: maxBytes, settings: settings)
             return (bounded.data, bounded.quality, choice.encodes + bounded.encodes)
         }
     }

@@ -10,8 +10,10 @@ enum SizeBoundEncoding {
     static let maxEncodes = 6
 
     /// The bytes, the quality they were made at, and how many encodes it took.
-    static func encode(_ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int) throws -> (data: Data, quality: Int, encodes: Int) {
-        let first = try format.encoder(quality: quality).encode(image)
+    static func encode(
+        _ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int, settings: ImageFormat.EncoderSettings = .init()
+    ) throws -> (data: Data, quality: Int, encodes: Int) {
+        let first = try format.encoder(quality: quality, settings: settings).encode(image)
         guard maxBytes > 0, first.count > maxBytes, format != .png, quality > 1 else { return (first, quality, 1) }
         var best: (data: Data, quality: Int)? = nil
         var smallest = (data: first, quality: quality)
@@ -19,7 +21,7 @@ enum SizeBoundEncoding {
         var encodes = 1
         while low <= high, encodes < maxEncodes {
             let middle = encodes == 1 ? max(1, min(high, quality / 2)) : (low + high + 1) / 2
-            let data = try format.encoder(quality: middle).encode(image)
+            let data = try format.encoder(quality: middle, settings: settings).encode(image)
             encodes += 1
             if data.count < smallest.data.count { smallest = (data, middle) }
             if data.count <= maxBytes {

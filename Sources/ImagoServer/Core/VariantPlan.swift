@@ -99,9 +99,10 @@ struct AnswerPolicy: Sendable {
     enum FormatChoice: Sendable {
         /// Named by the URL.
         case named(OutputFormat)
-        /// imgproxy's negotiation: AVIF or WebP when accepted and offered, else the source's own
-        /// when it is among the server's preferred formats.
-        case negotiated(accepted: Set<String>)
+        /// imgproxy 4's choice (``OutputFormat/negotiate(named:offered:enforced:source:hasAlpha:animated:preferred:)``):
+        /// the format the URL names unless an enforced one the client takes replaces it; without
+        /// one, what the client takes of the offered formats, else the source's own when preferred.
+        case negotiated(named: OutputFormat?, offered: [OutputFormat], enforced: [OutputFormat])
         /// thumbor's handler: its filters' format, `AUTO_WEBP`, the source's format, `autojpg`;
         /// a GIF source drops the filters' format, quality and size bound, as thumbor does.
         case thumbor(ThumborPlan, acceptsWebP: Bool)

@@ -126,7 +126,7 @@ public final class ImageService: Sendable {
     /// variant is not kept (then ``respond(to:)`` answers).
     public func keptResponse(to request: ServiceRequest) -> ServiceResponse? {
         let start = ContinuousClock.now
-        let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
+        let negotiation = Negotiation(request, configuration)
         guard let response = kept(request, negotiation) else { return nil }
         return finished(response, to: request, since: start)
     }
@@ -186,7 +186,7 @@ public final class ImageService: Sendable {
     /// dialect mounted there, which compiles the request to a plan that
     /// ``serve(_:to:negotiation:)`` answers.
     private func answer(_ request: ServiceRequest, route: ServiceRoute) async throws -> ServiceResponse {
-        let negotiation = Negotiation(request, avifEnabled: configuration.negotiatesAVIF)
+        let negotiation = Negotiation(request, configuration)
         if let response = kept(request, negotiation) { return response }
         switch route {
         case .gallery: return try await answerGallery(request)
@@ -215,14 +215,23 @@ struct AnsweredPath: Sendable {
 /// What of a request's Accept header can change its answer: whether it takes AVIF (when the
 /// server offers it) and WebP.
 struct Negotiation {
+    /// The media types the client's `Accept` names (``OutputFormat/acceptedTypes(_:)``).
     var accepted: Set<String>
-    /// `avif:…,webp:…`, part of the keys of negotiated variants.
+    /// The formats the server may give this client by its `Accept` (``ServerConfiguration/autoFormats``
+    /// and ``ServerConfiguration/enforcedFormats`` it accepts), in imgproxy's order: JPEG XL, AVIF, WebP.
+    var offered: [OutputFormat]
+    /// Those of ``offered`` that replace even a format the URL names.
+    var enforced: [OutputFormat]
+    /// `offered:jxl,webp;enforced:webp`, part of the keys of negotiated variants.
     var classes: String
 
-    init(_ request: ServiceRequest, avifEnabled: Bool) {
+    init(_ request: ServiceRequest, _ configuration: ServerConfiguration) {
         accepted = OutputFormat.acceptedTypes(request.accept)
-        let avif = avifEnabled && accepted.contains("image/avif"), webp = accepted.contains("image/webp")
-        classes = "avif:\(avif),webp:\(webp)"
+        let accepted = accepted
+        let clientTakes = { (format: OutputFormat) in accepted.contains(format.mimeType) }
+        offered = OutputFormat.negotiable.filter { (configuration.autoFormats.contains($0) || configuration.enforcedFormats.contains($0)) && clientTakes($0) }
+        enforced = offered.filter { configuration.enforcedFormats.contains($0) }
+        classes = "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")
     }
 
     /// The key of a raw path answered under these classes.

@@ -62,22 +62,28 @@ public enum OutputFormat: String, Sendable, Hashable {
         return rest.isEmpty || (rest.first == "." && rest.dropFirst().allSatisfy { $0 == "0" })
     }
 
-    /// Without an explicit format, as imgproxy chooses: AVIF when enabled and accepted, else WebP
-    /// when accepted, else the source's own format when it is one of `preferred` (imgproxy's
-    /// `IMGPROXY_PREFERRED_FORMATS`), else the first preferred format that keeps transparency
-    /// when the image has it, else the first preferred one. Only types the `Accept` header names
-    /// explicitly count (`accepted`, from ``acceptedTypes(_:)``), as in imgproxy.
+    /// The formats a client's `Accept` can bring, in imgproxy 4's order of preference: JPEG XL,
+    /// AVIF, WebP (those Imago was built to write).
+    public static let negotiable: [OutputFormat] = [.jxl, .avif, .webp].filter { $0.imageFormat?.encoder(.init()) != nil }
+
+    /// imgproxy 4's choice (`determineOutputFormat`): with a format `named` by the URL, the first
+    /// of `enforced` that suits the result, else the named one; without, the first of `offered`
+    /// that suits it, else the source's own format when it is one of `preferred`
+    /// (`IMGPROXY_PREFERRED_FORMATS`), else the first preferred format that keeps the result's
+    /// animation and transparency, else the first preferred one. JPEG XL and AVIF are not chosen
+    /// for an animated result (imgproxy writes neither animated).
     public static func negotiate(
-        accepted: Set<String>, source: ImageFormat? = nil, hasAlpha: Bool, avifEnabled: Bool, preferred: [OutputFormat] = defaultPreferred
+        named: OutputFormat? = nil, offered: [OutputFormat], enforced: [OutputFormat] = [], source: ImageFormat? = nil, hasAlpha: Bool,
+        animated: Bool = false, preferred: [OutputFormat] = defaultPreferred
     ) -> OutputFormat {
-        #if AVIF
-            if avifEnabled, accepted.contains("image/avif") { return .avif }
-        #endif
-        if accepted.contains("image/webp") { return .webp }
+        let suits = { (format: OutputFormat) in !animated || format == .webp }
+        if let named { return enforced.first(where: suits) ?? named }
+        if let format = offered.first(where: suits) { return format }
         let encoded = preferred.filter { $0.isEncoded }
         let preferred = encoded.isEmpty ? defaultPreferred : encoded
         if let source, let kept = OutputFormat(extension: source.rawValue), preferred.contains(kept) { return kept }
-        return preferred.first { !hasAlpha || $0.hasAlpha } ?? preferred[0]
+        let fits = { (format: OutputFormat) in (!hasAlpha || format.hasAlpha) && (!animated || format.imageFormat?.info?.carriesAnimation == true) }
+        return preferred.first(where: fits) ?? preferred[0]
     }
 
     /// The formats a source keeps by default: the web's (a WebP source gives WebP and a GIF one
@@ -115,10 +121,11 @@ public enum OutputFormat: String, Sendable, Hashable {
     /// The library's name for this format (nil for SVG and JSON, which are not encoded).
     var imageFormat: ImageFormat? { isEncoded ? ImageFormat(rawValue: rawValue) : nil }
 
-    /// The library's encoder at `quality` (1…100); AVIF at speed 8, which a server can afford.
-    func encoder(quality: Int) -> any ImageEncoding {
-        var settings = ImageFormat.EncoderSettings(quality: quality)
-        settings.speed = 8
+    /// The library's encoder at `quality` (1…100), otherwise as `settings` say (the server's
+    /// ``ServerConfiguration/encoding``).
+    func encoder(quality: Int, settings: ImageFormat.EncoderSettings) -> any ImageEncoding {
+        var settings = settings
+        settings.quality = quality
         // SVG and JSON are never encoded (written as they are); every other case is one Imago writes.
         return imageFormat?.encoder(settings) ?? PNGEncoder()
     }

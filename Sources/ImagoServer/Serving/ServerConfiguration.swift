@@ -24,8 +24,28 @@ public struct ServerConfiguration: Sendable {
     public var defaultQuality = 80
     /// imgproxy Pro's autoquality (`IMAGO_AUTOQUALITY_*`), measured with SSIMULACRA2. Default off.
     public var autoQuality = AutoQualitySettings()
-    /// Whether AVIF is chosen for clients that accept it (slow to encode; off by default).
-    public var negotiatesAVIF = false
+    /// Formats given to clients whose `Accept` names them when a URL names no format (imgproxy 4's
+    /// `IMGPROXY_AUTO_WEBP`, `_AVIF`, `_JXL`), preferred JPEG XL, then AVIF, then WebP. Default
+    /// WebP alone (imgproxy's default is none).
+    public var autoFormats: [OutputFormat] = [.webp]
+    /// Formats given to clients whose `Accept` names them even over the format a URL names
+    /// (imgproxy 4's `IMGPROXY_ENFORCE_WEBP`, `_AVIF`, `_JXL`). Default none.
+    public var enforcedFormats: [OutputFormat] = []
+    /// Whether AVIF is one of ``autoFormats`` (`--avif`).
+    public var negotiatesAVIF: Bool {
+        get { autoFormats.contains(.avif) }
+        set { autoFormats = autoFormats.filter { $0 != .avif } + (newValue ? [.avif] : []) }
+    }
+    /// The quality per format when a URL sets none (imgproxy's `IMGPROXY_FORMAT_QUALITY`), before
+    /// ``defaultQuality``. Default imgproxy 4's: WebP 79, AVIF 63, JPEG XL 77.
+    public var formatQuality: [String: Int] = ["webp": 79, "avif": 63, "jxl": 77]
+    /// How each format is written (quality aside): progressive JPEG, interlaced or quantised PNG,
+    /// WebP's compression, AVIF's speed (8 by default, as imgproxy), JPEG XL's effort.
+    public var encoding: ImageFormat.EncoderSettings = {
+        var settings = ImageFormat.EncoderSettings(quality: 80)
+        settings.speed = 8
+        return settings
+    }()
     /// Largest source accepted, in bytes. Default 50 MB.
     public var maxSourceBytes: Int64 = 50_000_000
     /// Most pixels a source may declare, and an output may be asked to have. Default 50 megapixels.
@@ -145,4 +165,16 @@ public struct ServerConfiguration: Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// Whether an imgproxy answer with the format `named` (nil for none) depends on `Accept`.
+    func variesWithAccept(named: OutputFormat?) -> Bool {
+        guard let named else { return !(autoFormats + enforcedFormats).isEmpty }
+        return named != .svg && !enforcedFormats.isEmpty
+    }
+
+    /// The settings besides a URL that change an answer's bytes, for stored variants' keys and
+    /// ETags: a restart with other ones makes its images anew.
+    var outputIdentity: String {
+        "q\(defaultQuality);\(formatQuality.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","));\(encoding)"
+    }
 }

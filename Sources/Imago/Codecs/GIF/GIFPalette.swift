@@ -1,4 +1,4 @@
-/// At most 256 colours for every frame of an image, and each pixel's index into them: the exact
+/// At most `maxColors` (2…256) colours for every frame of an image, and each pixel's index into them: the exact
 /// colours when there are few enough, else a median cut of a 5-bit-per-channel histogram (each
 /// entry the mean of the pixels in its box). Pixels under half opacity share one transparent
 /// index, the last. One palette serves every frame, so an animation does not shimmer between
@@ -17,7 +17,10 @@ struct GIFPalette {
     /// The number of colours, transparency included.
     var count: Int { colors.count / 3 }
 
-    init(frames: [[UInt8]]) {
+    /// The palette of `frames` (RGBA pixels each), at most `maxColors` entries (2…256) with the
+    /// transparent one.
+    init(frames: [[UInt8]], maxColors: Int = 256) {
+        let maxColors = min(max(maxColors, 2), 256)
         var hasTransparency = false
         var counts = [Int](repeating: 0, count: 1 << 15)
         var sums = [Int](repeating: 0, count: 3 << 15)
@@ -40,13 +43,13 @@ struct GIFPalette {
                     guard color != last, distinct != nil else { continue }
                     last = color
                     if distinct?[color] == nil {
-                        // 256 is the most any GIF holds; one more means cutting.
-                        if distinct!.count == 256 { distinct = nil } else { distinct![color] = 0 }
+                        // One more than the palette holds means cutting.
+                        if distinct!.count == maxColors { distinct = nil } else { distinct![color] = 0 }
                     }
                 }
             }
         }
-        let limit = hasTransparency ? 255 : 256
+        let limit = hasTransparency ? maxColors - 1 : maxColors
         if let distinct, distinct.count <= limit {
             for (index, color) in distinct.keys.sorted().enumerated() {
                 exact[color] = UInt8(index)
@@ -59,7 +62,7 @@ struct GIFPalette {
             transparentIndex = count
             colors += [0, 0, 0]
         }
-        // A GIF colour table holds at least two entries.
+        // A GIF colour table holds at least two entries (a PNG palette needs one; two do no harm).
         if count < 2 { colors += [0, 0, 0] }
     }
 

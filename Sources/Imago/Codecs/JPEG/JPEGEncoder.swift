@@ -1,36 +1,48 @@
-import CTurboJPEG
+import CJPEGWriter
 import Foundation
 
-/// Encodes JPEG with TurboJPEG, 4:2:0 chroma, baseline or progressive. Transparent pixels are
-/// composited over white, since JPEG has no alpha. A kept colour profile
-/// (``ImageMetadata/colorProfile``) is embedded in `APP2` segments, split over several above 64 KB;
-/// kept EXIF and XMP in `APP1`.
+/// Encodes JPEG with libjpeg-turbo's libjpeg: 4:2:0 chroma (4:4:4 on request), baseline or
+/// progressive, Huffman tables optimised for the image by default (libvips' `optimize_coding`,
+/// which imgproxy sets: 2–4% smaller at the same quality). Transparent pixels are composited over
+/// white, since JPEG has no alpha. A kept colour profile (``ImageMetadata/colorProfile``) is
+/// embedded in `APP2` segments, split over several above 64 KB; kept EXIF and XMP in `APP1`.
 public struct JPEGEncoder: ImageEncoding {
     public let format = ImageFormat.jpeg
     /// Quality 1…100.
     public var quality: Int
     /// Write a progressive JPEG.
     public var progressive: Bool
+    /// Compute Huffman tables for the image (an extra pass) instead of the standard ones.
+    public var optimizesCoding: Bool
+    /// Keep chroma at full resolution (4:4:4) instead of halving it both ways (4:2:0).
+    public var keepsFullChroma: Bool
 
     /// Makes a JPEG encoder.
-    public init(quality: Int = 85, progressive: Bool = false) {
+    public init(quality: Int = 85, progressive: Bool = false, optimizesCoding: Bool = true, keepsFullChroma: Bool = false) {
         self.quality = min(max(quality, 1), 100)
         self.progressive = progressive
+        self.optimizesCoding = optimizesCoding
+        self.keepsFullChroma = keepsFullChroma
     }
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
-        guard let handle = tjInitCompress() else { throw encodingError(format, "cannot create a compressor") }
-        defer { tjDestroy(handle) }
+        guard image.width > 0, image.height > 0, image.width <= 65_500, image.height <= 65_500 else {
+            throw encodingError(format, "cannot write \(image.width)×\(image.height): JPEG's sides end at 65,500")
+        }
         let pixels = image.pixelsOverWhite
+        let settings = imago_jpeg_settings(
+            quality: Int32(quality), progressive: progressive ? 1 : 0, optimize_coding: optimizesCoding ? 1 : 0,
+            no_subsample: keepsFullChroma ? 1 : 0)
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
+        var message = [CChar](repeating: 0, count: 200)
         let status = pixels.withUnsafeBufferPointer { source in
-            tjCompress2(
-                handle, source.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_RGBA.rawValue),
-                &output, &size, Int32(TJSAMP_420.rawValue), Int32(quality), progressive ? TJFLAG_PROGRESSIVE : 0)
+            imago_jpeg_write(source.baseAddress, Int32(image.width), Int32(image.height), image.width * 4, settings, &output, &size, &message, message.count)
         }
-        defer { tjFree(output) }
-        guard status == 0, let output else { throw encodingError(format, String(cString: tjGetErrorStr2(handle))) }
+        defer { imago_jpeg_free(output) }
+        guard status == 0, let output else {
+            throw encodingError(format, String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
         return Self.withSegments(for: image.metadata, in: Data(bytes: output, count: Int(size)))
     }
 

@@ -3,7 +3,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Encodes PNG: 8-bit RGBA, or RGB when the image has no alpha. Each row gets the filter whose
+/// Encodes PNG: 8-bit RGBA, or RGB when the image has no alpha, or a palette when asked
+/// (``paletteColors``); Adam7-interlaced when asked (``interlaced``). Each row gets the filter whose
 /// output has the smallest sum of absolute values (the heuristic of libpng, libspng and Pillow),
 /// rows are filtered on every core, and the filtered rows are compressed by zlib with its
 /// `Z_FILTERED` strategy in strips, one per core, pigz's way (a kept colour profile goes in `iCCP`,
@@ -16,31 +17,59 @@ public struct PNGEncoder: ImageEncoding {
     /// (zlib level 6) in less time, on two cores (BENCHMARKS.md).
     public var compressionLevel: Int
 
+    /// Write Adam7-interlaced (imgproxy's `IMGPROXY_PNG_INTERLACED`): a reader shows the whole
+    /// picture coarse first; the file is larger.
+    public var interlaced: Bool
+    /// Reduce to a palette of at most this many colours (2…256; imgproxy's `IMGPROXY_PNG_QUANTIZE`
+    /// with `IMGPROXY_PNG_QUANTIZATION_COLORS`), median cut as GIF's, written at the fewest bits
+    /// per index that hold it; nil keeps every colour. An image with partial transparency keeps
+    /// RGBA, since one palette entry per alpha level would change its edges.
+    public var paletteColors: Int?
+
     /// Strips compressed at once: the core count (tests set more, to join strips on any machine).
     var cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// Makes a PNG encoder; `compressionLevel` is clamped to 0…9.
-    public init(compressionLevel: Int = 7) {
+    public init(compressionLevel: Int = 7, interlaced: Bool = false, paletteColors: Int? = nil) {
         self.compressionLevel = min(max(compressionLevel, 0), 9)
+        self.interlaced = interlaced
+        self.paletteColors = paletteColors.map { min(max($0, 2), 256) }
     }
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
-        let channels = image.metadata.hasAlpha ? 4 : 3
         guard image.width > 0, image.height > 0, image.width <= Int(Int32.max) / 4, image.height <= Int(Int32.max),
             image.pixels.count == image.width * image.height * 4
         else { throw encodingError(format, "cannot write \(image.width)×\(image.height)") }
-        let filtered = PNGRowFilter(width: image.width, height: image.height, channels: channels, filters: compressionLevel > 0)
-            .filter(image.pixels)
-        let compressed = try compress(filtered)
+        let palette = paletteColors.flatMap { Self.hasPartialAlpha(image) ? nil : GIFPalette(frames: [image.pixels], maxColors: $0) }
+        let channels = image.metadata.hasAlpha ? 4 : 3
+        let depth = palette.map { Self.bitDepth(colors: $0.count) } ?? 8
+        let scanlines: [UInt8]
+        if let palette {
+            let indices = palette.indices(image.pixels)
+            scanlines = passes(image).flatMap { pass in Self.packedRows(pass.take(indices, width: image.width, channels: 1), pass, depth: depth) }
+        } else if interlaced {
+            scanlines = passes(image).flatMap { pass in
+                PNGRowFilter(width: pass.width, height: pass.height, channels: channels, filters: compressionLevel > 0)
+                    .filter(pass.take(image.pixels, width: image.width, channels: 4))
+            }
+        } else {
+            scanlines = PNGRowFilter(width: image.width, height: image.height, channels: channels, filters: compressionLevel > 0).filter(image.pixels)
+        }
+        let compressed = try compress(scanlines)
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         png.reserveCapacity(compressed.count + compressed.count / Self.idatLength * 12 + 64)
         var header = Data()
         header.appendBigEndian(UInt32(image.width))
         header.appendBigEndian(UInt32(image.height))
-        // Depth 8; colour type 6 (RGBA) or 2 (RGB); deflate; adaptive filtering; no interlace.
-        header.append(contentsOf: [8, channels == 4 ? 6 : 2, 0, 0, 0])
+        // Depth; colour type 3 (palette), 6 (RGBA) or 2 (RGB); deflate; adaptive filtering; interlace.
+        header.append(contentsOf: [UInt8(depth), palette != nil ? 3 : channels == 4 ? 6 : 2, 0, 0, interlaced ? 1 : 0])
         Self.appendChunk("IHDR", header, to: &png)
         if let profile = image.metadata.colorProfile { Self.appendChunk("iCCP", try Self.iccpChunk(profile), to: &png) }
+        if let palette {
+            Self.appendChunk("PLTE", Data(palette.colors), to: &png)
+            // tRNS: every entry opaque but the transparent one, which is the last.
+            if let transparent = palette.transparentIndex { Self.appendChunk("tRNS", Data(repeating: 255, count: transparent) + [0], to: &png) }
+        }
         if let exif = image.metadata.exif { Self.appendChunk("eXIf", exif, to: &png) }
         if let xmp = image.metadata.xmp {
             // iTXt: keyword, no compression, no language or translated keyword, the packet.
@@ -54,6 +83,62 @@ public struct PNGEncoder: ImageEncoding {
         } while start < compressed.count
         Self.appendChunk("IEND", Data(), to: &png)
         return png
+    }
+
+    /// One reduced image of a PNG's interlacing: every `step`th column and row from `origin`.
+    struct Pass {
+        let x, y, xStep, yStep, width, height: Int
+
+        /// The pass's pixels from `pixels`, an image `width` wide of `channels` bytes a pixel.
+        func take(_ pixels: [UInt8], width fullWidth: Int, channels: Int) -> [UInt8] {
+            if (x, y, xStep, yStep) == (0, 0, 1, 1) { return pixels }
+            var out = [UInt8](repeating: 0, count: width * height * channels)
+            for row in 0..<height {
+                for column in 0..<width {
+                    let from = ((y + row * yStep) * fullWidth + x + column * xStep) * channels
+                    let to = (row * width + column) * channels
+                    for channel in 0..<channels { out[to + channel] = pixels[from + channel] }
+                }
+            }
+            return out
+        }
+    }
+
+    /// The whole image, or Adam7's seven passes (those with no pixels left out), in file order.
+    func passes(_ image: Image) -> [Pass] {
+        guard interlaced else { return [Pass(x: 0, y: 0, xStep: 1, yStep: 1, width: image.width, height: image.height)] }
+        let adam7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+        return adam7.compactMap { x, y, xStep, yStep in
+            let width = (image.width - x + xStep - 1) / xStep, height = (image.height - y + yStep - 1) / yStep
+            return width > 0 && height > 0 ? Pass(x: x, y: y, xStep: xStep, yStep: yStep, width: width, height: height) : nil
+        }
+    }
+
+    /// Palette indices as scanlines: filter byte 0 (none, as PNG advises for palettes), then the
+    /// indices packed `depth` bits each, high bits first.
+    private static func packedRows(_ indices: [UInt8], _ pass: Pass, depth: Int) -> [UInt8] {
+        let rowBytes = (pass.width * depth + 7) / 8
+        var out = [UInt8](repeating: 0, count: (rowBytes + 1) * pass.height)
+        let perByte = 8 / depth
+        for row in 0..<pass.height {
+            let base = row * (rowBytes + 1) + 1
+            for column in 0..<pass.width {
+                let shift = (perByte - 1 - column % perByte) * depth
+                out[base + column / perByte] |= indices[row * pass.width + column] << shift
+            }
+        }
+        return out
+    }
+
+    /// The fewest bits per index (1, 2, 4 or 8) that hold `colors` entries.
+    static func bitDepth(colors: Int) -> Int { colors <= 2 ? 1 : colors <= 4 ? 2 : colors <= 16 ? 4 : 8 }
+
+    /// Whether any pixel is neither opaque nor fully transparent.
+    private static func hasPartialAlpha(_ image: Image) -> Bool {
+        guard image.metadata.hasAlpha else { return false }
+        return image.pixels.withUnsafeBufferPointer { pixels in
+            stride(from: 3, to: pixels.count, by: 4).contains { pixels[$0] != 0 && pixels[$0] != 255 }
+        }
     }
 
     /// An `iCCP` chunk's data: a name, a zero, compression method 0 and the zlib-compressed profile.

@@ -12,18 +12,70 @@ public struct WebPEncoder: ImageEncoding {
     /// Encode losslessly (quality is then ignored).
     public var lossless: Bool
 
+    /// Lossless, but colours nudged where that saves bytes, as far as ``quality`` allows (libwebp's
+    /// `near_lossless`; imgproxy's `IMGPROXY_WEBP_COMPRESSION=near_lossless`).
+    public var nearLossless: Bool
+    /// Sharper RGB→YUV conversion (libwebp's `use_sharp_yuv`; imgproxy's `IMGPROXY_WEBP_SMART_SUBSAMPLE`):
+    /// fine coloured edges keep their colour, at some time and size.
+    public var smartSubsample: Bool
+    /// libwebp's method, 0…6: slower, smaller (imgproxy's `IMGPROXY_WEBP_EFFORT`, default 4).
+    public var effort: Int
+    /// What the picture is, for libwebp's tuning (imgproxy's `IMGPROXY_WEBP_PRESET`).
+    public var preset: Preset
+
+    /// libwebp's presets (`WebPPreset`).
+    public enum Preset: String, Sendable, Hashable, CaseIterable {
+        /// General purpose.
+        case `default`
+        /// A digital picture, like a portrait or an inside shot.
+        case picture
+        /// An outdoor photograph with natural light.
+        case photo
+        /// A drawing with high-contrast details.
+        case drawing
+        /// A small colourful image.
+        case icon
+        /// Text-like.
+        case text
+
+        var libwebp: WebPPreset {
+            switch self {
+            case .default: WEBP_PRESET_DEFAULT
+            case .picture: WEBP_PRESET_PICTURE
+            case .photo: WEBP_PRESET_PHOTO
+            case .drawing: WEBP_PRESET_DRAWING
+            case .icon: WEBP_PRESET_ICON
+            case .text: WEBP_PRESET_TEXT
+            }
+        }
+    }
+
     /// Makes a WebP encoder.
-    public init(quality: Float = 80, lossless: Bool = false) {
+    public init(
+        quality: Float = 80, lossless: Bool = false, nearLossless: Bool = false, smartSubsample: Bool = false, effort: Int = 4,
+        preset: Preset = .default
+    ) {
         self.quality = min(max(quality, 0), 100)
         self.lossless = lossless
+        self.nearLossless = nearLossless
+        self.smartSubsample = smartSubsample
+        self.effort = min(max(effort, 0), 6)
+        self.preset = preset
     }
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
         var config = WebPConfig()
-        guard WebPConfigInit(&config) != 0 else { throw encodingError(format, "libwebp version mismatch") }
-        config.lossless = lossless ? 1 : 0
-        config.exact = lossless ? 1 : 0
-        if !lossless { config.quality = quality }
+        guard WebPConfigPreset(&config, preset.libwebp, quality) != 0 else { throw encodingError(format, "libwebp version mismatch") }
+        config.method = Int32(effort)
+        config.use_sharp_yuv = smartSubsample ? 1 : 0
+        if lossless {
+            config.lossless = 1
+            config.exact = 1
+        } else if nearLossless {
+            // libvips' mapping: lossless coding with near_lossless at the quality.
+            config.lossless = 1
+            config.near_lossless = Int32(quality.rounded())
+        }
         let encoded = image.isAnimated ? try encodeAnimation(image, config: config) : try encodeStill(image, config: config)
         let chunks = [("ICCP", image.metadata.colorProfile?.data), ("EXIF", image.metadata.exif), ("XMP ", image.metadata.xmp)]
             .compactMap { name, data in data.map { (name, $0) } }

@@ -49,8 +49,14 @@ extension ImageService {
         } else if options.keepCopyright ?? configuration.keepsCopyright {
             requestOptions.insert(.keepsCopyright)
         }
-        var answer = AnswerPolicy(
-            format: explicit.map { .named($0) } ?? .negotiated(accepted: negotiation.accepted), alpha: .flatten(options.background ?? .white))
+        // A named format stands unless the server enforces one this client takes (never over SVG).
+        let format: AnswerPolicy.FormatChoice
+        if let explicit, explicit == .svg || negotiation.enforced.isEmpty {
+            format = .named(explicit)
+        } else {
+            format = .negotiated(named: explicit, offered: negotiation.offered, enforced: negotiation.enforced)
+        }
+        var answer = AnswerPolicy(format: format, alpha: .flatten(options.background ?? .white))
         answer.quality = options.quality > 0 ? options.quality : nil
         answer.formatQuality = options.formatQuality
         answer.autoQuality = options.autoQuality
@@ -59,8 +65,9 @@ extension ImageService {
         answer.passesSVGThrough = explicit == nil && !configuration.alwaysRasterizesSVG
         let recipe = ImageRecipe(steps: .imgproxy(options), requestOptions: requestOptions, answer: answer, identity: options.key)
         return VariantPlan(
-            source: url, key: url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? negotiation.classes),
-            limits: SourceLimits(options: options), delivery: delivery, varies: explicit == nil, errors: .imgproxy, product: .image(recipe))
+            source: url, key: url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? "") + "\n" + negotiation.classes,
+            limits: SourceLimits(options: options), delivery: delivery, varies: configuration.variesWithAccept(named: explicit), errors: .imgproxy,
+            product: .image(recipe))
     }
 
     /// The source's bytes as they came, for `raw`, or for `skip_processing` when the source is

@@ -1,0 +1,131 @@
+import Foundation
+
+/// One setting of `imago serve`, declared once: its flag, its variables (`IMAGO_*` and, where it
+/// means the same, the peer's own `IMGPROXY_*` names in their own units), its help, and how its
+/// text sets the configuration. The command's flags, the environment reading, docs/SERVER.md's
+/// tables and the help all come from ``ServerSettings/all``.
+public struct ServerSetting: Sendable {
+    /// The command-line flag (`--listen`).
+    public let flag: String
+    /// Imago's environment variable (`IMAGO_LISTEN`).
+    public let variable: String
+    /// The peer's own variables read when Imago's is not set, each turned into this setting's text.
+    public let peers: [PeerVariable]
+    /// The peer's variable names.
+    public var peerVariables: [String] { peers.map(\.name) }
+    /// A flag that takes no value (`--avif`): given, it sets `true`.
+    public let isSwitch: Bool
+    /// What it sets, for the help and the docs table.
+    public let help: String
+    let apply: @Sendable (inout ServerConfiguration, _ text: String, _ values: [String: String]) throws(ServerError) -> Void
+
+    init(
+        _ flag: String, _ variable: String, peers: [PeerVariable] = [], switch isSwitch: Bool = false, _ help: String,
+        apply: @escaping @Sendable (inout ServerConfiguration, _ text: String, _ values: [String: String]) throws(ServerError) -> Void
+    ) {
+        self.flag = flag
+        self.variable = variable
+        self.peers = peers
+        self.isSwitch = isSwitch
+        self.help = help
+        self.apply = apply
+    }
+
+    /// The 500 a value this setting cannot use gets, naming its flag and variable.
+    var invalid: ServerError { Self.invalid(flag, variable) }
+
+    /// The 500 a value the setting `flag` (`variable`) cannot use gets.
+    static func invalid(_ flag: String, _ variable: String) -> ServerError {
+        ServerError(status: 500, "\(flag) (\(variable)) has a value Imago cannot use")
+    }
+
+    /// Its text as a comma-separated list, blanks dropped.
+    static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}
+
+extension ServerSetting {
+    static func text(
+        _ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String, _ set: @escaping @Sendable (inout ServerConfiguration, String) -> Void
+    ) -> ServerSetting {
+        ServerSetting(flag, variable, peers: peers, help) { configuration, text, _ in set(&configuration, text) }
+    }
+
+    static func integer(
+        _ flag: String, _ variable: String, _ range: ClosedRange<Int>, peers: [PeerVariable] = [], _ help: String,
+        _ set: @escaping @Sendable (inout ServerConfiguration, Int) -> Void
+    ) -> ServerSetting {
+        return ServerSetting(flag, variable, peers: peers, help) { configuration, text, _ throws(ServerError) in
+            guard let value = Int(text), range.contains(value) else { throw ServerSetting.invalid(flag, variable) }
+            set(&configuration, value)
+        }
+    }
+
+    static func seconds(
+        _ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String,
+        _ set: @escaping @Sendable (inout ServerConfiguration, Duration) -> Void
+    ) -> ServerSetting {
+        integer(flag, variable, 1...3600, peers: peers, help) { set(&$0, .seconds($1)) }
+    }
+
+    static func boolean(
+        _ flag: String, _ variable: String, switch isSwitch: Bool = false, peers: [PeerVariable] = [], _ help: String,
+        _ set: @escaping @Sendable (inout ServerConfiguration, Bool) -> Void
+    ) -> ServerSetting {
+        return ServerSetting(flag, variable, peers: peers, switch: isSwitch, help) { configuration, text, _ throws(ServerError) in
+            switch text.lowercased() {
+            case "1", "true", "yes": set(&configuration, true)
+            case "0", "false", "no": set(&configuration, false)
+            default: throw ServerSetting.invalid(flag, variable)
+            }
+        }
+    }
+
+    static func number(
+        _ flag: String, _ variable: String, _ range: ClosedRange<Double>, peers: [PeerVariable] = [], _ help: String,
+        _ set: @escaping @Sendable (inout ServerConfiguration, Double) -> Void
+    ) -> ServerSetting {
+        return ServerSetting(flag, variable, peers: peers, help) { configuration, text, _ throws(ServerError) in
+            guard let value = Double(text), value.isFinite, range.contains(value) else { throw ServerSetting.invalid(flag, variable) }
+            set(&configuration, value)
+        }
+    }
+
+    /// `webp,avif`: formats a client's `Accept` can bring (``OutputFormat/negotiable``), kept in
+    /// imgproxy's order of preference.
+    static func formats(
+        _ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String,
+        _ set: @escaping @Sendable (inout ServerConfiguration, [OutputFormat]) -> Void
+    ) -> ServerSetting {
+        return ServerSetting(flag, variable, peers: peers, help) { configuration, text, _ throws(ServerError) in
+            let names = list(text)
+            let formats = names.compactMap(OutputFormat.init(extension:))
+            guard formats.count == names.count, formats.allSatisfy(OutputFormat.negotiable.contains) else {
+                throw ServerError(
+                    status: 500,
+                    "\(flag) (\(variable)) lists a format Imago cannot offer by Accept (it offers \(OutputFormat.negotiable.map(\.rawValue).joined(separator: ", ")))"
+                )
+            }
+            set(&configuration, OutputFormat.negotiable.filter(formats.contains))
+        }
+    }
+
+    /// `jpeg=60,avif=40`: a quality per format.
+    static func qualities(
+        _ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String,
+        _ set: @escaping @Sendable (inout ServerConfiguration, [String: Int]) -> Void
+    ) -> ServerSetting {
+        return ServerSetting(flag, variable, peers: peers, help) { configuration, text, _ throws(ServerError) in
+            var table: [String: Int] = [:]
+            for pair in list(text) {
+                let parts = pair.split(separator: "=")
+                guard parts.count == 2, let format = OutputFormat(extension: String(parts[0]).trimmingCharacters(in: .whitespaces)),
+                    let quality = Int(parts[1].trimmingCharacters(in: .whitespaces)), (1...100).contains(quality)
+                else { throw ServerSetting.invalid(flag, variable) }
+                table[format.rawValue] = quality
+            }
+            set(&configuration, table)
+        }
+    }
+}

@@ -1,0 +1,514 @@
+import Foundation
+import Imago
+
+/// `imago serve`'s settings by name, from flags, then `IMAGO_*` variables, then the peer's own
+/// (a flag wins): each declared once in ``all``, so docs/SERVER.md, the variables, the flags and
+/// the configuration cannot drift apart.
+public enum ServerSettings {
+    /// Every setting, in docs/SERVER.md's order.
+    public static let all: [ServerSetting] = [
+        .text(
+            "--listen", "IMAGO_LISTEN",
+            peers: [
+                PeerVariable("IMGPROXY_BIND") { text, _ throws(ServerError) in
+                    guard text.contains(":") else { throw PeerVariable.invalid("IMGPROXY_BIND", "is not host:port (Imago listens on TCP, not a Unix socket)") }
+                    return text
+                }
+            ], "address and port to listen on (default 127.0.0.1:8080)"
+        ) { _, _ in },
+        ServerSetting("--key", "IMAGO_KEY", peers: [.same("IMGPROXY_KEY")], "hex HMAC keys, comma-separated for rotation; none turns signature checks off") {
+            configuration, text, values throws(ServerError) in
+            do {
+                configuration.signer = try URLSigner(
+                    hexKeys: ServerSetting.list(text), hexSalts: ServerSetting.list(values["IMAGO_SALT"] ?? values["IMGPROXY_SALT"] ?? ""))
+            } catch let error as ServerError {
+                throw ServerError(status: 500, "--key (IMAGO_KEY) and --salt (IMAGO_SALT): \(error.message)")
+            } catch {
+                throw ServerSetting.invalid("--key", "IMAGO_KEY")
+            }
+        },
+        ServerSetting("--salt", "IMAGO_SALT", peers: [.same("IMGPROXY_SALT")], "hex salts, one per key") { _, _, values throws(ServerError) in
+            // Read with the keys; salts without any key are a mistake worth stopping for.
+            if (values["IMAGO_KEY"] ?? values["IMGPROXY_KEY"]) == nil { throw ServerError(status: 500, "--salt (IMAGO_SALT) is set without --key (IMAGO_KEY)") }
+        },
+        ServerSetting(
+            "--presets", "IMAGO_PRESETS", peers: [.same("IMGPROXY_PRESETS")], "named option lists: name=rs:fill:300:300/q:80,other=…; `default` applies to all"
+        ) {
+            configuration, text, _ throws(ServerError) in
+            for preset in ServerSetting.list(text) {
+                let parts = preset.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, !parts[0].isEmpty else { throw ServerSetting.invalid("--presets", "IMAGO_PRESETS") }
+                configuration.presets[String(parts[0])] = parts[1].split(separator: "/").map(String.init)
+            }
+            for (name, options) in configuration.presets {
+                do {
+                    _ = try ProcessingOptions(parsing: options)
+                } catch let error as ServerError {
+                    throw ServerError(status: 500, "preset \(name): \(error.message)")
+                } catch {
+                    throw ServerSetting.invalid("--presets", "IMAGO_PRESETS")
+                }
+            }
+        },
+        .text("--allowed-hosts", "IMAGO_ALLOWED_HOSTS", "hosts sources may come from, comma-separated (.example.com takes subdomains); default any public host")
+        {
+            $0.allowedHosts = ServerSetting.list($1)
+        },
+        .boolean(
+            "--allow-private-addresses", "IMAGO_ALLOW_PRIVATE_ADDRESSES", switch: true,
+            "let sources resolve to loopback and private addresses (true/false; default false)"
+        ) { $0.allowsPrivateAddresses = $1 },
+        .text(
+            "--local-root", "IMAGO_LOCAL_ROOT", peers: [.same("IMGPROXY_LOCAL_FILESYSTEM_ROOT"), .thumbor("FILE_LOADER_ROOT_PATH")],
+            "folder served as local:///name sources; default none"
+        ) {
+            $0.localRoot = URL(fileURLWithPath: $1)
+        },
+        .boolean(
+            "--gallery", "IMAGO_GALLERY", switch: true,
+            "serve /gallery: the local root's images with srcset and ThumbHash placeholders (true/false; default false)"
+        ) { $0.servesGallery = $1 },
+        .text("--cache-dir", "IMAGO_CACHE_DIR", "disk cache of sources and variants; default none") { $0.cacheDirectory = URL(fileURLWithPath: $1) },
+        .text(
+            "--cache-control", "IMAGO_CACHE_CONTROL",
+            peers: [
+                PeerVariable("IMGPROXY_TTL") { text, _ throws(ServerError) in
+                    guard let seconds = Int(text), seconds >= 0 else { throw PeerVariable.invalid("IMGPROXY_TTL") }
+                    return "max-age=\(seconds), public"
+                }
+            ], "Cache-Control of images (default public, max-age=31536000, immutable)"
+        ) { $0.cacheControl = $1 },
+        .integer("--quality", "IMAGO_QUALITY", 1...100, peers: [.same("IMGPROXY_QUALITY"), .thumbor("QUALITY")], "quality when the URL sets none (default 80)")
+        {
+            $0.defaultQuality = $1
+        },
+        .qualities(
+            "--format-quality", "IMAGO_FORMAT_QUALITY", peers: [.same("IMGPROXY_FORMAT_QUALITY")],
+            "quality per format when the URL sets none, before --quality, e.g. jpeg=70,webp=60 (default webp=79,avif=63,jxl=77)"
+        ) { $0.formatQuality.merge($1) { $1 } },
+        ServerSetting(
+            "--autoquality-method", "IMAGO_AUTOQUALITY_METHOD",
+            peers: [
+                PeerVariable("IMGPROXY_AUTOQUALITY_METHOD") { text, _ throws(ServerError) in
+                    // imgproxy Pro's dssim and ml have no counterpart; size is the same search.
+                    guard ["none", "size"].contains(text.lowercased()) else {
+                        throw PeerVariable.invalid("IMGPROXY_AUTOQUALITY_METHOD", "is '\(text)': Imago's methods are none, size and ssimulacra2")
+                    }
+                    return text.lowercased()
+                }
+            ],
+            "none (default), ssimulacra2 (lowest quality scoring the target) or size (highest quality fitting target bytes)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let method = AutoQualitySettings.Method(rawValue: text.lowercased()) else {
+                throw ServerSetting.invalid("--autoquality-method", "IMAGO_AUTOQUALITY_METHOD")
+            }
+            configuration.autoQuality.method = method
+        },
+        .number(
+            "--autoquality-target", "IMAGO_AUTOQUALITY_TARGET", 0...Double.greatestFiniteMagnitude, peers: [.same("IMGPROXY_AUTOQUALITY_TARGET")],
+            "SSIMULACRA2 score (default 75), or bytes for size"
+        ) {
+            $0.autoQuality.target = $1
+        },
+        .integer(
+            "--autoquality-min", "IMAGO_AUTOQUALITY_MIN", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MIN")],
+            "lowest quality autoquality may choose (default 70)"
+        ) {
+            $0.autoQuality.minQuality = $1
+        },
+        .integer(
+            "--autoquality-max", "IMAGO_AUTOQUALITY_MAX", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MAX")],
+            "highest quality autoquality may choose (default 80)"
+        ) {
+            $0.autoQuality.maxQuality = $1
+        },
+        .qualities(
+            "--autoquality-format-min", "IMAGO_AUTOQUALITY_FORMAT_MIN", peers: [.same("IMGPROXY_AUTOQUALITY_FORMAT_MIN")],
+            "lowest quality per format, e.g. jpeg=60,avif=40 (default avif=60)"
+        ) {
+            $0.autoQuality.formatMin = $1
+        },
+        .qualities(
+            "--autoquality-format-max", "IMAGO_AUTOQUALITY_FORMAT_MAX", peers: [.same("IMGPROXY_AUTOQUALITY_FORMAT_MAX")],
+            "highest quality per format (default avif=65)"
+        ) {
+            $0.autoQuality.formatMax = $1
+        },
+        .number(
+            "--autoquality-allowed-error", "IMAGO_AUTOQUALITY_ALLOWED_ERROR", 0...100, peers: [.same("IMGPROXY_AUTOQUALITY_ALLOWED_ERROR")],
+            "SSIMULACRA2 points a score may miss the target by (default 0.5)"
+        ) {
+            $0.autoQuality.allowedError = $1
+        },
+        .integer(
+            "--autoquality-max-resolution", "IMAGO_AUTOQUALITY_MAX_RESOLUTION", 0...1_000_000_000, peers: [.same("IMGPROXY_AUTOQUALITY_MAX_RESOLUTION")],
+            "pixels above which quality stays fixed (default 0: the metric's 16.7 MP limit)"
+        ) { $0.autoQuality.maxResolution = $1 },
+        .boolean("--avif", "IMAGO_AVIF", switch: true, "offer AVIF to clients that accept it, as avif in --auto-formats (true/false; default false)") {
+            $0.negotiatesAVIF = $1
+        },
+        .formats(
+            "--auto-formats", "IMAGO_AUTO_FORMATS",
+            peers: [
+                .listMember("IMGPROXY_AUTO_WEBP", "webp", start: "webp"), .listMember("IMGPROXY_ENABLE_WEBP_DETECTION", "webp", start: "webp"),
+                .listMember("IMGPROXY_AUTO_AVIF", "avif", start: "webp"), .listMember("IMGPROXY_ENABLE_AVIF_DETECTION", "avif", start: "webp"),
+                .listMember("IMGPROXY_AUTO_JXL", "jxl", start: "webp"),
+            ],
+            "formats (webp, avif, jxl) given to clients that accept them when the URL names none, best first jxl, avif, webp (default webp)"
+        ) { $0.autoFormats = $1 },
+        .formats(
+            "--enforce-formats", "IMAGO_ENFORCE_FORMATS",
+            peers: [
+                .listMember("IMGPROXY_ENFORCE_WEBP", "webp", start: ""), .listMember("IMGPROXY_ENFORCE_AVIF", "avif", start: ""),
+                .listMember("IMGPROXY_ENFORCE_JXL", "jxl", start: ""),
+            ],
+            "formats (webp, avif, jxl) given to clients that accept them even over the URL's format (default none)"
+        ) { $0.enforcedFormats = $1 },
+        .integer(
+            "--max-source-bytes", "IMAGO_MAX_SOURCE_BYTES", 1...(1 << 40),
+            peers: [PeerVariable("IMGPROXY_MAX_SRC_FILE_SIZE") { text, _ in text == "0" ? String(1 << 40) : text }],
+            "largest source in bytes (default 50000000)"
+        ) {
+            $0.maxSourceBytes = Int64($1)
+        },
+        .integer(
+            "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000, peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION")],
+            "most pixels a source may declare (default 50000000)"
+        ) {
+            $0.maxSourcePixels = $1
+        },
+        .integer(
+            "--max-frames", "IMAGO_MAX_FRAMES", 1...100_000, peers: [.same("IMGPROXY_MAX_ANIMATION_FRAMES")], "most frames of an animated source (default 200)"
+        ) { $0.maxFrames = $1 },
+        .seconds(
+            "--source-timeout", "IMAGO_SOURCE_TIMEOUT", peers: [.same("IMGPROXY_DOWNLOAD_TIMEOUT"), .thumborSeconds("HTTP_LOADER_REQUEST_TIMEOUT")],
+            "seconds a source may take (default 20)"
+        ) { $0.sourceTimeout = $1 },
+        .seconds(
+            "--timeout", "IMAGO_TIMEOUT", peers: [.same("IMGPROXY_TIMEOUT")], "seconds a new image may take in all, source included, before a 504 (default 30)"
+        ) { $0.workTimeout = $1 },
+        .integer("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", 1...100_000, "images made at once before 503 (default 4 per core)") {
+            $0.maxConcurrentWork = $1
+        },
+        .integer(
+            "--memory-bytes", "IMAGO_MEMORY_BYTES", (1 << 20)...(1 << 40),
+            "bytes kept in memory between requests: encoded variants and their paths (default 268435456)"
+        ) { $0.memoryBytes = $1 },
+        .boolean(
+            "--strip-color-profile", "IMAGO_STRIP_COLOR_PROFILE", peers: [.boolean("IMGPROXY_STRIP_COLOR_PROFILE")],
+            "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"
+        ) { $0.stripsColorProfile = $1 },
+        .boolean(
+            "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA")], "drop EXIF and XMP unless a URL says sm:0 (default true)"
+        ) { $0.stripsMetadata = $1 },
+        .boolean(
+            "--keep-copyright", "IMAGO_KEEP_COPYRIGHT", peers: [.boolean("IMGPROXY_KEEP_COPYRIGHT")],
+            "keep the copyright and author when metadata is dropped (default true)"
+        ) {
+            $0.keepsCopyright = $1
+        },
+        .text("--watermark-path", "IMAGO_WATERMARK_PATH", peers: [.same("IMGPROXY_WATERMARK_PATH")], "image file placed by the watermark option; default none")
+        { $0.watermark = .path($1) },
+        ServerSetting(
+            "--watermark-url", "IMAGO_WATERMARK_URL", peers: [.same("IMGPROXY_WATERMARK_URL")], "http(s) URL of the watermark image, fetched once on first use"
+        ) {
+            configuration, text, _ throws(ServerError) in
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw ServerSetting.invalid("--watermark-url", "IMAGO_WATERMARK_URL")
+            }
+            configuration.watermark = .url(url)
+        },
+        ServerSetting("--watermark-data", "IMAGO_WATERMARK_DATA", peers: [.same("IMGPROXY_WATERMARK_DATA")], "the watermark image as base64") {
+            configuration, text, _ throws(ServerError) in
+            guard let data = Data(base64Encoded: text), !data.isEmpty else {
+                throw ServerSetting.invalid("--watermark-data", "IMAGO_WATERMARK_DATA")
+            }
+            configuration.watermark = .data(data)
+        },
+        .number(
+            "--watermark-opacity", "IMAGO_WATERMARK_OPACITY", 0...1, peers: [.same("IMGPROXY_WATERMARK_OPACITY")],
+            "the watermark's opacity, multiplied by each URL's (0–1; default 1)"
+        ) {
+            $0.watermarkOpacity = $1
+        },
+        .integer(
+            "--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", 0...65_535, peers: [.same("IMGPROXY_MAX_RESULT_DIMENSION")],
+            "longest side of a result; larger ones are scaled down (default 0: none)"
+        ) { $0.maxResultDimension = $1 },
+        .boolean(
+            "--return-attachment", "IMAGO_RETURN_ATTACHMENT", peers: [.boolean("IMGPROXY_RETURN_ATTACHMENT")],
+            "Content-Disposition: attachment unless a URL says att:0 (default false)"
+        ) {
+            $0.returnsAttachment = $1
+        },
+        ServerSetting(
+            "--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", peers: [.same("IMGPROXY_SKIP_PROCESSING_FORMATS")],
+            "source formats sent as they came when asked in their own format (e.g. gif,svg)"
+        ) { configuration, text, _ throws(ServerError) in
+            for name in ServerSetting.list(text) {
+                guard let format = ImageFormatName.canonical(name) else {
+                    throw ServerSetting.invalid("--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS")
+                }
+                configuration.skipProcessingFormats.append(format)
+            }
+        },
+        ServerSetting(
+            "--preferred-formats", "IMAGO_PREFERRED_FORMATS", peers: [.same("IMGPROXY_PREFERRED_FORMATS")],
+            "formats a source keeps when none is asked, else the first that fits (default jpeg,png,webp,gif,avif)"
+        ) { configuration, text, _ throws(ServerError) in
+            let names = ServerSetting.list(text)
+            let formats = names.compactMap(OutputFormat.init(extension:)).filter { $0.isEncoded }
+            guard formats.count == names.count, !formats.isEmpty else {
+                throw ServerSetting.invalid("--preferred-formats", "IMAGO_PREFERRED_FORMATS")
+            }
+            configuration.preferredFormats = formats
+        },
+        .boolean("--jpeg-progressive", "IMAGO_JPEG_PROGRESSIVE", peers: [.boolean("IMGPROXY_JPEG_PROGRESSIVE")], "write progressive JPEG (default false)") {
+            $0.encoding.progressive = $1
+        },
+        .boolean(
+            "--jpeg-optimize-coding", "IMAGO_JPEG_OPTIMIZE_CODING", "JPEG Huffman tables computed per image, as libvips' optimize_coding (default true)"
+        ) { $0.encoding.optimizesCoding = $1 },
+        .boolean("--png-interlaced", "IMAGO_PNG_INTERLACED", peers: [.boolean("IMGPROXY_PNG_INTERLACED")], "write Adam7-interlaced PNG (default false)") {
+            $0.encoding.interlaced = $1
+        },
+        .boolean(
+            "--png-quantize", "IMAGO_PNG_QUANTIZE", peers: [.boolean("IMGPROXY_PNG_QUANTIZE")],
+            "write PNG with a palette (median cut) unless it has partial transparency (default false)"
+        ) { $0.encoding.paletteColors = $1 ? ($0.encoding.paletteColors ?? 256) : nil },
+        .integer(
+            "--png-quantization-colors", "IMAGO_PNG_QUANTIZATION_COLORS", 2...256, peers: [.same("IMGPROXY_PNG_QUANTIZATION_COLORS")],
+            "most palette entries with --png-quantize (default 256)"
+        ) { configuration, colors in
+            if configuration.encoding.paletteColors != nil { configuration.encoding.paletteColors = colors }
+        },
+        ServerSetting(
+            "--webp-compression", "IMAGO_WEBP_COMPRESSION", peers: [.same("IMGPROXY_WEBP_COMPRESSION")],
+            "lossy (default), near_lossless or lossless"
+        ) { configuration, text, _ throws(ServerError) in
+            switch text.lowercased() {
+            case "lossy": (configuration.encoding.lossless, configuration.encoding.nearLossless) = (false, false)
+            case "near_lossless": (configuration.encoding.lossless, configuration.encoding.nearLossless) = (false, true)
+            case "lossless": (configuration.encoding.lossless, configuration.encoding.nearLossless) = (true, false)
+            default: throw ServerSetting.invalid("--webp-compression", "IMAGO_WEBP_COMPRESSION")
+            }
+        },
+        .boolean(
+            "--webp-smart-subsample", "IMAGO_WEBP_SMART_SUBSAMPLE", peers: [.boolean("IMGPROXY_WEBP_SMART_SUBSAMPLE")],
+            "WebP's sharper RGB→YUV conversion: coloured edges kept, slower (default false)"
+        ) { $0.encoding.smartSubsample = $1 },
+        .integer("--webp-effort", "IMAGO_WEBP_EFFORT", 1...6, peers: [.same("IMGPROXY_WEBP_EFFORT")], "WebP effort 1–6, slower and smaller (default 4)") {
+            $0.encoding.webpEffort = $1
+        },
+        ServerSetting(
+            "--webp-preset", "IMAGO_WEBP_PRESET", peers: [.same("IMGPROXY_WEBP_PRESET")], "default, photo, picture, drawing, icon or text (default default)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let preset = WebPEncoder.Preset(rawValue: text.lowercased()) else { throw ServerSetting.invalid("--webp-preset", "IMAGO_WEBP_PRESET") }
+            configuration.encoding.webpPreset = preset
+        },
+        .integer("--avif-speed", "IMAGO_AVIF_SPEED", 0...9, peers: [.same("IMGPROXY_AVIF_SPEED")], "AVIF speed 0 (slowest, smallest) to 9 (default 8)") {
+            $0.encoding.speed = $1
+        },
+        .integer("--jxl-effort", "IMAGO_JXL_EFFORT", 1...9, peers: [.same("IMGPROXY_JXL_EFFORT")], "JPEG XL effort 1–9, slower and smaller (default 4)") {
+            $0.encoding.effort = $1
+        },
+        .boolean(
+            "--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", peers: [.boolean("IMGPROXY_ALWAYS_RASTERIZE_SVG")],
+            "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"
+        ) {
+            $0.alwaysRasterizesSVG = $1
+        },
+        ServerSetting("--dialect", "IMAGO_DIALECT", "URLs answered at the root: imgproxy (default) or thumbor") { configuration, text, _ throws(ServerError) in
+            guard let dialect = ServerConfiguration.Dialect(rawValue: text.lowercased()) else {
+                throw ServerSetting.invalid("--dialect", "IMAGO_DIALECT")
+            }
+            configuration.dialect = dialect
+        },
+        .text(
+            "--path-prefix", "IMAGO_PATH_PREFIX", peers: [.same("IMGPROXY_PATH_PREFIX")],
+            "path imgproxy's URLs are under, taken off before the signature is checked (default none: the root)"
+        ) { $0.pathPrefix = $1 },
+        .text(
+            "--thumbor-config", "IMAGO_THUMBOR_CONFIG",
+            "thumbor.conf to read thumbor's own settings from (SECURITY_KEY, QUALITY, …; docs/SERVER.md); thumbor's URLs then answer at the root unless --dialect or --thumbor-path says otherwise"
+        ) { _, _ in },
+        .text("--thumbor-path", "IMAGO_THUMBOR_PATH", "path thumbor's URLs are under, beside imgproxy's in one process (default none)") {
+            $0.thumborPath = $1
+        },
+        .text(
+            "--trusted-signatures", "IMAGO_TRUSTED_SIGNATURES", peers: [.same("IMGPROXY_TRUSTED_SIGNATURES")],
+            "imgproxy signatures accepted without checking, comma-separated (default none)"
+        ) { $0.trustedSignatures = Set(ServerSetting.list($1)) },
+        ServerSetting("--thumbor-key", "IMAGO_THUMBOR_KEY", peers: [.thumbor("SECURITY_KEY")], "thumbor's SECURITY_KEY, for signed thumbor URLs; default none")
+        {
+            configuration, text, _ in
+            // --allow-unsafe-url, read after, may change what the key implies.
+            configuration.thumborSigner = ThumborSigner(key: text)
+        },
+        .boolean(
+            "--allow-unsafe-url", "IMAGO_ALLOW_UNSAFE_URL", peers: [.thumbor("ALLOW_UNSAFE_URL")],
+            "answer thumbor's /unsafe/ URLs (true/false; default true without a thumbor key, false with one)"
+        ) { configuration, allows in
+            let key = configuration.thumborSigner.key.map { String(decoding: $0, as: UTF8.self) }
+            configuration.thumborSigner = ThumborSigner(key: key, allowsUnsafe: allows)
+        },
+        .boolean(
+            "--auto-webp", "IMAGO_AUTO_WEBP", peers: [.thumbor("AUTO_WEBP")],
+            "thumbor URLs without a format give WebP to clients that accept it (true/false; default false)"
+        ) {
+            $0.thumborAutoWebP = $1
+        },
+        .integer(
+            "--thumbor-max-age", "IMAGO_THUMBOR_MAX_AGE", 0...(1 << 31), peers: [.thumbor("MAX_AGE")],
+            "thumbor's MAX_AGE: seconds thumbor answers without max_age() may be cached, as max-age=N,public (0: no Cache-Control); default the server's"
+        ) { $0.thumborMaxAge = $1 },
+        .boolean(
+            "--respect-orientation", "IMAGO_RESPECT_ORIENTATION", peers: [.thumbor("RESPECT_ORIENTATION")],
+            "thumbor URLs turn images by their EXIF orientation (true/false; default false, as thumbor)"
+        ) { $0.thumborRespectsOrientation = $1 },
+        .seconds(
+            "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
+            "seconds a client may take to send a request's head before its connection is closed (default 10)"
+        ) { $0.requestHeadTimeout = $1 },
+    ]
+
+    /// (flag, variable, what it sets), in docs/SERVER.md's order.
+    public static var table: [(flag: String, variable: String, help: String)] { all.map { ($0.flag, $0.variable, $0.help) } }
+
+    /// A setting's text from `values` (variable name → text): Imago's variable, else what its
+    /// peer's variables make (nil when neither is set), with the variable it came from.
+    static func text(of setting: ServerSetting, in values: [String: String]) throws(ServerError) -> (text: String, from: String)? {
+        if let text = values[setting.variable] { return (text, setting.variable) }
+        var made: (text: String, from: String)?
+        for peer in setting.peers {
+            guard let text = values[peer.name], !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            made = (try peer.convert(text.trimmingCharacters(in: .whitespaces), made?.text), (made.map { $0.from + ", " } ?? "") + peer.name)
+        }
+        return made
+    }
+
+    /// The listen address and the configuration `values` (variable name → text) give.
+    public static func configuration(_ values: [String: String]) throws(ServerError) -> (host: String, port: Int, configuration: ServerConfiguration) {
+        var configuration = ServerConfiguration()
+        var listen = "127.0.0.1:8080"
+        var watermarks: [String] = []
+        for setting in all {
+            guard let (text, source) = try text(of: setting, in: values) else { continue }
+            if setting.variable == "IMAGO_LISTEN" { listen = text }
+            if ["IMAGO_WATERMARK_PATH", "IMAGO_WATERMARK_URL", "IMAGO_WATERMARK_DATA"].contains(setting.variable) { watermarks.append(setting.flag) }
+            do {
+                try setting.apply(&configuration, text, values)
+            } catch  where source != setting.variable {
+                // A peer's variable is named as the operator wrote it.
+                throw ServerError(status: 500, "\(source) has a value Imago cannot use (\(error.message))")
+            }
+        }
+        if values["IMAGO_THUMBOR_CONFIG"] != nil, values["IMAGO_DIALECT"] == nil, values["IMAGO_THUMBOR_PATH"] == nil { configuration.dialect = .thumbor }
+        guard watermarks.count <= 1 else { throw ServerError(status: 500, "set one of \(watermarks.joined(separator: ", "))") }
+        if let thumbor = configuration.thumborMount, thumbor == configuration.imgproxyMount {
+            throw ServerError(status: 500, "imgproxy's and thumbor's URLs cannot both be at '\(thumbor.isEmpty ? "/" : thumbor)'")
+        }
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
+            throw ServerSetting.invalid("--listen", "IMAGO_LISTEN")
+        }
+        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return (host.isEmpty ? "0.0.0.0" : host, port, configuration)
+    }
+
+    /// The `IMGPROXY_*` variables and thumbor.conf settings among `values` that no setting reads,
+    /// sorted (thumbor.conf's as `thumbor.conf:NAME`): the command logs each once at start, so an
+    /// operator moving from imgproxy or thumbor sees what Imago ignores.
+    public static func unsupportedPeerVariables(in values: [String: String]) -> [String] {
+        let read = Set(all.flatMap(\.peerVariables))
+        return values.keys.filter { ($0.hasPrefix("IMGPROXY_") || $0.hasPrefix(PeerVariable.thumborConfPrefix)) && !read.contains($0) }.sorted()
+    }
+
+    /// `file`'s settings as values (`thumbor.conf:NAME` → the literal's text); a `None` is left
+    /// out (thumbor's default stands), a dict is blank (no setting takes one).
+    public static func values(thumborConfig file: ThumborConfigFile) -> [String: String] {
+        var values: [String: String] = [:]
+        for (name, value) in file.settings where value != .none {
+            values[PeerVariable.thumborConfPrefix + name] = value.settingText ?? ""
+        }
+        return values
+    }
+
+    /// The thumbor.conf at `path` as values; throws naming the file and the line it cannot read.
+    static func values(thumborConfigAt path: String) throws(ServerError) -> [String: String] {
+        let data: Data
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: ThumborConfigFile.maxBytes + 1) ?? Data()
+        } catch {
+            throw ServerError(status: 500, "--thumbor-config (IMAGO_THUMBOR_CONFIG): cannot read \(path)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw ServerError(status: 500, "\(path) is not UTF-8 text") }
+        do {
+            return values(thumborConfig: try ThumborConfigFile(parsing: text))
+        } catch {
+            throw ServerError(status: 500, "\(path), line \(error.line): \(error.reason)")
+        }
+    }
+
+    /// The settings `arguments` give (`--flag value`, `--flag=value`, or a switch alone), on top of
+    /// `environment`'s `IMAGO_*` and peer variables: a flag wins. Throws naming an unknown flag or
+    /// a flag without its value.
+    public static func values(arguments: [String], environment: [String: String]) throws(ServerError) -> [String: String] {
+        let variables = Set(all.flatMap { [$0.variable] + $0.peerVariables })
+        // imgproxy's variables Imago does not read are kept, to be named at start.
+        var values = environment.filter { variables.contains($0.key) && !$0.key.hasPrefix(PeerVariable.thumborConfPrefix) || $0.key.hasPrefix("IMGPROXY_") }
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            let parts = argument.split(separator: "=", maxSplits: 1)
+            guard let setting = all.first(where: { $0.flag == parts[0] }) else { throw ServerError(status: 500, "unknown option '\(argument)'") }
+            if parts.count == 2 {
+                values[setting.variable] = String(parts[1])
+            } else if setting.isSwitch {
+                values[setting.variable] = "true"
+            } else {
+                guard let value = rest.popFirst() else { throw ServerError(status: 500, "\(setting.flag) needs a value") }
+                values[setting.variable] = value
+            }
+        }
+        if let path = values["IMAGO_THUMBOR_CONFIG"] { values.merge(try Self.values(thumborConfigAt: path)) { own, _ in own } }
+        return values
+    }
+
+    /// docs/SERVER.md's table of the settings, as Markdown.
+    public static var markdownTable: String {
+        let rows = all.map { setting in
+            let variables = ([setting.variable] + setting.peerVariables).map { "`\($0)`" }.joined(separator: ", ")
+            return "| `\(setting.flag)` | \(variables) | \(setting.help) |"
+        }
+        return (["| flag | variables | sets |", "| --- | --- | --- |"] + rows).joined(separator: "\n") + "\n"
+    }
+
+    /// docs/SERVER.md's "moving from imgproxy" table, as Markdown: every open-source `IMGPROXY_*`
+    /// variable of imgproxy 4 (and the Pro ones Imago reads), with the setting that reads it or
+    /// why none does.
+    public static var imgproxyMarkdownTable: String {
+        let readers = Dictionary(all.flatMap { setting in setting.peerVariables.map { ($0, setting.flag) } }, uniquingKeysWith: { first, _ in first })
+        let pro = all.flatMap(\.peerVariables).filter { !ImgproxyVariables.openSource.contains($0) }
+        let rows = (ImgproxyVariables.openSource + pro).map { name in
+            let proMark = pro.contains(name) ? " (Pro)" : ""
+            if let flag = readers[name] { return "| `\(name)`\(proMark) | read as `\(flag)` |" }
+            return "| `\(name)` | not supported\(ImgproxyVariables.notes[name].map { ": " + $0 } ?? "") |"
+        }
+        return (["| imgproxy's variable | in Imago |", "| --- | --- |"] + rows).joined(separator: "\n") + "\n"
+    }
+
+    /// The settings as the command's help lists them.
+    public static var help: String {
+        all.map { setting in
+            let peers = setting.peerVariables.isEmpty ? "" : ", " + setting.peerVariables.joined(separator: ", ")
+            return "  \(setting.flag)\(setting.isSwitch ? "" : " <value>") (\(setting.variable)\(peers))\n      \(setting.help)"
+        }
+        .joined(separator: "\n")
+    }
+
+    /// The flag that sets `variable`.
+    public static func flag(_ variable: String) -> String {
+        all.first { $0.variable == variable }?.flag ?? variable
+    }
+}
