@@ -68,6 +68,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CTIFFSupport", condition: .when(traits: ["TIFF"])),
+                .target(name: "CLazyLibraries", condition: .when(traits: ["TIFF", "AVIF", "HEIF", "JXL", "SVG"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
                 .target(name: "CJXL", condition: .when(traits: ["JXL"])),
@@ -90,13 +91,22 @@ let package = Package(
         .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // Little CMS in a context whose allocations are counted against a limit: see Sources/CLCMSSupport.
         .target(name: "CLCMSSupport", dependencies: ["CLCMS"], linkerSettings: [.linkedLibrary("lcms2")]),
-        .systemLibrary(name: "CLibTIFF", pkgConfig: "libtiff-4", providers: [.apt(["libtiff-dev"])]),
+        // No pkgConfig and no link line for the libraries opened on first use (libtiff, libavif,
+        // libheif, libjxl, librsvg): their functions are CLazyLibraries' jumps, so the binary does
+        // not load them at start. Elsewhere than Linux they are linked as usual (CLazyLibraries).
+        .systemLibrary(name: "CLibTIFF", providers: [.apt(["libtiff-dev"])]),
         // libtiff from memory, its errors caught, its variadic tag getters wrapped: see Sources/CTIFFSupport.
         .target(name: "CTIFFSupport", dependencies: ["CLibTIFF"]),
         // No pkgConfig: libavif's .pc passes -DAVIF_DLL, a flag SwiftPM refuses with a warning;
         // the header and library are on the default paths.
         .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
-        .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CHEIF", providers: [.apt(["libheif-dev"])]),
+        .target(
+            name: "CLazyLibraries",
+            linkerSettings: ["jxl", "heif", "avif", "tiff", "rsvg-2", "cairo", "gobject-2.0", "glib-2.0"].map {
+                .linkedLibrary($0, .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .windows, .android, .wasi, .openbsd]))
+            }
+        ),
         // No pkgConfig, as for CAVIF: libjxl's .pc passes -DHWY_SHARED_DEFINE.
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         // No pkgConfig: librsvg's .pc passes -pthread and GLib's include folders; the shim declares

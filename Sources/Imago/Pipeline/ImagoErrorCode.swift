@@ -35,6 +35,7 @@ extension ImagoError {
             case emptyImage(width: Int, height: Int)
             case notCached
             case processingFailed(String)
+            case codecUnavailable(String)
         }
 
         let value: Value
@@ -127,6 +128,10 @@ extension ImagoError {
         /// A processor could not make its image; carries why.
         public static func processingFailed(_ reason: String) -> Code { Code(.processingFailed(reason)) }
 
+        /// The format's codec library could not be loaded on this machine (loaded on first use: a
+        /// missing libjxl makes JPEG XL unavailable, nothing else); carries which and why.
+        public static func codecUnavailable(_ reason: String) -> Code { Code(.codecUnavailable(reason)) }
+
         /// What kind of code this is, without its details: something to `switch` over. A `switch`
         /// needs a `default`, so codes added later never break it:
         ///
@@ -201,6 +206,8 @@ extension ImagoError {
             public static let notCached = Kind("notCached")
             /// Codes made by ``ImagoError/Code/processingFailed(_:)``.
             public static let processingFailed = Kind("processingFailed")
+            /// Codes made by ``ImagoError/Code/codecUnavailable(_:)``.
+            public static let codecUnavailable = Kind("codecUnavailable")
         }
 
         /// The code's kind, to `switch` over.
@@ -233,6 +240,7 @@ extension ImagoError {
             case .emptyImage: .emptyImage
             case .notCached: .notCached
             case .processingFailed: .processingFailed
+            case .codecUnavailable: .codecUnavailable
             }
         }
 
@@ -250,7 +258,9 @@ extension ImagoError {
         /// (`redirectToUnsupportedScheme`) or address (`addressRefused`).
         public var message: String? {
             switch value {
-            case .invalidImage(let text), .processingFailed(let text), .unsupportedFormat(let text), .redirectToUnsupportedScheme(let text): text
+            case .invalidImage(let text), .processingFailed(let text), .unsupportedFormat(let text), .redirectToUnsupportedScheme(let text),
+                .codecUnavailable(let text):
+                text
             case .addressRefused(_, let address): address
             default: nil
             }
@@ -313,6 +323,7 @@ extension ImagoError {
             case .emptyImage(let width, let height): "image of \(width)×\(height) has no pixels"
             case .notCached: "not in the cache, and the request forbids loading"
             case .processingFailed(let reason): reason
+            case .codecUnavailable(let reason): reason
             }
         }
     }

@@ -41,6 +41,12 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             self.init(status: 504, "source took too long")
         case .processingFailed:
             self.init(status: 400, "the options cannot be applied to this image")
+        case .codecUnavailable where error.stage == .decoding:
+            // A codec library missing on this machine: the source's format is one Imago cannot read here.
+            self.init(status: 422, "source is not an image Imago reads here (\(error.code.message ?? ""))")
+        case .codecUnavailable:
+            // The answer's format cannot be written here: as a format Imago does not write.
+            self.init(status: 400, "Imago cannot write this format here (\(error.code.message ?? ""))")
         default:
             self.init(status: 502, "source failed")
         }

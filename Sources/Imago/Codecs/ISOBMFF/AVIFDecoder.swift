@@ -141,6 +141,7 @@
         private static func withDecoder<T>(
             _ data: Data, options: DecodingOptions, _ body: (UnsafeMutablePointer<avifDecoder>) throws(ImagoError) -> T
         ) throws(ImagoError) -> T {
+            try CodecLibrary.avif.load()
             let result = data.withUnsafeBytes { bytes -> Result<T, ImagoError> in
                 Result { () throws(ImagoError) -> T in
                     guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { throw ImagoError.invalid(.avif, "no data") }

@@ -25,6 +25,7 @@
         public var quantizer: Int32 { Int32((100 - quality) * 63 + 50) / 100 }
 
         public func encode(_ image: Image) throws(ImagoError) -> Data {
+            try CodecLibrary.avif.load(writing: true)
             guard image.width > 0, image.height > 0, image.width <= 65_536, image.height <= 65_536 else {
                 throw encodingError(format, "cannot write \(image.width)×\(image.height)")
             }

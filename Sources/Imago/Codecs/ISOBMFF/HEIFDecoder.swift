@@ -156,6 +156,7 @@
         private static func withImageHandle<T>(
             _ data: Data, options: DecodingOptions, estimating: Bool = false, _ body: (OpaquePointer) throws(ImagoError) -> T
         ) throws(ImagoError) -> T {
+            try CodecLibrary.heif.load()
             try HEIFItemCheck.check(data, options: options, checksCanvas: !estimating)
             let result = data.withUnsafeBytes { bytes -> Result<T, ImagoError> in
                 Result { () throws(ImagoError) -> T in

@@ -22,6 +22,7 @@
         }
 
         public func encode(_ image: Image) throws(ImagoError) -> Data {
+            try CodecLibrary.heif.load(writing: true)
             let rgba = try encodableFrame(image, format, maxWidth: Self.maxSide, maxHeight: Self.maxSide)
             let (width, height, alpha) = (image.width, image.height, image.metadata.hasAlpha)
             guard let context = heif_context_alloc() else { throw encodingError(format, "libheif could not start") }

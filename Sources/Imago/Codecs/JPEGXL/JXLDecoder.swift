@@ -50,6 +50,7 @@
         private static func decode(
             _ data: Data, options: DecodingOptions, headerOnly: Bool, keepOrientation: Bool
         ) throws(ImagoError) -> (info: JxlBasicInfo, frames: [Image.Frame], color: DecodeColor?) {
+            try CodecLibrary.jxl.load()
             let result = data.withUnsafeBytes { bytes -> Result<(JxlBasicInfo, [Image.Frame], DecodeColor?), ImagoError> in
                 Result { () throws(ImagoError) -> (JxlBasicInfo, [Image.Frame], DecodeColor?) in
                     guard let base = bytes.bindMemory(to: UInt8.self).baseAddress, let decoder = JxlDecoderCreate(nil) else {

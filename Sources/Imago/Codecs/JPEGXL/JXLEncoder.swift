@@ -31,6 +31,7 @@
         }
 
         public func encode(_ image: Image) throws(ImagoError) -> Data {
+            try CodecLibrary.jxl.load(writing: true)
             let rgba = try encodableFrame(image, format, maxWidth: 1 << 30, maxHeight: 1 << 30)
             let (width, height, alpha) = (image.width, image.height, image.metadata.hasAlpha)
             let channels = alpha ? 4 : 3

@@ -22,6 +22,7 @@
         public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? { nil }
 
         public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
+            try CodecLibrary.rsvg.load()
             let text = try SVGText(data)
             var error: UnsafeMutablePointer<ImagoGError>?
             let handle = text.data.withUnsafeBytes { bytes in

@@ -134,6 +134,7 @@
         private static func withTIFF<T>(
             _ data: Data, options: DecodingOptions, _ body: (OpaquePointer) throws(ImagoError) -> T
         ) throws(ImagoError) -> T {
+            try CodecLibrary.tiff.load()
             let result = data.withUnsafeBytes { bytes -> Result<T, ImagoError> in
                 var source = imago_tiff_source()
                 source.bytes = bytes.bindMemory(to: UInt8.self).baseAddress

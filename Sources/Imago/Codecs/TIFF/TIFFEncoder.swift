@@ -13,6 +13,7 @@
         public init() {}
 
         public func encode(_ image: Image) throws(ImagoError) -> Data {
+            try CodecLibrary.tiff.load(writing: true)
             let pixels = try encodableFrame(image, format, maxWidth: Int(UInt32.max) / 4, maxHeight: Int(UInt32.max))
             let (width, height) = (image.width, image.height)
             let alpha = image.metadata.hasAlpha

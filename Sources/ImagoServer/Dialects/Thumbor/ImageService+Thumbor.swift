@@ -89,7 +89,7 @@ extension ServerError {
         switch error.code.kind {
         case .httpStatus, .fileNotFound, .notCached: self.init(status: 404, "source not found")
         case .emptyResponse: self.init(status: 502, "empty response")
-        case .unsupportedFormat, .invalidImage, .emptyImage, .imageTooLarge, .tooLarge, .truncated, .addressRefused, .invalidURL:
+        case .unsupportedFormat, .invalidImage, .emptyImage, .imageTooLarge, .tooLarge, .truncated, .addressRefused, .invalidURL, .codecUnavailable:
             self.init(status: 400, "the image could not be loaded")
         case .processingFailed: self.init(status: 500, "the filters could not be applied")
         default: self.init(status: 504, "the image could not be fetched")
