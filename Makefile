@@ -36,9 +36,11 @@ demo: deps
 		$$($(SWIFT) build --show-bin-path)/imago serve --local-root /usr/share/backgrounds --gallery --listen $(GALLERY_LISTEN); \
 	fi
 
+# Tests build every trait, URLSessionLoader (not a default) included.
+TEST_TRAITS := --traits default,URLSessionLoader
 test: deps
-	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	$(SWIFT) build --build-tests $(TEST_TRAITS)
+	$(SWIFT) test $(TEST_TRAITS)
 	@# Imago alone without its traits (no disk cache, no AsyncHTTPClient or URLSession loader).
 	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
 	@# docs/LIBRARY.md's install lines are a manifest that must parse.
@@ -51,9 +53,9 @@ test-thumbor: deps
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(TEST_TRAITS)
 	IMAGO_THUMBOR=$(CURDIR)/Benchmarks/.venv/bin/thumbor IMAGO_PARITY_REPORT=$(CURDIR)/.build-thumbor-parity.tsv \
-		$(SWIFT) test --skip-build --filter ThumborParity
+		$(SWIFT) test --skip-build $(TEST_TRAITS) --filter ThumborParity
 
 # Two `imago serve` nodes behind nginx (deploy/nginx.conf) on loopback: 1,000 requests over 100
 # variants, what was fetched and made where, nginx's hit ratio, then one node killed.
@@ -175,10 +177,10 @@ fuzz-jpeg-dc: deps
 # waited 46–65 s for a thread and network tests beside it timed out (ASan too: 50 such time-limit
 # failures on 2026-11-26, none alone); each test's own threads still race under it.
 sanitize: deps
-	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --no-parallel --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
-	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --no-parallel --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
+	$(SWIFT) build --build-tests $(TEST_TRAITS) --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build $(TEST_TRAITS) --no-parallel --scratch-path .build-asan --sanitize=address -Xcc -fsanitize=undefined
+	$(SWIFT) build --build-tests $(TEST_TRAITS) --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build $(TEST_TRAITS) --no-parallel --scratch-path .build-tsan --sanitize=thread -Xswiftc -DIMAGO_THREAD_SANITIZER
 
 # `imago placeholder` against thumbhash-rs and blurhash-python (fed by Pillow) on the wallpapers.
 bench-placeholder: deps

@@ -24,7 +24,9 @@ let package = Package(
         .trait(name: "HEIF", description: "HEIFDecoder, HEIC through libheif with libde265 (libheif-dev)."),
         .trait(name: "JXL", description: "JXLDecoder, JPEG XL through libjxl (libjxl-dev)."),
         .trait(name: "SVG", description: "SVGDecoder, SVG rendered by librsvg (librsvg2-dev)."),
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "URLSessionLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG"]),
+        // URLSessionLoader is not a default: on Linux FoundationNetworking brings libcurl and about
+        // 30 libraries, whose loading was 8.5 of a process's 19.7 ms start (BENCHMARKS.md).
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),

@@ -9,7 +9,7 @@ let package = Package(
     name: "MyApp",
     platforms: [.macOS(.v15), .iOS(.v18)],  // and Linux
     dependencies: [
-        // Everything (the default): disk cache, http(s) on SwiftNIO, and on URLSession.
+        // The default: disk cache, http(s) on SwiftNIO, every codec (URLSessionLoader is opt-in).
         .package(url: "https://github.com/imago-swift/imago.git", from: "0.1.0")
         // Or only what you use, for example no disk cache and no network loader:
         // .package(url: "https://github.com/imago-swift/imago.git", from: "0.1.0", traits: []),

@@ -71,6 +71,25 @@ enum Measure {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Runs a program to completion with its output to /dev/null, through posix_spawn and waitpid:
+    /// Foundation's `Process` adds tens of milliseconds per run on Linux (its exit is polled), which
+    /// would drown a start-up time. Throws on a non-zero exit.
+    static func spawn(_ executable: String, _ arguments: [String]) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw BenchmarkError("\(executable) could not be started (\(spawned))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else { throw BenchmarkError("\(executable) \(arguments.prefix(3).joined(separator: " ")) exited with status \(status)") }
+    }
+
     /// A `/proc/self/status` field in MB (VmRSS: now, VmHWM: peak).
     static func memoryMB(_ field: String) -> Double {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
