@@ -63,7 +63,7 @@ struct Harness: Sendable {
             _ = try? ICODecoder().decode(data, options: options)
         },
         Harness(name: "writers") { data in
-            // Round-trip property of the BMP, ICO, TIFF and lossless JPEG XL writers: any small image (sides 1…64 from
+            // Round-trip property of the BMP, ICO, interlaced PNG, TIFF and lossless JPEG XL writers: any small image (sides 1…64 from
             // the first two bytes, alpha from the third, pixels from the rest) reads back the same.
             guard data.count >= 4 else { return }
             let bytes = [UInt8](data)
@@ -74,13 +74,24 @@ struct Harness: Sendable {
             let image = Image(
                 width: width, height: height, frames: [Image.Frame(pixels: pixels)],
                 metadata: ImageMetadata(format: .png, originalWidth: width, originalHeight: height, hasAlpha: alpha))
-            var writers: [(any ImageEncoding, any ImageDecoding)] = [(BMPEncoder(), BMPDecoder()), (ICOEncoder(), ICODecoder())]
+            var writers: [(any ImageEncoding, any ImageDecoding)] = [
+                (BMPEncoder(), BMPDecoder()), (ICOEncoder(), ICODecoder()), (PNGEncoder(interlaced: true), PNGDecoder()),
+            ]
             #if TIFF
                 writers.append((TIFFEncoder(), TIFFDecoder()))
             #endif
             #if JXL
                 writers.append((JXLEncoder(lossless: true), JXLDecoder()))
             #endif
+            // A palette PNG of any colour count reads back at its size; few colours come back exactly.
+            let colors = 2 + Int(bytes[2] >> 1)
+            if let written = try? PNGEncoder(interlaced: bytes[2] & 2 == 2, paletteColors: colors).encode(image) {
+                guard let back = try? PNGDecoder().decode(written, options: DecodingOptions()), back.width == width, back.height == height else {
+                    fatalError("a \(colors)-colour palette PNG did not read back a \(width)×\(height) image")
+                }
+            } else {
+                fatalError("PNGEncoder refused a \(width)×\(height) image with a palette of \(colors)")
+            }
             for (encoder, decoder) in writers {
                 guard let written = try? encoder.encode(image), let back = try? decoder.decode(written, options: DecodingOptions()),
                     back.width == width, back.height == height, back.pixels.count == pixels.count

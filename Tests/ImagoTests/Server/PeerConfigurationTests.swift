@@ -14,13 +14,15 @@ import Testing
 struct PeerConfigurationTests {
     static let pair = URLSigner.Pair(key: Array("secret".utf8), salt: Array("hello".utf8))
 
-    /// `imago serve` with exactly `environment` and `arguments`; its port (from its first line) and
+    /// `imago serve` with `environment` and `arguments`; its port (from its first line) and
     /// a file collecting its standard error.
     static func start(_ arguments: [String] = [], environment: [String: String]) async throws -> (Process, Int, URL) {
         let process = Process()
         process.executableURL = ServeCommandTests.executable
         process.arguments = ["serve"] + arguments
-        process.environment = environment.merging(["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]) { own, _ in own }
+        // The test's own environment (sanitizer options, PATH) without any IMAGO_* or IMGPROXY_* of its own.
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IMAGO_") && !$0.key.hasPrefix("IMGPROXY_") }
+            .merging(environment) { $1 }
         let output = Pipe()
         let log = try temporaryDirectory().appendingPathComponent("stderr.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
