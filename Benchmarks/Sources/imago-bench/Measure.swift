@@ -75,6 +75,12 @@ enum Measure {
     /// Foundation's `Process` adds tens of milliseconds per run on Linux (its exit is polled), which
     /// would drown a start-up time. Throws on a non-zero exit.
     static func spawn(_ executable: String, _ arguments: [String]) throws {
+        _ = try spawnMeasured(executable, arguments)
+    }
+
+    /// ``spawn(_:_:)``, returning the child's peak resident memory in MB (wait4's `ru_maxrss`).
+    @discardableResult
+    static func spawnMeasured(_ executable: String, _ arguments: [String]) throws -> Double {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -86,8 +92,10 @@ enum Measure {
         let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         guard spawned == 0 else { throw BenchmarkError("\(executable) could not be started (\(spawned))") }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
         guard status == 0 else { throw BenchmarkError("\(executable) \(arguments.prefix(3).joined(separator: " ")) exited with status \(status)") }
+        return Double(usage.ru_maxrss) / 1024
     }
 
     /// A `/proc/self/status` field in MB (VmRSS: now, VmHWM: peak).

@@ -15,12 +15,12 @@ case "decode-rss":
 case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg]` runs those groups
+    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` the first of `network`); no
     // argument runs all.
     let groups =
         arguments.isEmpty
-        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg"] : arguments
+        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders"] : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
     if groups.contains("network") || groups.contains("throughput") {
@@ -38,6 +38,7 @@ default:
     if groups.contains("batch") { try BatchThumbnailBenchmark.run() }
     if groups.contains("startup") { try StartupBenchmark.run() }
     if groups.contains("jpeg") { try JPEGBytesBenchmark.run() }
+    if groups.contains("encoders") { try EncoderBenchmark.run() }
     if groups.contains("color") { try await ColorBenchmark.run() }
     if groups.contains("autoquality") { try AutoQualityBenchmark.run() }
     if groups.contains("hostile") { try HostileBenchmark.run() }
