@@ -58,16 +58,18 @@ enum EncoderBenchmark {
 
         let distance = JXLEncoder.distance(quality: 80)
         try compare(
-            "JPEG XL at quality 80 (distance \(String(format: "%.2f", distance))), effort 4, the 5 photos", imagoName: "JXLEncoder", peerName: "cjxl (its own MP/s)",
+            "JPEG XL at quality 80 (distance \(String(format: "%.2f", distance))), effort 4, the 5 photos", imagoName: "JXLEncoder",
+            peerName: "cjxl (its own MP/s)",
             encoder: JXLEncoder(quality: 80, effort: 4)
         ) { index, png in
             let output = work.appendingPathComponent("\(index)-cjxl.jxl").path
             let text = try Measure.run("/usr/bin/cjxl", [png, output, "-d", String(format: "%.3f", distance), "-e", "4"], standardError: true)
             // "… 12.34 MP/s [...]": cjxl's own speed, its PNG read excluded.
-            let rate = text.split(separator: "\n").compactMap { line -> Double? in
-                guard let range = line.range(of: " MP/s") else { return nil }
-                return Double(line[..<range.lowerBound].split(separator: " ").last ?? "")
-            }.last ?? 0
+            let rate =
+                text.split(separator: "\n").compactMap { line -> Double? in
+                    guard let range = line.range(of: " MP/s") else { return nil }
+                    return Double(line[..<range.lowerBound].split(separator: " ").last ?? "")
+                }.last ?? 0
             let image = photos[index]
             return (rate > 0 ? Double(image.width * image.height) / 1e6 / rate : .infinity, output)
         }

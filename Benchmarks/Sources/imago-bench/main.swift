@@ -20,7 +20,8 @@ default:
     // argument runs all.
     let groups =
         arguments.isEmpty
-        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders"] : arguments
+        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders"]
+        : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
     if groups.contains("network") || groups.contains("throughput") {
