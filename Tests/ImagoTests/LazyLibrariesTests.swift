@@ -92,4 +92,24 @@ struct LazyLibrariesTests {
         process.terminate()
         #expect(await ServeCommandTests.waitForExit(process) == 0)
     }
+
+    @Test("first uses from many tasks at once: each library opened once, every decode right")
+    func concurrentFirstUse() async throws {
+        let photo = try DecoderRegistry.standard().decode(Corpus.data("jpeg/video-001.jpeg"))
+        let files: [(Data, any ImageDecoding)] = [
+            (try TIFFEncoder().encode(photo), TIFFDecoder()), (try JXLEncoder(lossless: true).encode(photo), JXLDecoder()),
+        ]
+        let sizes = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for index in 0..<8 {
+                let (data, decoder) = files[index % 2]
+                group.addTask { [data] in
+                    let image = try decoder.decode(data, options: DecodingOptions())
+                    return (image.width, image.height)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(sizes.count == 8 && sizes.allSatisfy { $0 == (photo.width, photo.height) })
+        #expect(CodecLibrary.tiff.isLoaded && CodecLibrary.jxl.isLoaded)
+    }
 }
