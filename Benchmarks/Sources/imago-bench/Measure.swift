@@ -9,6 +9,13 @@ enum Measure {
         return (ContinuousClock.now - start) / .seconds(1)
     }
 
+    /// Seconds `body` takes, for work that does not suspend (``seconds(_:)``'s synchronous twin).
+    static func elapsed(_ body: () throws -> Void) rethrows -> Double {
+        let start = ContinuousClock.now
+        try body()
+        return (ContinuousClock.now - start) / .seconds(1)
+    }
+
     /// CPU seconds (user + system) used so far by this process (`RUSAGE_SELF`) or by its children
     /// that have ended and been waited for (`RUSAGE_CHILDREN`).
     static func cpuSeconds(children: Bool = false) -> Double {

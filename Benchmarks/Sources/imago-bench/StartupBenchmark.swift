@@ -15,15 +15,10 @@ enum StartupBenchmark {
             throw BenchmarkError("IMAGO_CLI must name the release imago binary (make bench builds it)")
         }
         let vips = "/usr/bin/vipsthumbnail"
-        func timed(_ body: () throws -> Void) rethrows -> Double {
-            let start = ContinuousClock.now
-            try body()
-            return (ContinuousClock.now - start) / .seconds(1)
-        }
         var imagoStart: [Double] = [], vipsStart: [Double] = []
         for _ in 0..<30 {
-            imagoStart.append(try timed { try Measure.spawn(cli, ["--version"]) })
-            vipsStart.append(try timed { try Measure.spawn(vips, ["--version"]) })
+            imagoStart.append(try Measure.elapsed { try Measure.spawn(cli, ["--version"]) })
+            vipsStart.append(try Measure.elapsed { try Measure.spawn(vips, ["--version"]) })
         }
         let imagoMS = Measure.median(imagoStart) * 1000, vipsMS = Measure.median(vipsStart) * 1000
         report(
@@ -53,11 +48,13 @@ enum StartupBenchmark {
             """
         var imago: [Double] = [], vipsTimes: [Double] = [], pillowTimes: [Double] = []
         for round in 0...rounds {
-            let a = try timed {
+            let a = try Measure.elapsed {
                 for photo in photos { try Measure.spawn(cli, ["thumbnail", photo, "--size", "\(box)x\(box)", "--quality", "80", "--out", out.path]) }
             }
-            let b = try timed { for photo in photos { try Measure.spawn(vips, [photo, "--size", "\(box)x\(box)", "-o", out.path + "/%s-vips.jpg[Q=80]"]) } }
-            let c = try timed { for photo in photos { try Measure.spawn(python, ["-c", pillow, photo, out.path + "/pillow.jpg"]) } }
+            let b = try Measure.elapsed {
+                for photo in photos { try Measure.spawn(vips, [photo, "--size", "\(box)x\(box)", "-o", out.path + "/%s-vips.jpg[Q=80]"]) }
+            }
+            let c = try Measure.elapsed { for photo in photos { try Measure.spawn(python, ["-c", pillow, photo, out.path + "/pillow.jpg"]) } }
             if round > 0 {
                 imago.append(a)
                 vipsTimes.append(b)

@@ -49,7 +49,7 @@ extension ImageService {
     /// else made from the source and stored.
     private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
         // The server's output settings are in the stored key: a restart with other ones makes anew.
-        let diskKey = "imago-serve:variant\n" + configuration.outputIdentity + "\n" + plan.key
+        let diskKey = "imago-serve:variant\n" + outputIdentity + "\n" + plan.key
         if let stored = storedVariant(diskKey) {
             metrics.served(from: "variant-disk")
             return stored
@@ -104,7 +104,7 @@ extension ImageService {
         let encoded = try await encode(image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes)
         metrics.encodes.increment(by: Int64(encoded.encodes))
         stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
-        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity + configuration.outputIdentity, format: encoding.format)
+        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity + outputIdentity, format: encoding.format)
         return EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
     }
 

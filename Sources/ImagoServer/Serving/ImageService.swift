@@ -16,6 +16,8 @@ import Tracing
 public final class ImageService: Sendable {
     /// The settings the service was made with.
     public let configuration: ServerConfiguration
+    /// ``ServerConfiguration/outputIdentity``, made once: part of every stored variant's key and ETag.
+    let outputIdentity: String
     /// The service's counters, gauges and timers.
     public let metrics: ServerMetrics
     let pipeline: ImagePipeline
@@ -50,6 +52,7 @@ public final class ImageService: Sendable {
         logger: Logger = Logger(label: "imago-serve"), accessLog: AccessLog? = nil, tracer: any Tracer = InstrumentationSystem.tracer
     ) throws {
         self.configuration = configuration
+        self.outputIdentity = configuration.outputIdentity
         self.metrics = metrics
         self.logger = logger
         self.accessLog = accessLog

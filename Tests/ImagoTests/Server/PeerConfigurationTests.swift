@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-import Dispatch
 import Foundation
 import Imago
 import ImagoTestSupport
@@ -29,18 +28,7 @@ struct PeerConfigurationTests {
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
-        let port = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var text = ""
-                while !text.contains("\n") {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
-                }
-                continuation.resume(returning: Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0)
-            }
-        }
-        return (process, port, log)
+        return (process, await ServeCommandTests.port(from: output), log)
     }
 
     /// The variables of a docker-compose `env_file`: `NAME=value` lines, comments and blanks skipped.

@@ -21,7 +21,12 @@ struct ServeCommandTests {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let port = await withCheckedContinuation { continuation in
+        return (process, await port(from: output))
+    }
+
+    /// The port of the first line `imago serve` writes (`… listening on host:PORT`), 0 if none.
+    static func port(from output: Pipe) async -> Int {
+        await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 var text = ""
                 while !text.contains("\n") {
@@ -32,7 +37,6 @@ struct ServeCommandTests {
                 continuation.resume(returning: Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0)
             }
         }
-        return (process, port)
     }
 
     static func waitForExit(_ process: Process) async -> Int32 {
