@@ -54,6 +54,7 @@ test-thumbor: deps
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
 	$(SWIFT) build --build-tests $(TEST_TRAITS)
+	rm -f $(CURDIR)/.build-thumbor-parity.tsv
 	IMAGO_THUMBOR=$(CURDIR)/Benchmarks/.venv/bin/thumbor IMAGO_PARITY_REPORT=$(CURDIR)/.build-thumbor-parity.tsv \
 		$(SWIFT) test --skip-build $(TEST_TRAITS) --filter ThumborParity
 

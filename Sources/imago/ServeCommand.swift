@@ -39,6 +39,10 @@ struct ServeCommand: AsyncParsableCommand {
         for variable in ServerSettings.unsupportedPeerVariables(in: values) {
             logger.warning("\(variable) is not supported by Imago and is ignored (docs/SERVER.md: moving from imgproxy or thumbor)")
         }
+        let unknownFilters = configuration.thumborFilters.subtracting(ThumborFilter.knownNames).sorted()
+        if !unknownFilters.isEmpty {
+            logger.warning("thumbor filters Imago does not have are skipped in URLs: \(unknownFilters.joined(separator: ", "))")
+        }
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }

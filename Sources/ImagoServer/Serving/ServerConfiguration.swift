@@ -162,6 +162,17 @@ public struct ServerConfiguration: Sendable {
     /// thumbor's `RESPECT_ORIENTATION` (`IMAGO_RESPECT_ORIENTATION`): whether thumbor URLs turn
     /// images by their EXIF orientation. Default false, as thumbor.
     public var thumborRespectsOrientation = false
+    /// thumbor's `MAX_WIDTH` (`IMAGO_THUMBOR_MAX_WIDTH`): thumbor URLs ask for no wider a box, and
+    /// a source wider by more than it is taller than ``thumborMaxHeight`` is scaled down to it on
+    /// load, as thumbor's engine normalises it. 0 (the default, as thumbor): none.
+    public var thumborMaxWidth = 0
+    /// thumbor's `MAX_HEIGHT` (`IMAGO_THUMBOR_MAX_HEIGHT`): as ``thumborMaxWidth``, for heights.
+    public var thumborMaxHeight = 0
+    /// thumbor's `FILTERS` (`IMAGO_THUMBOR_FILTERS`): the filters thumbor URLs may use, by name
+    /// (a module path's last part); another is skipped as thumbor skips a filter it does not know.
+    /// Default thumbor's `BUILTIN_FILTERS` (``ThumborFilter/builtinModules``), which leaves out
+    /// `autojpg`.
+    public var thumborFilters: Set<String> = ThumborFilter.builtinNames
 
     /// The defaults.
     public init() {}

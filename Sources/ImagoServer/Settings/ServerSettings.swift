@@ -366,6 +366,18 @@ public enum ServerSettings {
             "--respect-orientation", "IMAGO_RESPECT_ORIENTATION", peers: [.thumbor("RESPECT_ORIENTATION")],
             "thumbor URLs turn images by their EXIF orientation (true/false; default false, as thumbor)"
         ) { $0.thumborRespectsOrientation = $1 },
+        .integer(
+            "--thumbor-max-width", "IMAGO_THUMBOR_MAX_WIDTH", 0...(1 << 20), peers: [.thumbor("MAX_WIDTH")],
+            "thumbor's MAX_WIDTH: the widest box thumbor URLs get, and the width a wider source is scaled to on load (default 0: none)"
+        ) { $0.thumborMaxWidth = $1 },
+        .integer(
+            "--thumbor-max-height", "IMAGO_THUMBOR_MAX_HEIGHT", 0...(1 << 20), peers: [.thumbor("MAX_HEIGHT")],
+            "thumbor's MAX_HEIGHT: as --thumbor-max-width, for heights (default 0: none)"
+        ) { $0.thumborMaxHeight = $1 },
+        .text(
+            "--thumbor-filters", "IMAGO_THUMBOR_FILTERS", peers: [.thumbor("FILTERS")],
+            "thumbor's FILTERS: the filters thumbor URLs may use, comma-separated names or module paths (default thumbor's BUILTIN_FILTERS, without autojpg)"
+        ) { $0.thumborFilters = Set(ServerSetting.list($1).map(ThumborFilter.name(ofModule:))) },
         .seconds(
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
             "seconds a client may take to send a request's head before its connection is closed (default 10)"
@@ -489,7 +501,7 @@ public enum ServerSettings {
     /// why none does.
     public static var imgproxyMarkdownTable: String {
         let readers = Dictionary(all.flatMap { setting in setting.peerVariables.map { ($0, setting.flag) } }, uniquingKeysWith: { first, _ in first })
-        let pro = all.flatMap(\.peerVariables).filter { !ImgproxyVariables.openSource.contains($0) }
+        let pro = all.flatMap(\.peerVariables).filter { $0.hasPrefix("IMGPROXY_") && !ImgproxyVariables.openSource.contains($0) }
         let rows = (ImgproxyVariables.openSource + pro).map { name in
             let proMark = pro.contains(name) ? " (Pro)" : ""
             if let flag = readers[name] { return "| `\(name)`\(proMark) | read as `\(flag)` |" }

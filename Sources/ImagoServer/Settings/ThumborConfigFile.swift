@@ -1,11 +1,14 @@
 import Foundation
 
 /// thumbor's settings file (`thumbor.conf`): Python assignments of literals, read without running
-/// anything. `NAME = literal` per statement, where a literal is a string (quoted either way,
-/// triple-quoted, `r`/`u` prefixed, adjacent ones joined), a number, `True`, `False`, `None`, or a
-/// list, tuple or dict of literals, over as many lines as its brackets span; `#` comments.
-/// Anything else (an import, a call, an expression) is refused with its line number: the file is
-/// data, never evaluated.
+/// anything. `NAME = value` per statement, where a value is a literal — a string (quoted either
+/// way, triple-quoted, `r`/`u` prefixed, adjacent ones joined), a number, `True`, `False`, `None`,
+/// or a list, tuple or dict of literals, over as many lines as its brackets span — or a name
+/// assigned before, or values joined with `+` (lists to a list, strings to a string); `#`
+/// comments. The one import read is thumbor's own `from thumbor.filters import BUILTIN_FILTERS`
+/// (its list of filter modules, as thumbor 7.8 has it), which thumbor's documentation suggests for
+/// adding a filter. Anything else (another import, a call, another operator) is refused with its
+/// line number: the file is data, never evaluated.
 public struct ThumborConfigFile: Sendable, Equatable {
     /// A literal's value.
     public indirect enum Value: Sendable, Equatable {
@@ -32,6 +35,16 @@ public struct ThumborConfigFile: Sendable, Equatable {
             public let value: Value
         }
 
+        /// One per item at every level, plus a string's bytes: the work of copying it.
+        var size: Int {
+            switch self {
+            case .list(let items): items.reduce(1) { $0 + $1.size }
+            case .dictionary(let entries): entries.reduce(1) { $0 + $1.key.size + $1.value.size }
+            case .string(let text): 1 + text.utf8.count
+            default: 1
+            }
+        }
+
         /// The value as a setting's text: a string as it is, a boolean `true`/`false`, a number as
         /// written by Swift, a list's items joined by commas; nil for `None` and dicts.
         public var settingText: String? {
@@ -53,6 +66,15 @@ public struct ThumborConfigFile: Sendable, Equatable {
     public static let maxBytes = 1 << 20
     /// The deepest nesting of brackets read.
     public static let maxDepth = 32
+    /// The most work reading a file may take, in items made and bytes copied (a literal's
+    /// items, a name's value each time it is used, both sides of each `+`): `A = A + A` repeated
+    /// would double a list per line.
+    public static let maxWork = 4_000_000
+
+    /// The names a `from MODULE import NAME` may bring in, by module: thumbor's own.
+    static let imports: [String: [String: Value]] = [
+        "thumbor.filters": ["BUILTIN_FILTERS": .list(ThumborFilter.builtinModules.map(Value.string))]
+    ]
 
     /// The value of `name`, if the file sets it.
     public subscript(name: String) -> Value? { settings.last { $0.name == name }?.value }
@@ -69,10 +91,15 @@ public struct ThumborConfigFile: Sendable, Equatable {
             let line = reader.line
             guard let name = reader.name() else { throw Failure(line: line, "expected NAME = value") }
             reader.skipSpaces()
+            if name == "from" || name == "import" {
+                try reader.importStatement(line: line, startingWith: name)
+                continue
+            }
             guard reader.take(UInt8(ascii: "=")), reader.peek != UInt8(ascii: "=") else { throw Failure(line: line, "expected '=' after \(name)") }
-            let value = try reader.value(depth: 0)
+            let value = try reader.expression(depth: 0)
             reader.skipSpaces()
             guard reader.atLineEnd else { throw Failure(line: reader.line, "unexpected text after the value of \(name)") }
+            reader.names[name] = value
             settings.removeAll { $0.name == name }
             settings.append((name, value))
         }
@@ -101,6 +128,10 @@ private struct Reader {
     let bytes: [UInt8]
     var index = 0
     var line = 1
+    /// What each name assigned or imported so far holds.
+    var names: [String: ThumborConfigFile.Value] = [:]
+    /// Work done so far (``ThumborConfigFile/maxWork``).
+    var spent = 0
 
     var atEnd: Bool { index >= bytes.count }
     var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -163,8 +194,67 @@ private struct Reader {
         return String(decoding: bytes[start..<index], as: UTF8.self)
     }
 
-    /// One value: a literal, adjacent strings joined.
+    /// `from MODULE import NAME[, NAME…]` of a module and names ``ThumborConfigFile/imports`` has;
+    /// any other import is refused.
+    mutating func importStatement(line: Int, startingWith keyword: String) throws(ThumborConfigFile.Failure) {
+        guard keyword == "from" else { throw .init(line: line, "imports are not read (only `from thumbor.filters import BUILTIN_FILTERS`)") }
+        var module = ""
+        while let byte = peek, Self.isNamePart(byte) || byte == UInt8(ascii: ".") {
+            module.append(Character(Unicode.Scalar(byte)))
+            advance()
+        }
+        skipSpaces()
+        guard let exports = ThumborConfigFile.imports[module], name() == "import" else {
+            throw .init(line: line, "imports are not read (only `from thumbor.filters import BUILTIN_FILTERS`)")
+        }
+        repeat {
+            skipSpaces()
+            guard let imported = name(), let value = exports[imported] else { throw .init(line: line, "\(module) has no name Imago reads there") }
+            names[imported] = value
+            skipSpaces()
+        } while take(UInt8(ascii: ","))
+        guard atLineEnd else { throw .init(line: self.line, "unexpected text after the import") }
+    }
+
+    /// Values joined by `+`: lists into one list, strings into one string.
+    mutating func expression(depth: Int) throws(ThumborConfigFile.Failure) -> ThumborConfigFile.Value {
+        var result = try value(depth: depth)
+        while true {
+            if depth == 0 { skipSpaces() } else { skipBlankLines() }
+            guard peek == UInt8(ascii: "+") else { return result }
+            let line = line
+            advance()
+            let before = spent
+            let next = try value(depth: depth)
+            switch (result, next) {
+            case (.list(let left), .list(let right)): result = .list(left + right)
+            case (.string(let left), .string(let right)): result = .string(left + right)
+            default: throw .init(line: line, "'+' joins two lists or two strings")
+            }
+            // The join copies both sides: charged as the value it makes.
+            try spend(spent - before + result.size, line: line)
+        }
+    }
+
+    /// Counts `units` of work towards ``ThumborConfigFile/maxWork``.
+    mutating func spend(_ units: Int, line: Int) throws(ThumborConfigFile.Failure) {
+        spent += units
+        guard spent <= ThumborConfigFile.maxWork else { throw .init(line: line, "the values are larger than Imago reads (\(ThumborConfigFile.maxWork) items and bytes)") }
+    }
+
+    /// One value: a literal (adjacent strings joined) or a name assigned or imported before,
+    /// charged by its size (a list's items charge themselves).
     mutating func value(depth: Int) throws(ThumborConfigFile.Failure) -> ThumborConfigFile.Value {
+        let line = line
+        let value = try term(depth: depth)
+        switch value {
+        case .list, .dictionary: try spend(1, line: line)
+        default: try spend(value.size, line: line)
+        }
+        return value
+    }
+
+    mutating func term(depth: Int) throws(ThumborConfigFile.Failure) -> ThumborConfigFile.Value {
         guard depth < ThumborConfigFile.maxDepth else { throw .init(line: line, "brackets nested deeper than \(ThumborConfigFile.maxDepth)") }
         if depth == 0 { skipSpaces() } else { skipBlankLines() }
         let line = line
@@ -187,6 +277,11 @@ private struct Reader {
                     index = start
                     return try strings(depth: depth)
                 }
+                if let named = names[word] {
+                    // Its items are charged each time it is used.
+                    if case .list = named { try spend(named.size - 1, line: line) } else if case .dictionary = named { try spend(named.size - 1, line: line) }
+                    return named
+                }
                 throw .init(line: line, "'\(word)' is not a literal (the file is read, never run)")
             }
         }
@@ -199,7 +294,7 @@ private struct Reader {
         while true {
             skipBlankLines()
             if take(closing) { return items }
-            items.append(try value(depth: depth + 1))
+            items.append(try expression(depth: depth + 1))
             skipBlankLines()
             if take(closing) { return items }
             guard take(UInt8(ascii: ",")) else { throw .init(line: line, "expected ',' or '\(Character(Unicode.Scalar(closing)))'") }
@@ -212,10 +307,10 @@ private struct Reader {
         while true {
             skipBlankLines()
             if take(UInt8(ascii: "}")) { return .dictionary(entries) }
-            let key = try value(depth: depth + 1)
+            let key = try expression(depth: depth + 1)
             skipBlankLines()
             guard take(UInt8(ascii: ":")) else { throw .init(line: line, "expected ':' in a dict") }
-            entries.append(.init(key: key, value: try value(depth: depth + 1)))
+            entries.append(.init(key: key, value: try expression(depth: depth + 1)))
             skipBlankLines()
             if take(UInt8(ascii: "}")) { return .dictionary(entries) }
             guard take(UInt8(ascii: ",")) else { throw .init(line: line, "expected ',' or '}'") }

@@ -178,6 +178,32 @@ struct PeerConfigurationTests {
         }
     }
 
+    @Test("thumbor.conf: thumbor's own BUILTIN_FILTERS imported, names and '+' joined; other imports, operators and a doubling list refused at their line")
+    func thumborConfigNames() throws {
+        let file = try ThumborConfigFile(
+            parsing: """
+                from thumbor.filters import BUILTIN_FILTERS
+                MINE = ['mycompany.filters.sepia']
+                FILTERS = BUILTIN_FILTERS + [
+                    'thumbor.filters.autojpg',
+                ] + MINE
+                KEY = 'a' + "b"
+                """)
+        let filters = ThumborFilter.builtinModules.map(ThumborConfigFile.Value.string) + [.string("thumbor.filters.autojpg"), .string("mycompany.filters.sepia")]
+        #expect(file["FILTERS"] == .list(filters) && file["KEY"] == .string("ab") && file["MINE"] != nil)
+        #expect(ThumborFilter.builtinModules.count == 30 && !ThumborFilter.builtinNames.contains("autojpg"))
+        let doubling = "A = [1]\n" + String(repeating: "A = A + A\n", count: 40)
+        let refused: [(String, Int)] = [
+            ("A = 1\nfrom os import path\n", 2), ("from thumbor.filters import BUILTIN_FILTERS, os\n", 1), ("import thumbor.filters\n", 1),
+            ("A = 1 + 2\n", 1), ("A = [1] + 'x'\n", 1), ("A = B\n", 1), ("from thumbor.filters import BUILTIN_FILTERS\nA = BUILTIN_FILTERS * 2\n", 2),
+            (doubling, 21),
+        ]
+        for (text, line) in refused {
+            #expect(throws: ThumborConfigFile.Failure.self) { try ThumborConfigFile(parsing: text) }
+            do { _ = try ThumborConfigFile(parsing: text) } catch { #expect(error.line == line, "\(text.prefix(60)): \(error.reason)") }
+        }
+    }
+
     @Test(
         "imago serve --thumbor-config: thumbor's URLs at the root, its key, unsafe URLs and quality honoured, unknown settings named, a bad file refused at its line"
     )
@@ -193,6 +219,9 @@ struct PeerConfigurationTests {
         LOADER = 'thumbor.loaders.file_loader'
         FILE_LOADER_ROOT_PATH = '\(root.path)'
         DETECTORS = ['thumbor.detectors.face_detector']
+        MAX_WIDTH = 100
+        from thumbor.filters import BUILTIN_FILTERS
+        FILTERS = BUILTIN_FILTERS + ['mycompany.filters.sepia']
 
         """.write(to: conf, atomically: true, encoding: .utf8)
         let (process, port, log) = try await Self.start(["--listen", "127.0.0.1:0", "--thumbor-config", conf.path], environment: [:])
@@ -208,11 +237,15 @@ struct PeerConfigurationTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(try await EncoderSettingsTests.identify("%wx%h %Q", body, "thumb.jpg", in: directory) == "40x30 57")
+        // MAX_WIDTH clamps the box; FILTERS leaves out autojpg (a PNG answer stays PNG).
+        let wide = try await get("/\(ThumborSigner.signature(for: "300x0/photo.jpg", key: "MY_SECURE_KEY"))/300x0/photo.jpg")
+        #expect(try await EncoderSettingsTests.identify("%wx%h", wide.1, "wide.jpg", in: directory) == "100x69")
         try await client.shutdown()
         process.terminate()
         #expect(await ServeCommandTests.waitForExit(process) == 0)
         let logged = try String(contentsOf: log, encoding: .utf8)
         #expect(logged.contains("thumbor.conf:DETECTORS is not supported") && logged.contains("thumbor.conf:LOADER is not supported"))
+        #expect(logged.contains("thumbor filters Imago does not have are skipped in URLs: sepia") && !logged.contains("thumbor.conf:FILTERS"))
         #expect(!logged.contains("SECURITY_KEY"))
 
         // A file that is not literals stops the server, naming the file and line.

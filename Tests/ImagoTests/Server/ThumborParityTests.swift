@@ -61,56 +61,102 @@ struct ThumborParityTests {
     @Test("the same URLs give thumbor's status, format, size and pixels")
     func images() async throws {
         try await ThumborPeer.with { peer, server in
-            var failures: [String] = []
-            var report = ["url\tstatus\ttype\tsize\tmean difference"]
-            for path in Self.urls {
-                let ours = try await server.get("/unsafe/" + path)
-                let theirs = try await peer.get("/unsafe/" + path)
-                let label =
-                    "\(path): thumbor \(theirs.status) \(theirs.header("Content-Type") ?? "-"), imago \(ours.status) \(ours.header("Content-Type") ?? "-")"
-                guard ours.status == theirs.status else {
-                    failures.append(label)
-                    continue
-                }
-                guard theirs.status == 200 else {
-                    report.append("\(path)\t\(theirs.status)\t-\t-\t-")
-                    continue
-                }
-                guard ours.header("Content-Type") == theirs.header("Content-Type") else {
-                    failures.append(label)
-                    continue
-                }
-                let (a, b) = (try ThumborPeer.decode(ours.body), try ThumborPeer.decode(theirs.body))
-                // thumbor 7.8's frame() reads its image mode through a pointer to a Python object
-                // (`PyUnicode_AsUTF8String` cast to `char *`), so its padding and cells are not the
-                // nine-patch's; Imago draws what the filter means: only the status and type compare.
-                if path.contains("frame(") { continue }
-                guard a.width == b.width, a.height == b.height else {
-                    failures.append(label + ": \(a.width)×\(a.height) against \(b.width)×\(b.height)")
-                    continue
-                }
-                guard a.frames.count == b.frames.count else {
-                    failures.append(label + ": \(a.frames.count) frames against \(b.frames.count)")
-                    continue
-                }
-                // smart/ has no detector in a stock thumbor; unseeded noise differs by design.
-                let difference = path.contains("smart/") || path.contains("noise(") && !path.contains(",") ? nil : ThumborPeer.meanDifference(a, b)
-                report.append(
-                    "\(path)\t200\t\(theirs.header("Content-Type") ?? "-")\t\(a.width)x\(a.height)\t" + (difference.map { String(format: "%.2f", $0) } ?? "-"))
-                if let difference, difference > Self.tolerance(theirs.header("Content-Type")) {
-                    failures.append(label + String(format: ": mean difference %.2f", difference))
-                }
-                // The tolerance would catch a box two pixels off: the same answer shifted is well over it.
-                if path.hasSuffix("coords.png"), !path.contains("filters:"), a.width > 8,
-                    ThumborPeer.meanDifference(a, b, shift: 2) <= Self.tolerance(theirs.header("Content-Type"))
-                {
-                    failures.append(label + ": the tolerance would not see a crop two pixels off")
-                }
+            try await Self.compare(Self.urls, peer, server)
+        }
+    }
+
+    /// thumbor.conf's MAX_WIDTH/MAX_HEIGHT: the box asked for is clamped, and a source over the
+    /// limits is normalised on load (its manual crop moved with it; `meta/` does not list that
+    /// resize). The second file sets MAX_HEIGHT alone, under which thumbor's arithmetic leaves a
+    /// landscape image as it is, and a short FILTERS list, whose other filters are skipped.
+    @Test("thumbor.conf's MAX_WIDTH, MAX_HEIGHT and FILTERS, read by both from the same file")
+    func limits() async throws {
+        let paths = [
+            "coords.png", "300x200/coords.png", "0x300/coords.png", "origx300/coords.png", "50x40:250x200/100x80/coords.png", "50x40:250x200/coords.png",
+            "fit-in/500x500/coords.png", "-300x-200/coords.png", "trim/border.png", "photo.jpg", "40x30/photo.jpg", "anim.gif", "100x0/video.gif",
+            "100x100/filters:focal(20x20:60x60)/coords.png", "800x600/filters:no_upscale()/coords.png", "filters:autojpg()/coords.png",
+            "portrait.jpg", "100x100/portrait.jpg", "10x10:200x300/portrait.jpg",
+        ]
+        let meta = ["meta/300x200/coords.png", "meta/50x40:250x200/100x80/coords.png", "meta/coords.png"]
+        try await ThumborPeer.with(settings: "MAX_WIDTH = 250\nMAX_HEIGHT = 220") { peer, server in
+            try await Self.compare(paths, peer, server)
+            try await Self.compareMeta(meta, peer, server)
+        }
+        let filters = ["filters:contrast(40):brightness(20)/coords.png", "filters:format(webp):quality(30)/photo.jpg", "filters:autojpg()/coords.png"]
+        try await ThumborPeer.with(settings: "MAX_HEIGHT = 100\nFILTERS = ['thumbor.filters.brightness', 'thumbor.filters.format']") { peer, server in
+            try await Self.compare(paths + filters, peer, server)
+            try await Self.compareMeta(meta, peer, server)
+        }
+    }
+
+    /// Sends each of `paths` to both; expects the same status, type, size, frames and pixels
+    /// within ``tolerance(_:)``, and that the tolerance would see a crop two pixels off.
+    static func compare(_ paths: [String], _ peer: ThumborPeer.Client, _ server: ServerHarness) async throws {
+        var failures: [String] = []
+        var report = ["url\tstatus\ttype\tsize\tmean difference"]
+        for path in paths {
+            let ours = try await server.get("/unsafe/" + path)
+            let theirs = try await peer.get("/unsafe/" + path)
+            let label = "\(path): thumbor \(theirs.status) \(theirs.header("Content-Type") ?? "-"), imago \(ours.status) \(ours.header("Content-Type") ?? "-")"
+            guard ours.status == theirs.status else {
+                failures.append(label)
+                continue
             }
-            if let file = ProcessInfo.processInfo.environment["IMAGO_PARITY_REPORT"] {
-                try (report.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            guard theirs.status == 200 else {
+                report.append("\(path)\t\(theirs.status)\t-\t-\t-")
+                continue
             }
-            #expect(failures.isEmpty, Comment(rawValue: "\(failures.count) of \(Self.urls.count) differ:\n" + failures.joined(separator: "\n")))
+            guard ours.header("Content-Type") == theirs.header("Content-Type") else {
+                failures.append(label)
+                continue
+            }
+            let (a, b) = (try ThumborPeer.decode(ours.body), try ThumborPeer.decode(theirs.body))
+            // thumbor 7.8's frame() reads its image mode through a pointer to a Python object
+            // (`PyUnicode_AsUTF8String` cast to `char *`), so its padding and cells are not the
+            // nine-patch's; Imago draws what the filter means: only the status and type compare.
+            if path.contains("frame(") { continue }
+            guard a.width == b.width, a.height == b.height else {
+                failures.append(label + ": \(a.width)×\(a.height) against \(b.width)×\(b.height)")
+                continue
+            }
+            guard a.frames.count == b.frames.count else {
+                failures.append(label + ": \(a.frames.count) frames against \(b.frames.count)")
+                continue
+            }
+            // smart/ has no detector in a stock thumbor; unseeded noise differs by design.
+            let difference = path.contains("smart/") || path.contains("noise(") && !path.contains(",") ? nil : ThumborPeer.meanDifference(a, b)
+            report.append(
+                "\(path)\t200\t\(theirs.header("Content-Type") ?? "-")\t\(a.width)x\(a.height)\t" + (difference.map { String(format: "%.2f", $0) } ?? "-"))
+            if let difference, difference > Self.tolerance(theirs.header("Content-Type")) {
+                failures.append(label + String(format: ": mean difference %.2f", difference))
+            }
+            // The tolerance would catch a box two pixels off: the same answer shifted is well over it.
+            if path.hasSuffix("coords.png"), !path.contains("filters:"), a.width > 8,
+                ThumborPeer.meanDifference(a, b, shift: 2) <= Self.tolerance(theirs.header("Content-Type"))
+            {
+                failures.append(label + ": the tolerance would not see a crop two pixels off")
+            }
+        }
+        if let file = ProcessInfo.processInfo.environment["IMAGO_PARITY_REPORT"] {
+            // Each comparison adds its rows (make test-thumbor starts the file afresh).
+            let previous = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            try (previous + report.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        }
+        #expect(failures.isEmpty, Comment(rawValue: "\(failures.count) of \(paths.count) differ:\n" + failures.joined(separator: "\n")))
+    }
+
+    /// Sends each of `paths` (`meta/` URLs) to both; expects equal JSON.
+    static func compareMeta(_ paths: [String], _ peer: ThumborPeer.Client, _ server: ServerHarness) async throws {
+        for path in paths {
+            let ours = try await server.get("/unsafe/" + path)
+            let theirs = try await peer.get("/unsafe/" + path)
+            #expect(ours.status == 200 && theirs.status == 200, "\(path)")
+            #expect(ours.header("Content-Type") == "application/json", "\(path)")
+            let a = try JSONSerialization.jsonObject(with: ours.body) as? NSDictionary
+            let b = try JSONSerialization.jsonObject(with: theirs.body) as? NSDictionary
+            #expect(
+                a != nil && a == b,
+                "\(path):\nimago   \(String(decoding: ours.body, as: UTF8.self))\nthumbor \(String(decoding: theirs.body, as: UTF8.self))")
         }
     }
 
@@ -122,17 +168,7 @@ struct ThumborParityTests {
             "meta/adaptive-full-fit-in/100x200/coords.png", "meta/fit-in/80x80/anim.gif",
         ]
         try await ThumborPeer.with { peer, server in
-            for path in paths {
-                let ours = try await server.get("/unsafe/" + path)
-                let theirs = try await peer.get("/unsafe/" + path)
-                #expect(ours.status == 200 && theirs.status == 200, "\(path)")
-                #expect(ours.header("Content-Type") == "application/json", "\(path)")
-                let a = try JSONSerialization.jsonObject(with: ours.body) as? NSDictionary
-                let b = try JSONSerialization.jsonObject(with: theirs.body) as? NSDictionary
-                #expect(
-                    a != nil && a == b,
-                    "\(path):\nimago   \(String(decoding: ours.body, as: UTF8.self))\nthumbor \(String(decoding: theirs.body, as: UTF8.self))")
-            }
+            try await Self.compareMeta(paths, peer, server)
         }
     }
 
@@ -232,6 +268,7 @@ enum ThumborPeer {
             return (120, 60, 30, 255)
         }
         try Corpus.data("jpeg/video-001.jpeg").write(to: folder.appendingPathComponent("photo.jpg"))
+        try Corpus.data("jpeg/go-turns-two-280x360.jpeg").write(to: folder.appendingPathComponent("portrait.jpg"))
         try Corpus.data("gif/video-001.gif").write(to: folder.appendingPathComponent("video.gif"))
         // Three frames of 150×103 (gifsicle), each with its own palette, looping for ever.
         let gif = Corpus.root.appendingPathComponent("gif")
@@ -241,9 +278,9 @@ enum ThumborPeer {
                 + ["-o", folder.appendingPathComponent("anim.gif").path])
     }
 
-    /// Starts thumbor (file loader over the images, the key) and `imago serve --dialect thumbor`
-    /// over the same folder; stops thumbor after `body`.
-    static func with(allowsUnsafe: Bool = true, _ body: (Client, ServerHarness) async throws -> Void) async throws {
+    /// Starts thumbor and `imago serve` from the same thumbor.conf (file loader over the images,
+    /// the key, `settings` added), so Imago reads thumbor's own file; stops thumbor after `body`.
+    static func with(allowsUnsafe: Bool = true, settings: String = "", _ body: (Client, ServerHarness) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imago-thumbor-\(UUID().uuidString)")
         let images = folder.appendingPathComponent("images")
         try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
@@ -261,7 +298,11 @@ enum ThumborPeer {
         # autojpg is a filter of thumbor's package that its default FILTERS leave out.
         from thumbor.filters import BUILTIN_FILTERS
         FILTERS = BUILTIN_FILTERS + ['thumbor.filters.autojpg']
+        \(settings)
         """.write(to: conf, atomically: true, encoding: .utf8)
+        let values = try ServerSettings.values(arguments: ["--thumbor-config", conf.path], environment: [:])
+        let fromFile = try ServerSettings.configuration(values).configuration
+        #expect(fromFile.dialect == .thumbor && fromFile.localRoot?.path.trimmingCharacters(in: ["/"]) == images.path.trimmingCharacters(in: ["/"]))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable!)
         process.arguments = ["-p", String(port), "-i", "127.0.0.1", "-c", conf.path, "-l", "error"]
@@ -274,9 +315,8 @@ enum ThumborPeer {
             process.waitUntilExit()
         }
         try await withServer({
-            $0.dialect = .thumbor
-            $0.localRoot = images
-            $0.thumborSigner = ThumborSigner(key: key, allowsUnsafe: allowsUnsafe)
+            $0 = fromFile
+            $0.allowsPrivateAddresses = true
         }) { server in
             let peer = Client(base: "http://127.0.0.1:\(port)", client: server.client)
             // thumbor takes a moment to import its modules: its health check answers once it listens.

@@ -35,6 +35,9 @@ struct StepPlan: Sendable {
     /// The picture's size after the steps so far; nil past a step only the pixels can size.
     private(set) var size: PixelSize?
     var focalPoints: [FocalPoint] = []
+    /// The first step a report of the plan lists (thumbor's `meta/` leaves out the resize its
+    /// engine normalises a loaded image with).
+    var firstReportedStep = 0
 
     init(source: PixelSize) { size = source }
 

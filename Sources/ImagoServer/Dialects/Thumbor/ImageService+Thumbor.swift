@@ -19,7 +19,7 @@ extension ImageService {
         } else {
             guard let signature = url.signature, signer.verify(signature, for: url.signedPart) else { throw ServerError.badRequest("malformed URL") }
         }
-        let filters = ThumborFilter.parse(url.filters)
+        let filters = ThumborFilter.parse(url.filters, allowed: configuration.thumborFilters)
         let plan = ThumborPlan(url: url, filters: filters)
         let source = try thumborSource(plan.image)
         if case .pixels(let width) = url.width, case .pixels(let height) = url.height {
@@ -29,10 +29,12 @@ extension ImageService {
             }
         }
         let acceptsWebP = configuration.thumborAutoWebP && negotiation.accepted.contains("image/webp")
+        let maxSize = (width: configuration.thumborMaxWidth, height: configuration.thumborMaxHeight)
         let key =
             "thumbor\n" + source.absoluteString + "\n" + url.signedPart + "\n" + (url.meta ? "meta" : "webp:\(acceptsWebP && plan.format == nil)")
-            + (configuration.thumborRespectsOrientation ? "\noriented" : "")
-        var transformation = ThumborTransformation(url: url, filters: filters)
+            + (configuration.thumborRespectsOrientation ? "\noriented" : "") + (maxSize != (0, 0) ? "\nmax:\(maxSize.width)x\(maxSize.height)" : "")
+            + (configuration.thumborFilters != ThumborFilter.builtinNames ? "\nfilters:" + configuration.thumborFilters.sorted().joined(separator: ",") : "")
+        var transformation = ThumborTransformation(url: url, filters: filters, maxSize: maxSize)
         transformation.focalPoints = plan.focalPoints
         transformation.respectsOrientation = configuration.thumborRespectsOrientation
         transformation.maxPixels = configuration.maxSourcePixels

@@ -88,15 +88,35 @@ public enum ThumborFilter: Sendable, Hashable {
         }
     }
 
+    /// thumbor 7.8's `BUILTIN_FILTERS`: the filter modules its default `FILTERS` lists (its
+    /// package also has `autojpg` and `redeye`, which it leaves out).
+    public static let builtinModules = [
+        "brightness", "colorize", "contrast", "rgb", "round_corner", "quality", "noise", "watermark", "equalize", "fill", "sharpen", "strip_exif",
+        "strip_icc", "frame", "grayscale", "rotate", "format", "max_bytes", "convolution", "blur", "extract_focal", "focal", "no_upscale",
+        "saturation", "max_age", "curve", "background_color", "upscale", "proportion", "stretch",
+    ].map { "thumbor.filters." + $0 }
+
+    /// The names of ``builtinModules``' filters.
+    public static let builtinNames = Set(builtinModules.map(name(ofModule:)))
+
+    /// The names of every filter Imago has (``builtinModules``' and `autojpg`).
+    public static var knownNames: Set<String> { Set(specs.keys) }
+
+    /// A filter's name from its module's path in thumbor's `FILTERS` (`thumbor.filters.blur` →
+    /// `blur`): a filter module defines the one filter its file is named after.
+    public static func name(ofModule path: String) -> String {
+        String(path.split(separator: ".").last ?? Substring(path))
+    }
+
     /// The filters of `text` (what follows `filters:`), in order, as thumbor's factory makes them:
-    /// the text is split at `):`, a name thumbor does not know is skipped, and a filter whose
-    /// arguments do not match its pattern is dropped.
-    public static func parse(_ text: String) -> [ThumborFilter] {
+    /// the text is split at `):`, a name thumbor does not know (or `allowed` does not hold) is
+    /// skipped, and a filter whose arguments do not match its pattern is dropped.
+    public static func parse(_ text: String, allowed: Set<String>? = nil) -> [ThumborFilter] {
         guard !text.isEmpty else { return [] }
         let parts = text.components(separatedBy: "):")
         return parts.enumerated().compactMap { index, part in
             let name = String(part.prefix { $0 != "(" })
-            guard let spec = specs[name] else { return nil }
+            guard let spec = specs[name], allowed?.contains(name) ?? true else { return nil }
             let call = index == parts.count - 1 ? part : part + ")"
             guard let arguments = spec.arguments(of: call) else { return nil }
             return spec.make(arguments)

@@ -16,7 +16,7 @@ enum ThumborMeta {
 
     /// The operations `plan`'s steps are in thumbor's terms.
     static func operations(of plan: StepPlan) -> [Operation] {
-        plan.steps.flatMap { step -> [Operation] in
+        plan.steps.dropFirst(plan.firstReportedStep).flatMap { step -> [Operation] in
             switch step {
             case .crop(let box): [.crop(left: box.left, top: box.top, right: box.right, bottom: box.bottom)]
             case .resize(let width, let height): [.resize(width: width, height: height)]

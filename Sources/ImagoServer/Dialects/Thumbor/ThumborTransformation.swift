@@ -25,12 +25,19 @@ struct ThumborTransformation: StepPlanning {
     /// it, and `fill` and `upscale` read it.
     var requestWidth: ThumborURL.Side
     var requestHeight: ThumborURL.Side
+    /// thumbor's `MAX_WIDTH` and `MAX_HEIGHT` (0: none).
+    var maxSize: (width: Int, height: Int)
 
-    init(url: ThumborURL, filters: [ThumborFilter]) {
+    /// The transformation of `url` with `filters`; under `maxSize` (thumbor's `MAX_WIDTH` and
+    /// `MAX_HEIGHT`) the box asked for is clamped to it, as thumbor's handler clamps it.
+    init(url: ThumborURL, filters: [ThumborFilter], maxSize: (width: Int, height: Int) = (0, 0)) {
         self.url = url
         self.filters = filters
+        self.maxSize = maxSize
         requestWidth = url.width
         requestHeight = url.height
+        if maxSize.width > 0, case .pixels(let width) = requestWidth, width > maxSize.width { requestWidth = .pixels(maxSize.width) }
+        if maxSize.height > 0, case .pixels(let height) = requestHeight, height > maxSize.height { requestHeight = .pixels(maxSize.height) }
     }
 
     var identifier: String { "thumbor(\(identity.isEmpty ? url.signedPart : identity))" }
@@ -52,13 +59,28 @@ struct ThumborTransformation: StepPlanning {
         if !respectsOrientation, source.orientation != .up { plan.append(.undoOrientation(source.orientation)) }
         if url.filters.contains("cover()"), source.format == .gif, (source.frameCount ?? 0) > 1 { plan.append(.firstFrame) }
         guard var size = plan.size.map({ (width: $0.width, height: $0.height) }) else { return plan }
+        var crop = url.crop
+        // thumbor's engine normalises the image it loaded (before turning it by its orientation,
+        // which its transformer does) to MAX_WIDTH or MAX_HEIGHT, and moves the manual crop with it.
+        let turned = respectsOrientation && source.orientation.swapsDimensions
+        let loaded = turned ? (width: size.height, height: size.width) : size
+        if let normal = Self.normalizedSize(loaded, max: maxSize) {
+            plan.append(.resize(width: turned ? normal.height : normal.width, height: turned ? normal.width : normal.height))
+            plan.firstReportedStep = plan.steps.count
+            size = turned ? (normal.height, normal.width) : normal
+            if let box = crop, box.left > 0 || box.top > 0 || box.right > 0 || box.bottom > 0 {
+                // Clamped first (the crop is clamped to the image below), so the products stay small.
+                let x = { (value: Int) in min(max(value, 0), loaded.width) * normal.width / loaded.width }
+                let y = { (value: Int) in min(max(value, 0), loaded.height) * normal.height / loaded.height }
+                crop = ThumborURL.Box(left: x(box.left), top: y(box.top), right: x(box.right), bottom: y(box.bottom))
+            }
+        }
         for filter in filters where filter.phase == .afterLoad {
             if case .noUpscale = filter {
                 requestWidth = .pixels(min(pixels(requestWidth, size.width), size.width))
                 requestHeight = .pixels(min(pixels(requestHeight, size.height), size.height))
             }
         }
-        var crop = url.crop
         if let trim = url.trim {
             guard let picture = try look.picture(after: plan) else { return nil }
             if let box = Self.trimBox(picture, bottomRight: trim.bottomRight, tolerance: trim.tolerance) {
@@ -139,6 +161,24 @@ struct ThumborTransformation: StepPlanning {
     /// cover); trim and smart detection ask for the pixels themselves.
     private var worksOnAnyScale: Bool {
         !url.debug && url.crop == nil && focalPoints.isEmpty && !url.filters.contains("cover()")
+    }
+
+    /// `BaseEngine.normalize`'s size for a loaded image of `size` under thumbor's `MAX_WIDTH` and
+    /// `MAX_HEIGHT`, nil when it keeps its size. Its arithmetic exactly: a side is scaled to its
+    /// limit only when it is over it by more than the other side is over its own (a limit of 0
+    /// counting as 0, so a square image over both equally is left as it is).
+    static func normalizedSize(_ size: (width: Int, height: Int), max: (width: Int, height: Int)) -> (width: Int, height: Int)? {
+        guard size.width > max.width || size.height > max.height else { return nil }
+        let (widthOver, heightOver) = (size.width - max.width, size.height - max.height)
+        if max.width > 0, widthOver > heightOver {
+            let height = (Double(max.width) * Double(size.height) / Double(size.width)).rounded(.toNearestOrEven)
+            return (max.width, Swift.max(1, Int(height)))
+        }
+        if max.height > 0, heightOver > widthOver {
+            let width = (Double(max.height) * Double(size.width) / Double(size.height)).rounded(.toNearestOrEven)
+            return (Swift.max(1, Int(width)), max.height)
+        }
+        return nil
     }
 
     /// A side's pixels, `orig` being the image's own.
