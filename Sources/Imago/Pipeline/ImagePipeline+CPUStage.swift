@@ -337,10 +337,17 @@ extension ImagePipeline {
     /// Runs `work` on the pipeline's CPU stage, beside its decodes and processing and under the same
     /// bound (``Configuration/cpuStageWidth`` at once), and returns its result: for CPU work an app
     /// does with the pipeline's images, such as encoding them, so that it competes for the same
-    /// cores instead of adding threads of its own.
+    /// cores instead of adding threads of its own. With `bytes`, the work first holds that much of
+    /// the pipeline's ``Configuration/decodeMemoryBudget`` (waiting while decodes and other work
+    /// hold too much) until it ends, as a decode does; more than the whole budget throws
+    /// `imageTooLarge` (naming `image`'s size) at once, before anything is allocated. An encode
+    /// reserves its encoder's ``ImageEncoding/workingBytes(for:)``.
     public func runOnCPUStage<Value: Sendable>(
-        priority: ImageRequest.Priority = .normal, _ work: @escaping @Sendable () throws -> Value
+        priority: ImageRequest.Priority = .normal, reserving bytes: Int = 0, for image: Image? = nil, _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
-        try await cpuStage.run(priority: priority) { Result { try work() } }.get()
+        let budget = configuration.decodeMemoryBudget
+        try await budget.reserve(bytes, width: image?.width ?? 0, height: image?.height ?? 0)
+        defer { budget.release(bytes) }
+        return try await cpuStage.run(priority: priority) { Result { try work() } }.get()
     }
 }

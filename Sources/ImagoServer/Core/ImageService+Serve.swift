@@ -248,7 +248,14 @@ extension ImageService {
         _ image: Image, as format: OutputFormat, quality: Int, search: AutoQuality? = nil, maxBytes: Int
     ) async throws -> (data: Data, quality: Int, encodes: Int) {
         let settings = configuration.encoding
-        return try await pipeline.runOnCPUStage {
+        // The encoder's memory is held from the pipeline's budget first: a libjxl encode of a
+        // 50 MP image needs 2 GB, which the budget refuses before anything is allocated.
+        let working = format.encoder(quality: quality, settings: settings).workingBytes(for: image)
+        guard working <= pipeline.configuration.decodeMemoryBudget.bytes else {
+            throw ServerError(
+                status: 422, "the result (\(image.width)×\(image.height)) needs more memory to encode as \(format.rawValue) than the server's budget holds")
+        }
+        return try await pipeline.runOnCPUStage(reserving: working, for: image) {
             guard let search, let imageFormat = format.imageFormat else {
                 return try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes, settings: settings)
             }

@@ -12,6 +12,9 @@ public struct ICOEncoder: ImageEncoding {
     /// Makes an ICO encoder.
     public init() {}
 
+    /// The most memory ``encode(_:)`` allocates beyond `image`, known before it starts: at most 256×256 is written: its bitmap and PNG stream.
+    public func workingBytes(for image: Image) -> Int { min(image.width, 256) * min(image.height, 256) * 8 }
+
     public func encode(_ image: Image) throws(ImagoError) -> Data {
         guard (1...Self.maxSide).contains(image.width), (1...Self.maxSide).contains(image.height) else {
             throw encodingError(format, "\(image.width)×\(image.height) is over ICO's \(Self.maxSide)×\(Self.maxSide)")

@@ -12,6 +12,9 @@
         /// Makes a TIFF encoder.
         public init() {}
 
+        /// The most memory ``encode(_:)`` allocates beyond `image`, known before it starts: the file in memory, never past the pixels' size.
+        public func workingBytes(for image: Image) -> Int { image.width * image.height * 4 }
+
         public func encode(_ image: Image) throws(ImagoError) -> Data {
             try CodecLibrary.tiff.load(writing: true)
             let pixels = try encodableFrame(image, format, maxWidth: Int(UInt32.max) / 4, maxHeight: Int(UInt32.max))
