@@ -17,6 +17,16 @@ public struct AddressPolicy: Sendable {
     /// fetch URLs their clients name.
     public static let publicOnly = AddressPolicy { $0.isPublic }
 
+    /// Public addresses, and those of the internal kinds allowed: loopback, link-local and
+    /// private-network addresses (imgproxy's `ALLOW_LOOPBACK_SOURCE_ADDRESSES`,
+    /// `ALLOW_LINK_LOCAL_SOURCE_ADDRESSES`, `ALLOW_PRIVATE_SOURCE_ADDRESSES`). Multicast, reserved
+    /// and documentation addresses are never allowed; all three false is ``publicOnly``.
+    public static func publicAnd(loopback: Bool, linkLocal: Bool, privateNetwork: Bool) -> AddressPolicy {
+        AddressPolicy { address in
+            address.isPublic || (loopback && address.isLoopback) || (linkLocal && address.isLinkLocal) || (privateNetwork && address.isPrivate)
+        }
+    }
+
     /// A policy that allows the addresses `allows` returns true for.
     public init(allows: @escaping @Sendable (IPAddress) -> Bool) {
         self.rule = allows

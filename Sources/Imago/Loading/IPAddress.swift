@@ -66,6 +66,35 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return !(isIPv4 ? Self.nonPublicIPv4 : Self.nonPublicIPv6).contains { matches($0.prefix, length: $0.length) }
     }
 
+    /// Whether the address is loopback or unspecified (`127.0.0.0/8`, `0.0.0.0/8`, `::1`, `::`), or
+    /// an IPv6 form carrying such an IPv4 address.
+    public var isLoopback: Bool {
+        if let embedded = embeddedIPv4 { return embedded.isLoopback }
+        if isIPv4 { return bytes[0] == 127 || bytes[0] == 0 }
+        return bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] <= 1
+    }
+
+    /// Whether the address is link-local (`169.254.0.0/16`, where cloud metadata services
+    /// answer; `fe80::/10`; link-local multicast `224.0.0.0/24`, `ff02::/16`), or an IPv6 form
+    /// carrying such an IPv4 address.
+    public var isLinkLocal: Bool {
+        if let embedded = embeddedIPv4 { return embedded.isLinkLocal }
+        if isIPv4 { return (bytes[0] == 169 && bytes[1] == 254) || (bytes[0] == 224 && bytes[1] == 0 && bytes[2] == 0) }
+        return (bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80) || (bytes[0] == 0xFF && bytes[1] & 0x0F == 0x02)
+    }
+
+    /// Whether the address is in a private network: RFC 1918 (`10/8`, `172.16/12`, `192.168/16`),
+    /// shared CGNAT space (`100.64/10`) or an IPv6 unique local address (`fc00::/7`), or an IPv6
+    /// form carrying such an IPv4 address.
+    public var isPrivate: Bool {
+        if let embedded = embeddedIPv4 { return embedded.isPrivate }
+        if isIPv4 {
+            return bytes[0] == 10 || (bytes[0] == 172 && bytes[1] & 0xF0 == 16) || (bytes[0] == 192 && bytes[1] == 168)
+                || (bytes[0] == 100 && bytes[1] & 0xC0 == 64)
+        }
+        return bytes[0] & 0xFE == 0xFC
+    }
+
     private func matches(_ prefix: [UInt8], length: Int) -> Bool {
         for bit in 0..<length where (bytes[bit / 8] >> (7 - bit % 8)) & 1 != (prefix[bit / 8] >> (7 - bit % 8)) & 1 {
             return false

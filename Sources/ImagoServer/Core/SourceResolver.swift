@@ -1,12 +1,36 @@
 import Foundation
 
 /// Turns a path's source into the URL the pipeline loads: http(s) from allowed hosts, or
-/// `local:///name` as a file under the local root and never outside it (``LocalRoot``).
+/// `local:///name` as a file under the local root and never outside it (``LocalRoot``); only
+/// sources that match one of imgproxy's `ALLOWED_SOURCES` prefixes when it has them. imgproxy's
+/// own sources are first rewritten by its `URL_REPLACEMENTS` and `BASE_URL`.
 struct SourceResolver: Sendable {
     let allowedHosts: [String]?
     let localRoot: LocalRoot?
+    let allowedSources: [SourcePattern]?
+    let baseURL: String?
+    let replacements: [(pattern: SourcePattern, replacement: String)]
+
+    init(_ configuration: ServerConfiguration) {
+        allowedHosts = configuration.allowedHosts
+        localRoot = configuration.localRoot.map(LocalRoot.init)
+        allowedSources = configuration.allowedSources?.map(SourcePattern.init)
+        baseURL = configuration.sourceBaseURL.flatMap { $0.isEmpty ? nil : $0 }
+        replacements = configuration.sourceURLReplacements.map { (SourcePattern($0.pattern), Self.template($0.replacement)) }
+    }
+
+    /// An imgproxy URL's source as imgproxy's parser preprocesses it: each replacement applied,
+    /// then the base URL put before it unless it starts with it already.
+    func imgproxySource(_ source: String) throws(ServerError) -> URL {
+        var text = source
+        for (pattern, replacement) in replacements { text = pattern.replacing(in: text, with: replacement) }
+        if let baseURL, !text.hasPrefix(baseURL) { text = baseURL + text }
+        return try url(for: text)
+    }
 
     func url(for source: String) throws(ServerError) -> URL {
+        // imgproxy answers a source outside its allowed prefixes with 404, "Invalid source URL".
+        if let allowedSources, !allowedSources.contains(where: { $0.matches(source) }) { throw ServerError(status: 404, "Invalid source URL") }
         guard let url = URL(string: source), let scheme = url.scheme?.lowercased() else { throw .badRequest("source is not a URL") }
         switch scheme {
         case "http", "https":
@@ -24,5 +48,53 @@ struct SourceResolver: Sendable {
     /// `entry` is a host, or `.example.com` for it and its subdomains.
     private static func matches(_ host: String, _ entry: String) -> Bool {
         entry.hasPrefix(".") ? host == entry.dropFirst() || host.hasSuffix(entry) : host == entry
+    }
+
+    /// Go's replacement template (`$1`, `${1}`) as NSRegularExpression's (`$1`), other `\` and
+    /// `$` taken literally.
+    private static func template(_ text: String) -> String {
+        var out = ""
+        var rest = Substring(text)
+        while let first = rest.first {
+            rest = rest.dropFirst()
+            if first == "\\" {
+                out += "\\\\"
+            } else if first == "$" {
+                if rest.first == "{", let close = rest.firstIndex(of: "}"), let number = Int(rest[rest.index(after: rest.startIndex)..<close]) {
+                    out += "$\(number)"
+                    rest = rest[rest.index(after: close)...]
+                } else if let digit = rest.first, digit.isASCII, digit.isNumber {
+                    out += "$"
+                } else {
+                    out += "\\$"
+                }
+            } else {
+                out.append(first)
+            }
+        }
+        return out
+    }
+}
+
+/// imgproxy's source pattern (`RegexpFromPattern`): a prefix of the URL, each `*` matching any
+/// run of characters but `/`.
+struct SourcePattern: Sendable {
+    let pattern: String
+    private let expression: NSRegularExpression
+
+    init(_ pattern: String) {
+        self.pattern = pattern
+        let parts = pattern.components(separatedBy: "*").map(NSRegularExpression.escapedPattern(for:))
+        // Escaped text and a fixed group: always a valid expression.
+        expression = try! NSRegularExpression(pattern: "^" + parts.joined(separator: "([^/]*)"))
+    }
+
+    func matches(_ text: String) -> Bool {
+        expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+    }
+
+    /// `text` with the matched prefix replaced by `template`.
+    func replacing(in text: String, with template: String) -> String {
+        expression.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
     }
 }

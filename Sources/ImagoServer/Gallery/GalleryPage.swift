@@ -47,7 +47,7 @@ struct GalleryPage {
         switch links {
         case .imgproxy(let prefix, let signer):
             let signed = "/rs:fit:\(width):0/plain/local:///\(encoded)"
-            let signature = signer.pairs.first.map { URLSigner.signature(for: signed, pair: $0) } ?? "insecure"
+            let signature = signer.pairs.first.map { URLSigner.signature(for: signed, pair: $0, size: signer.signatureSize) } ?? "insecure"
             return prefix + "/" + signature + signed
         case .thumbor(let prefix, let signer):
             let signed = "fit-in/\(width)x0/\(encoded)"

@@ -13,6 +13,15 @@ public enum ImageServer {
     public static func router(service: ImageService) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/health") { _, _ in "ok\n" }
+        if let path = service.configuration.healthCheckPath, !path.isEmpty, path != "/health" {
+            router.get(RouterPath(path)) { _, _ in "ok\n" }
+        }
+        if let origin = service.configuration.allowOrigin {
+            // A browser's preflight, answered as imgproxy answers it.
+            router.on("**", method: .options) { _, _ in
+                Response(status: .ok, headers: [.accessControlAllowOrigin: origin, .accessControlAllowMethods: "GET, OPTIONS"])
+            }
+        }
         router.get("/metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],

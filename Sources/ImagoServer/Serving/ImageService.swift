@@ -58,7 +58,7 @@ public final class ImageService: Sendable {
         self.accessLog = accessLog
         mounts = ServiceMount.all(configuration)
         self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
-        sources = SourceResolver(allowedHosts: configuration.allowedHosts, localRoot: configuration.localRoot.map(LocalRoot.init))
+        sources = SourceResolver(configuration)
         work = WorkLimiter(limit: configuration.maxConcurrentWork)
         let pathBytes = min(configuration.memoryBytes / 16, 16 << 20)
         variants = MemoryCache(limits: .init(cost: configuration.memoryBytes - pathBytes))
@@ -75,7 +75,10 @@ public final class ImageService: Sendable {
     public static func makePipeline(_ configuration: ServerConfiguration, metrics: ServerMetrics? = nil) throws -> ImagePipeline {
         var pipeline = ImagePipeline.Configuration()
         if let metrics { pipeline.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry) }
-        pipeline.addressPolicy = configuration.allowsPrivateAddresses ? .allowAll : .publicOnly
+        pipeline.addressPolicy = configuration.internalSourceAddresses.policy
+        pipeline.maxRedirects = configuration.maxRedirects
+        pipeline.allowInvalidCertificates = configuration.ignoresCertificateErrors
+        if let userAgent = configuration.userAgent { pipeline.headers["User-Agent"] = userAgent }
         pipeline.maxResponseSize = configuration.maxSourceBytes
         pipeline.deadline = configuration.sourceTimeout
         pipeline.decodingOptions.maxPixels = configuration.maxSourcePixels
@@ -113,6 +116,7 @@ public final class ImageService: Sendable {
         defer { metrics.inFlight.decrement() }
         var response: ServiceResponse
         do {
+            guard hasSecret(request) else { throw ServerError(status: 403, "Forbidden") }
             response = try await answer(request, route: route)
         } catch let error as ServerError {
             response = .error(error, head: request.isHead)
@@ -129,6 +133,8 @@ public final class ImageService: Sendable {
     /// variant is not kept (then ``respond(to:)`` answers).
     public func keptResponse(to request: ServiceRequest) -> ServiceResponse? {
         let start = ContinuousClock.now
+        // Without the secret, the router's path answers the 403.
+        guard hasSecret(request) else { return nil }
         let negotiation = Negotiation(request, configuration)
         guard let response = kept(request, negotiation) else { return nil }
         return finished(response, to: request, since: start)
@@ -148,11 +154,25 @@ public final class ImageService: Sendable {
         return answer.response(variant.body, to: request)
     }
 
-    /// `response` with its request id, counted and logged.
+    /// Whether `request` carries the server's secret (imgproxy's `IMGPROXY_SECRET`) as
+    /// `Authorization: Bearer …`, compared in constant time; true when there is none.
+    private func hasSecret(_ request: ServiceRequest) -> Bool {
+        guard let secret = configuration.secret, !secret.isEmpty else { return true }
+        let expected = Array(("Bearer " + secret).utf8), given = Array((request.authorization ?? "").utf8)
+        var difference = UInt8(expected.count == given.count ? 0 : 1)
+        for index in expected.indices { difference |= expected[index] ^ (index < given.count ? given[index] : 0) }
+        return difference == 0
+    }
+
+    /// `response` with its request id (and the CORS headers the server sends), counted and logged.
     private func finished(_ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant) -> ServiceResponse {
         var response = response
         let id = request.requestID.flatMap(Self.acceptedRequestID) ?? Self.newRequestID()
         response.headers.append(name: "X-Request-Id", value: id)
+        if let origin = configuration.allowOrigin {
+            response.headers.append(name: "Access-Control-Allow-Origin", value: origin)
+            response.headers.append(name: "Access-Control-Allow-Methods", value: "GET, OPTIONS")
+        }
         let elapsed = ContinuousClock.now - start
         metrics.total.record(elapsed)
         metrics.answered(status: response.status)

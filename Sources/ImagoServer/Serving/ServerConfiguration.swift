@@ -11,9 +11,39 @@ public struct ServerConfiguration: Sendable {
     /// Hosts http(s) sources may come from (exactly, or a subdomain of an entry written
     /// `.example.com`); nil allows any public host.
     public var allowedHosts: [String]?
-    /// Whether sources may resolve to loopback, private and link-local addresses (internal
-    /// deployments only).
-    public var allowsPrivateAddresses = false
+    /// The internal addresses sources may resolve to besides public ones (internal deployments
+    /// only). Default none.
+    public var internalSourceAddresses: InternalAddresses = []
+    /// Whether sources may resolve to loopback, private and link-local addresses (all of
+    /// ``internalSourceAddresses``).
+    public var allowsPrivateAddresses: Bool {
+        get { internalSourceAddresses == .all }
+        set { internalSourceAddresses = newValue ? .all : [] }
+    }
+    /// imgproxy's `IMGPROXY_ALLOWED_SOURCES`: source URL prefixes, `*` matching anything but `/`;
+    /// a source matching none is `404` (as imgproxy answers). nil allows any source.
+    public var allowedSources: [String]?
+    /// imgproxy's `IMGPROXY_BASE_URL`: put before every imgproxy source URL that does not
+    /// already start with it. Default none.
+    public var sourceBaseURL: String?
+    /// imgproxy's `IMGPROXY_URL_REPLACEMENTS`: each pattern (a prefix, `*` matching anything but
+    /// `/`) replaced in imgproxy source URLs, `$1` naming what a `*` matched; before
+    /// ``sourceBaseURL``.
+    public var sourceURLReplacements: [(pattern: String, replacement: String)] = []
+    /// imgproxy's `IMGPROXY_SECRET`: requests for images must carry `Authorization: Bearer` and
+    /// it (others are `403`); `/health` and `/metrics` need not. Default none.
+    public var secret: String?
+    /// imgproxy's `IMGPROXY_ALLOW_ORIGIN`: the `Access-Control-Allow-Origin` of every image
+    /// answer (with `Access-Control-Allow-Methods: GET, OPTIONS`, and `OPTIONS` answered). Default none.
+    public var allowOrigin: String?
+    /// imgproxy's `IMGPROXY_HEALTH_CHECK_PATH`: a path answered like `/health`. Default none.
+    public var healthCheckPath: String?
+    /// The `User-Agent` sources are fetched with (`IMGPROXY_USER_AGENT`). Default `Imago/0.1`.
+    public var userAgent: String?
+    /// Redirects a source may take (`IMGPROXY_MAX_REDIRECTS`). Default 5.
+    public var maxRedirects = 5
+    /// Whether sources' TLS certificates go unchecked (`IMGPROXY_IGNORE_SSL_VERIFICATION`). Default false.
+    public var ignoresCertificateErrors = false
     /// The folder `local:///name` sources are read from; nil refuses them.
     public var localRoot: URL?
     /// Whether `/gallery` shows the images under ``localRoot`` (`IMAGO_GALLERY`). Default false.
@@ -176,6 +206,29 @@ public struct ServerConfiguration: Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// Kinds of internal address a source may resolve to.
+    public struct InternalAddresses: OptionSet, Sendable {
+        /// The bits.
+        public let rawValue: Int
+        /// Makes a set from its bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Loopback and unspecified addresses (`127.0.0.0/8`, `::1`).
+        public static let loopback = InternalAddresses(rawValue: 1)
+        /// Link-local addresses (`169.254.0.0/16`, where cloud metadata services answer; `fe80::/10`).
+        public static let linkLocal = InternalAddresses(rawValue: 2)
+        /// Private networks (RFC 1918, CGNAT, IPv6 unique local).
+        public static let privateNetwork = InternalAddresses(rawValue: 4)
+        /// All three.
+        public static let all: InternalAddresses = [.loopback, .linkLocal, .privateNetwork]
+
+        /// The address policy that allows public addresses and these.
+        var policy: AddressPolicy {
+            if self == .all { return .allowAll }
+            if isEmpty { return .publicOnly }
+            return .publicAnd(loopback: contains(.loopback), linkLocal: contains(.linkLocal), privateNetwork: contains(.privateNetwork))
+        }
+    }
 
     /// Whether an imgproxy answer with the format `named` (nil for none) depends on `Accept`.
     func variesWithAccept(named: OutputFormat?) -> Bool {

@@ -2,14 +2,15 @@ import HTTPTypes
 
 extension ServiceRequest {
     /// What the service needs of an HTTP request head: the method, the path without its query
-    /// (percent-encoding kept), Accept, If-None-Match and X-Request-Id. The router and the
+    /// (percent-encoding kept), Accept, If-None-Match, X-Request-Id and Authorization. The router and the
     /// event-loop answer for kept variants both make their requests here, so both give the service
     /// the same path for the same URL.
     init(_ head: HTTPRequest) {
         let target = head.path ?? "/"
         self.init(
             method: head.method.rawValue, path: target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target,
-            accept: head.headerFields[.accept], ifNoneMatch: head.headerFields[.ifNoneMatch], requestID: head.headerFields[ImageServer.requestIDField])
+            accept: head.headerFields[.accept], ifNoneMatch: head.headerFields[.ifNoneMatch], requestID: head.headerFields[ImageServer.requestIDField],
+            authorization: head.headerFields[.authorization])
     }
 }
 

@@ -15,14 +15,19 @@ public struct ServiceRequest: Sendable {
     public var ifNoneMatch: String?
     /// The client's `X-Request-Id`, kept when it is short and plain; otherwise one is made.
     public var requestID: String?
+    /// The `Authorization` header, checked against the server's secret when it has one.
+    public var authorization: String?
 
     /// Makes a request.
-    public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil, requestID: String? = nil) {
+    public init(
+        method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil, requestID: String? = nil, authorization: String? = nil
+    ) {
         self.method = method
         self.path = path
         self.accept = accept
         self.ifNoneMatch = ifNoneMatch
         self.requestID = requestID
+        self.authorization = authorization
     }
 
     var isHead: Bool { method.uppercased() == "HEAD" }

@@ -51,11 +51,6 @@ enum ImgproxyVariables {
     static let notes: [String: String] = [
         "IMGPROXY_WORKERS": "Imago's `--max-concurrent-work` bounds images made at once and answers 503 past it (no queue)",
         "IMGPROXY_REQUESTS_QUEUE_SIZE": "no queue: past `--max-concurrent-work` Imago answers 503",
-        "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "`--allow-private-addresses` allows loopback, private and link-local together",
-        "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES":
-            "`--allow-private-addresses` allows loopback, private and link-local together; by default Imago refuses all three",
-        "IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES": "`--allow-private-addresses` allows loopback, private and link-local together",
-        "IMGPROXY_ALLOWED_SOURCES": "`--allowed-hosts` lists hosts, not URL prefixes",
         "IMGPROXY_USE_ETAG": "Imago always sends a strong ETag and answers `If-None-Match` with 304",
         "IMGPROXY_READ_REQUEST_TIMEOUT": "`--request-head-timeout` bounds the request's head",
         "IMGPROXY_SANITIZE_SVG": "SVG passed through is always sanitised",

@@ -56,8 +56,69 @@ public enum ServerSettings {
         },
         .boolean(
             "--allow-private-addresses", "IMAGO_ALLOW_PRIVATE_ADDRESSES", switch: true,
-            "let sources resolve to loopback and private addresses (true/false; default false)"
+            "let sources resolve to loopback, link-local and private addresses (true/false; default false)"
         ) { $0.allowsPrivateAddresses = $1 },
+        .boolean(
+            "--allow-loopback-addresses", "IMAGO_ALLOW_LOOPBACK_ADDRESSES", peers: [.boolean("IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES")],
+            "let sources resolve to loopback addresses (true/false; default false)"
+        ) { configuration, allows in
+            if allows { configuration.internalSourceAddresses.insert(.loopback) } else { configuration.internalSourceAddresses.remove(.loopback) }
+        },
+        .boolean(
+            "--allow-link-local-addresses", "IMAGO_ALLOW_LINK_LOCAL_ADDRESSES", peers: [.boolean("IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES")],
+            "let sources resolve to link-local addresses, where cloud metadata services answer (true/false; default false)"
+        ) { configuration, allows in
+            if allows { configuration.internalSourceAddresses.insert(.linkLocal) } else { configuration.internalSourceAddresses.remove(.linkLocal) }
+        },
+        .boolean(
+            "--allow-private-network-addresses", "IMAGO_ALLOW_PRIVATE_NETWORK_ADDRESSES", peers: [.boolean("IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES")],
+            "let sources resolve to private-network addresses: RFC 1918, CGNAT, IPv6 ULA (true/false; default false, imgproxy's true)"
+        ) { configuration, allows in
+            if allows { configuration.internalSourceAddresses.insert(.privateNetwork) } else { configuration.internalSourceAddresses.remove(.privateNetwork) }
+        },
+        .text(
+            "--allowed-sources", "IMAGO_ALLOWED_SOURCES", peers: [.same("IMGPROXY_ALLOWED_SOURCES")],
+            "source URL prefixes allowed, comma-separated, * matching anything but / (others are 404); default any"
+        ) { $0.allowedSources = ServerSetting.list($1) },
+        .text(
+            "--source-base-url", "IMAGO_SOURCE_BASE_URL", peers: [.same("IMGPROXY_BASE_URL")],
+            "put before imgproxy source URLs that do not start with it (default none)"
+        ) { $0.sourceBaseURL = $1 },
+        ServerSetting(
+            "--source-url-replacements", "IMAGO_SOURCE_URL_REPLACEMENTS", peers: [.same("IMGPROXY_URL_REPLACEMENTS")],
+            "pattern=replacement;… applied to imgproxy source URLs before the base URL (a pattern is a prefix, * matching anything but /; $1 names it)"
+        ) { configuration, text, _ throws(ServerError) in
+            configuration.sourceURLReplacements = try text.split(separator: ";").map { pair throws(ServerError) in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard parts.count == 2 else { throw ServerSetting.invalid("--source-url-replacements", "IMAGO_SOURCE_URL_REPLACEMENTS") }
+                return (String(parts[0]), String(parts[1]))
+            }
+        },
+        .text(
+            "--secret", "IMAGO_SECRET", peers: [.same("IMGPROXY_SECRET")],
+            "image requests must carry Authorization: Bearer and this secret (others are 403); default none"
+        ) { $0.secret = $1 },
+        .text(
+            "--allow-origin", "IMAGO_ALLOW_ORIGIN", peers: [.same("IMGPROXY_ALLOW_ORIGIN")],
+            "Access-Control-Allow-Origin of image answers, OPTIONS answered (default none)"
+        ) { $0.allowOrigin = $1 },
+        .text("--health-check-path", "IMAGO_HEALTH_CHECK_PATH", peers: [.same("IMGPROXY_HEALTH_CHECK_PATH")], "another path answered like /health (default none)") {
+            $0.healthCheckPath = $1.hasPrefix("/") ? $1 : "/" + $1
+        },
+        .integer(
+            "--signature-size", "IMAGO_SIGNATURE_SIZE", 1...32, peers: [.same("IMGPROXY_SIGNATURE_SIZE")],
+            "bytes of the HMAC an imgproxy signature carries (default 32)"
+        ) { $0.signer.signatureSize = $1 },
+        .text("--user-agent", "IMAGO_USER_AGENT", peers: [.same("IMGPROXY_USER_AGENT")], "User-Agent sources are fetched with (default Imago/0.1)") {
+            $0.userAgent = $1.replacingOccurrences(of: "%current_version", with: "0.1")
+        },
+        .integer("--max-redirects", "IMAGO_MAX_REDIRECTS", 0...100, peers: [.same("IMGPROXY_MAX_REDIRECTS")], "redirects a source may take (default 5)") {
+            $0.maxRedirects = $1
+        },
+        .boolean(
+            "--ignore-certificate-errors", "IMAGO_IGNORE_CERTIFICATE_ERRORS", peers: [.boolean("IMGPROXY_IGNORE_SSL_VERIFICATION")],
+            "fetch https sources without checking their certificates (true/false; default false)"
+        ) { $0.ignoresCertificateErrors = $1 },
         .text(
             "--local-root", "IMAGO_LOCAL_ROOT", peers: [.same("IMGPROXY_LOCAL_FILESYSTEM_ROOT"), .thumbor("FILE_LOADER_ROOT_PATH")],
             "folder served as local:///name sources; default none"

@@ -17,7 +17,7 @@ extension ImageService {
             options.format = name.lowercased()
         }
         try ImgproxySteps.checkRequestedSize(options, maxPixels: configuration.maxSourcePixels)
-        let url = try sources.url(for: path.source)
+        let url = try sources.imgproxySource(path.source)
         let explicit = options.format.flatMap(OutputFormat.init(extension:))
         let delivery = DeliveryHeaders(options: options, source: url, returnsAttachment: configuration.returnsAttachment)
         if options.raw || !(options.skipProcessing + configuration.skipProcessingFormats).isEmpty {

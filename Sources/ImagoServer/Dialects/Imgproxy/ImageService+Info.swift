@@ -12,7 +12,7 @@ extension ImageService {
         let path = try ProcessingPath(parsing: String(requestPath.dropFirst("/info".count)))
         try verifyImgproxySignature(path)
         let options = try InfoOptions(parsing: path.options)
-        let url = try sources.url(for: path.source)
+        let url = try sources.imgproxySource(path.source)
         return VariantPlan(
             source: url, key: "info\n" + url.absoluteString + "\n" + options.key, delivery: .facts, varies: false, errors: .imgproxy,
             product: .facts(options))
