@@ -159,8 +159,9 @@ extension ImageService {
             let rules = image.metadata.format == .gif ? rules.forGIFSource : rules
             let chosen = rules.outputFormat(
                 source: image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image), animated: image.isAnimated,
-                autoWebP: configuration.thumborAutoWebP, acceptsWebP: acceptsWebP)
-            return (chosen, rules.quality.map { max(1, min(100, $0)) } ?? configuration.defaultQuality, nil, rules.maxBytes ?? 0)
+                autoWebP: configuration.thumborAutoWebP, acceptsWebP: acceptsWebP, autoPNGToJPG: configuration.thumborAutoPNGToJPG)
+            let quality = rules.quality.map { max(1, min(100, $0)) } ?? configuration.thumborFormatQuality[chosen] ?? configuration.defaultQuality
+            return (chosen, quality, nil, rules.maxBytes ?? 0)
         }
         let quality = policy.quality ?? policy.formatQuality[format.rawValue] ?? configuration.formatQuality[format.rawValue] ?? configuration.defaultQuality
         // An auto quality the URL asks for wins; the server's applies when the URL fixes no quality.

@@ -13,7 +13,14 @@ public enum ImageServer {
     public static func router(service: ImageService) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/health") { _, _ in "ok\n" }
-        if let path = service.configuration.healthCheckPath, !path.isEmpty, path != "/health" {
+        // Paths the operator names are registered once each (the router traps on a second
+        // handler for a path); the settings allow only plain segments in them.
+        var taken: Set<String> = ["/health", "/metrics", "/gallery"]
+        func claim(_ path: String) -> Bool {
+            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+            return taken.insert(trimmed).inserted
+        }
+        if let path = service.configuration.healthCheckPath, !path.isEmpty, claim(path) {
             router.get(RouterPath(path)) { _, _ in "ok\n" }
         }
         if let origin = service.configuration.allowOrigin {
@@ -30,6 +37,17 @@ public enum ImageServer {
         // One route group per mounted dialect, the gallery's page, and the service's own 404 for
         // any other path.
         for mount in service.mounts {
+            if mount.dialect == .thumbor {
+                // thumbor's health check, under its mount, as thumbor answers it.
+                let route = mount.prefix + service.configuration.thumborHealthcheckRoute
+                let working: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+                    Response(status: .ok, headers: [.cacheControl: "no-cache"], body: ResponseBody(byteBuffer: ByteBuffer(string: "WORKING")))
+                }
+                if claim(route) {
+                    router.get(RouterPath(route), use: working)
+                    router.head(RouterPath(route), use: working)
+                }
+            }
             let handler = answering(service, .dialect(mount))
             if mount.prefix.isEmpty {
                 router.get("**", use: handler)

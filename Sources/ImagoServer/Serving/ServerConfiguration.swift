@@ -203,6 +203,19 @@ public struct ServerConfiguration: Sendable {
     /// Default thumbor's `BUILTIN_FILTERS` (``ThumborFilter/builtinModules``), which leaves out
     /// `autojpg`.
     public var thumborFilters: Set<String> = ThumborFilter.builtinNames
+    /// thumbor's `AUTO_PNG_TO_JPG` (`IMAGO_THUMBOR_AUTO_PNG_TO_JPG`): a PNG without transparency
+    /// is written as JPEG when a URL's `autojpg()` does not say otherwise. Default false, as thumbor.
+    public var thumborAutoPNGToJPG = false
+    /// thumbor's `WEBP_QUALITY` and `AVIF_QUALITY`: the quality of a thumbor answer in that
+    /// format when its URL sets none, before ``defaultQuality`` (thumbor's `QUALITY`). Default none.
+    public var thumborFormatQuality: [OutputFormat: Int] = [:]
+    /// thumbor's `ALLOWED_SOURCES` (`IMAGO_THUMBOR_ALLOWED_SOURCES`): the hosts thumbor URLs' http
+    /// images may come from, each a host name or (thumbor's legacy form) a regular expression
+    /// the whole host must match; another host is thumbor's `400`. nil allows any.
+    public var thumborAllowedSources: [String]?
+    /// thumbor's `HEALTHCHECK_ROUTE` (`IMAGO_THUMBOR_HEALTHCHECK_ROUTE`): under thumbor's mount,
+    /// answered `WORKING` as thumbor answers it (with or without a final `/`). Default `/healthcheck`.
+    public var thumborHealthcheckRoute = "/healthcheck"
 
     /// The defaults.
     public init() {}
@@ -239,6 +252,8 @@ public struct ServerConfiguration: Sendable {
     /// The settings besides a URL that change an answer's bytes, for stored variants' keys and
     /// ETags: a restart with other ones makes its images anew.
     var outputIdentity: String {
-        "q\(defaultQuality);\(formatQuality.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","));\(encoding)"
+        let thumborQuality = thumborFormatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
+        return "q\(defaultQuality);\(formatQuality.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","));\(encoding)"
+            + (thumborQuality.isEmpty ? "" : ";thumbor " + thumborQuality.joined(separator: ","))
     }
 }

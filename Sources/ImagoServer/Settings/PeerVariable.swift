@@ -39,6 +39,31 @@ public struct PeerVariable: Sendable {
         }
     }
 
+    /// thumbor.conf's boolean setting `name`, its opposite (`PRESERVE_EXIF_INFO = True` is
+    /// `--strip-metadata false`).
+    static func thumborNot(_ name: String) -> PeerVariable {
+        PeerVariable(thumborConfPrefix + name) { text, _ throws(ServerError) in
+            switch text {
+            case "true": return "false"
+            case "false": return "true"
+            default: throw invalid(name, "in thumbor.conf is not True or False")
+            }
+        }
+    }
+
+    /// thumbor.conf's number `name` (`75e6` is a float in Python) as a whole number.
+    static func thumborWholeNumber(_ name: String) -> PeerVariable {
+        PeerVariable(thumborConfPrefix + name) { text, _ throws(ServerError) in
+            guard let value = Double(text), value.isFinite, value >= 0, value < 1e15 else { throw invalid(name, "in thumbor.conf is not a number") }
+            return String(Int(value))
+        }
+    }
+
+    /// thumbor.conf's setting `name` whose `False` means none (`ACCESS_CONTROL_ALLOW_ORIGIN_HEADER`).
+    static func thumborOrNone(_ name: String) -> PeerVariable {
+        PeerVariable(thumborConfPrefix + name) { text, _ in text == "false" ? "" : text }
+    }
+
     /// The variable read as it is: its text means what the setting's does.
     static func same(_ name: String) -> PeerVariable { PeerVariable(name) { text, _ in text } }
 

@@ -40,6 +40,17 @@ public struct ServerSetting: Sendable {
     }
 
     /// Its text as a comma-separated list, blanks dropped.
+    /// `text` as a path of plain segments (letters, digits, `-`, `_`, `.`, `~`), `/` put before it
+    /// when missing: a route the router registers as it is, never a pattern.
+    static func plainPath(_ text: String, _ flag: String, _ variable: String) throws(ServerError) -> String {
+        let path = text.hasPrefix("/") ? text : "/" + text
+        let plain = path.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || "/-_.~".utf8.contains(byte)
+        }
+        guard plain, path.count > 1, path.count <= 256, !path.contains("//") else { throw invalid(flag, variable) }
+        return path
+    }
+
     static func list(_ text: String) -> [String] {
         text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }

@@ -99,24 +99,33 @@ public enum ServerSettings {
             "image requests must carry Authorization: Bearer and this secret (others are 403); default none"
         ) { $0.secret = $1 },
         .text(
-            "--allow-origin", "IMAGO_ALLOW_ORIGIN", peers: [.same("IMGPROXY_ALLOW_ORIGIN")],
+            "--allow-origin", "IMAGO_ALLOW_ORIGIN", peers: [.same("IMGPROXY_ALLOW_ORIGIN"), .thumborOrNone("ACCESS_CONTROL_ALLOW_ORIGIN_HEADER")],
             "Access-Control-Allow-Origin of image answers, OPTIONS answered (default none)"
-        ) { $0.allowOrigin = $1 },
-        .text("--health-check-path", "IMAGO_HEALTH_CHECK_PATH", peers: [.same("IMGPROXY_HEALTH_CHECK_PATH")], "another path answered like /health (default none)") {
-            $0.healthCheckPath = $1.hasPrefix("/") ? $1 : "/" + $1
+        ) { $0.allowOrigin = $1.isEmpty ? nil : $1 },
+        ServerSetting(
+            "--health-check-path", "IMAGO_HEALTH_CHECK_PATH", peers: [.same("IMGPROXY_HEALTH_CHECK_PATH")], "another path answered like /health (default none)"
+        ) { configuration, text, _ throws(ServerError) in
+            configuration.healthCheckPath = try ServerSetting.plainPath(text, "--health-check-path", "IMAGO_HEALTH_CHECK_PATH")
         },
         .integer(
             "--signature-size", "IMAGO_SIGNATURE_SIZE", 1...32, peers: [.same("IMGPROXY_SIGNATURE_SIZE")],
             "bytes of the HMAC an imgproxy signature carries (default 32)"
         ) { $0.signer.signatureSize = $1 },
-        .text("--user-agent", "IMAGO_USER_AGENT", peers: [.same("IMGPROXY_USER_AGENT")], "User-Agent sources are fetched with (default Imago/0.1)") {
+        .text(
+            "--user-agent", "IMAGO_USER_AGENT", peers: [.same("IMGPROXY_USER_AGENT"), .thumbor("HTTP_LOADER_DEFAULT_USER_AGENT")],
+            "User-Agent sources are fetched with (default Imago/0.1)"
+        ) {
             $0.userAgent = $1.replacingOccurrences(of: "%current_version", with: "0.1")
         },
-        .integer("--max-redirects", "IMAGO_MAX_REDIRECTS", 0...100, peers: [.same("IMGPROXY_MAX_REDIRECTS")], "redirects a source may take (default 5)") {
+        .integer(
+            "--max-redirects", "IMAGO_MAX_REDIRECTS", 0...100, peers: [.same("IMGPROXY_MAX_REDIRECTS"), .thumbor("HTTP_LOADER_MAX_REDIRECTS")],
+            "redirects a source may take (default 5)"
+        ) {
             $0.maxRedirects = $1
         },
         .boolean(
-            "--ignore-certificate-errors", "IMAGO_IGNORE_CERTIFICATE_ERRORS", peers: [.boolean("IMGPROXY_IGNORE_SSL_VERIFICATION")],
+            "--ignore-certificate-errors", "IMAGO_IGNORE_CERTIFICATE_ERRORS",
+            peers: [.boolean("IMGPROXY_IGNORE_SSL_VERIFICATION"), .thumborNot("HTTP_LOADER_VALIDATE_CERTS")],
             "fetch https sources without checking their certificates (true/false; default false)"
         ) { $0.ignoresCertificateErrors = $1 },
         .text(
@@ -233,7 +242,7 @@ public enum ServerSettings {
             $0.maxSourceBytes = Int64($1)
         },
         .integer(
-            "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000, peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION")],
+            "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000, peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION"), .thumborWholeNumber("MAX_PIXELS")],
             "most pixels a source may declare (default 50000000)"
         ) {
             $0.maxSourcePixels = $1
@@ -260,7 +269,7 @@ public enum ServerSettings {
             "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"
         ) { $0.stripsColorProfile = $1 },
         .boolean(
-            "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA")], "drop EXIF and XMP unless a URL says sm:0 (default true)"
+            "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA"), .thumborNot("PRESERVE_EXIF_INFO")], "drop EXIF and XMP unless a URL says sm:0 (default true)"
         ) { $0.stripsMetadata = $1 },
         .boolean(
             "--keep-copyright", "IMAGO_KEEP_COPYRIGHT", peers: [.boolean("IMGPROXY_KEEP_COPYRIGHT")],
@@ -324,7 +333,10 @@ public enum ServerSettings {
             }
             configuration.preferredFormats = formats
         },
-        .boolean("--jpeg-progressive", "IMAGO_JPEG_PROGRESSIVE", peers: [.boolean("IMGPROXY_JPEG_PROGRESSIVE")], "write progressive JPEG (default false)") {
+        .boolean(
+            "--jpeg-progressive", "IMAGO_JPEG_PROGRESSIVE", peers: [.boolean("IMGPROXY_JPEG_PROGRESSIVE"), .thumbor("PROGRESSIVE_JPEG")],
+            "write progressive JPEG (default false)"
+        ) {
             $0.encoding.progressive = $1
         },
         .boolean(
@@ -439,6 +451,30 @@ public enum ServerSettings {
             "--thumbor-filters", "IMAGO_THUMBOR_FILTERS", peers: [.thumbor("FILTERS")],
             "thumbor's FILTERS: the filters thumbor URLs may use, comma-separated names or module paths (default thumbor's BUILTIN_FILTERS, without autojpg)"
         ) { $0.thumborFilters = Set(ServerSetting.list($1).map(ThumborFilter.name(ofModule:))) },
+        .boolean(
+            "--thumbor-auto-png-to-jpg", "IMAGO_THUMBOR_AUTO_PNG_TO_JPG", peers: [.thumbor("AUTO_PNG_TO_JPG")],
+            "thumbor's AUTO_PNG_TO_JPG: a PNG without transparency answered as JPEG unless autojpg() says not (true/false; default false)"
+        ) { $0.thumborAutoPNGToJPG = $1 },
+        .integer(
+            "--thumbor-webp-quality", "IMAGO_THUMBOR_WEBP_QUALITY", 1...100, peers: [.thumbor("WEBP_QUALITY")],
+            "thumbor's WEBP_QUALITY: quality of WebP answers whose URL sets none (default --quality)"
+        ) { $0.thumborFormatQuality[.webp] = $1 },
+        .integer(
+            "--thumbor-avif-quality", "IMAGO_THUMBOR_AVIF_QUALITY", 1...100, peers: [.thumbor("AVIF_QUALITY")],
+            "thumbor's AVIF_QUALITY: quality of AVIF answers whose URL sets none (default --quality)"
+        ) { $0.thumborFormatQuality[.avif] = $1 },
+        .text(
+            "--thumbor-allowed-sources", "IMAGO_THUMBOR_ALLOWED_SOURCES", peers: [.thumbor("ALLOWED_SOURCES")],
+            "thumbor's ALLOWED_SOURCES: hosts thumbor URLs' images may come from, comma-separated, each a name or a regular expression of the whole host (default any)"
+        ) { $0.thumborAllowedSources = ServerSetting.list($1) },
+        ServerSetting(
+            "--thumbor-healthcheck-route", "IMAGO_THUMBOR_HEALTHCHECK_ROUTE", peers: [.thumbor("HEALTHCHECK_ROUTE")],
+            "thumbor's HEALTHCHECK_ROUTE, answered WORKING under thumbor's mount (default /healthcheck)"
+        ) { configuration, route, _ throws(ServerError) in
+            // thumbor's default is the expression `/healthcheck/?`: the optional final slash is implied.
+            let path = route.hasSuffix("/?") ? String(route.dropLast(2)) : route
+            configuration.thumborHealthcheckRoute = try ServerSetting.plainPath(path, "--thumbor-healthcheck-route", "IMAGO_THUMBOR_HEALTHCHECK_ROUTE")
+        },
         .seconds(
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
             "seconds a client may take to send a request's head before its connection is closed (default 10)"

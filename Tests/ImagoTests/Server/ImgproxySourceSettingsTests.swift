@@ -109,6 +109,24 @@ struct ImgproxySourceSettingsTests {
         try await origin.shutdown()
     }
 
+    @Test("a health path that is a route pattern stops the server naming its variable; one taken already, or thumbor's on /health, starts it unchanged")
+    func healthPaths() async throws {
+        for pattern in ["/**", "/a/:id", "/{x}", "/a b", "//", "/"] {
+            #expect(throws: ServerError.self, "\(pattern)") { try ServerSettings.configuration(["IMGPROXY_HEALTH_CHECK_PATH": pattern]) }
+            do { _ = try ServerSettings.configuration(["IMGPROXY_HEALTH_CHECK_PATH": pattern]) } catch {
+                #expect(error.message.contains("IMGPROXY_HEALTH_CHECK_PATH"), "\(error.message)")
+            }
+        }
+        let configuration = try ServerSettings.configuration([
+            "IMGPROXY_HEALTH_CHECK_PATH": "/metrics", "IMAGO_THUMBOR_PATH": "/t", "IMAGO_THUMBOR_HEALTHCHECK_ROUTE": "/health",
+        ]).configuration
+        try await withServer({ $0 = configuration }) { (server: ServerHarness) async throws in
+            let metrics = try await server.get("/metrics")
+            #expect(metrics.status == 200 && String(decoding: metrics.body, as: UTF8.self).contains("# TYPE"))
+            #expect(String(decoding: try await server.get("/t/health").body, as: UTF8.self) == "WORKING")
+        }
+    }
+
     @Test("IMGPROXY_ALLOW_ORIGIN, IMGPROXY_HEALTH_CHECK_PATH, IMGPROXY_USER_AGENT and IMGPROXY_SIGNATURE_SIZE")
     func answersAndSignatures() async throws {
         let pair = URLSigner.Pair(key: Array("secret-key".utf8), salt: Array("salt".utf8))
@@ -130,6 +148,60 @@ struct ImgproxySourceSettingsTests {
             let health = try await server.get("/healthz")
             #expect(health.status == 200 && String(decoding: health.body, as: UTF8.self) == "ok\n")
             #expect(server.origin.log.requests.first?.header("User-Agent") == "Fetcher/0.1")
+        }
+    }
+}
+
+/// thumbor.conf's settings beyond the URL's: the hosts images may come from, `AUTO_PNG_TO_JPG`,
+/// `WEBP_QUALITY`, the health check route, the CORS header, and the loader's settings, read by
+/// `--thumbor-config` from thumbor's own file.
+@Suite("thumbor.conf's loader, format and route settings")
+struct ThumborConfSettingsTests {
+    @Test("ALLOWED_SOURCES (a name and a legacy expression), AUTO_PNG_TO_JPG, WEBP_QUALITY, HEALTHCHECK_ROUTE, ACCESS_CONTROL_ALLOW_ORIGIN_HEADER and the loader's")
+    func settings() async throws {
+        let folder = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let conf = folder.appendingPathComponent("thumbor.conf")
+        try #"""
+        ALLOWED_SOURCES = ['127.0.0.1', r'cdn[0-9]+\.example\.com']
+        AUTO_PNG_TO_JPG = True
+        AUTO_WEBP = True
+        WEBP_QUALITY = 33
+        MAX_PIXELS = 75e6
+        PRESERVE_EXIF_INFO = True
+        HTTP_LOADER_VALIDATE_CERTS = False
+        HTTP_LOADER_MAX_REDIRECTS = 2
+        HTTP_LOADER_DEFAULT_USER_AGENT = 'Thumbor/7.8'
+        HEALTHCHECK_ROUTE = r'/status/?'
+        ACCESS_CONTROL_ALLOW_ORIGIN_HEADER = '*'
+        PROGRESSIVE_JPEG = True
+        """#.write(to: conf, atomically: true, encoding: .utf8)
+        var configuration = try ServerSettings.configuration(ServerSettings.values(arguments: ["--thumbor-config", conf.path], environment: [:])).configuration
+        #expect(configuration.dialect == .thumbor && configuration.maxSourcePixels == 75_000_000 && !configuration.stripsMetadata)
+        #expect(configuration.ignoresCertificateErrors && configuration.maxRedirects == 2 && configuration.userAgent == "Thumbor/7.8")
+        #expect(configuration.encoding.progressive && configuration.thumborHealthcheckRoute == "/status" && configuration.allowOrigin == "*")
+        #expect(ImageService.thumborHost("cdn12.example.com", matches: #"cdn[0-9]+\.example\.com"#))
+        #expect(!ImageService.thumborHost("cdn12.example.com.evil.org", matches: #"cdn[0-9]+\.example\.com"#))
+        #expect(!ImageService.thumborHost("127x0x0x1", matches: "127.0.0.1"))
+        configuration.allowsPrivateAddresses = true
+        try await withServer({ $0 = configuration }) { (server: ServerHarness) async throws in
+            let png = ImgproxySourceSettingsTests.png
+            let source = server.origin.serve(png, at: "/a.png")
+            let hostAndPath = "127.0.0.1:\(source.port ?? 0)/a.png"
+            let jpeg = try await server.get("/unsafe/2x2/" + hostAndPath)
+            #expect(jpeg.status == 200 && jpeg.header("Content-Type") == "image/jpeg" && jpeg.header("Access-Control-Allow-Origin") == "*")
+            // WEBP_QUALITY: a WebP answer without quality() is the one quality(33) gives, not quality(80)'s.
+            let photo = "127.0.0.1:\(source.port ?? 0)" + server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/p.jpg").path
+            let accept = [("Accept", "image/webp,*/*")]
+            let webp = try await server.get("/unsafe/100x0/" + photo, headers: accept)
+            #expect(webp.status == 200 && webp.header("Content-Type") == "image/webp")
+            #expect(try await server.get("/unsafe/100x0/filters:quality(33)/" + photo, headers: accept).body == webp.body)
+            #expect(try await server.get("/unsafe/100x0/filters:quality(80)/" + photo, headers: accept).body != webp.body)
+            #expect(try await server.get("/unsafe/2x2/localhost:\(source.port ?? 0)/a.png").status == 400)
+            for path in ["/status", "/status/"] {
+                let health = try await server.get(path)
+                #expect(health.status == 200 && String(decoding: health.body, as: UTF8.self) == "WORKING" && health.header("Cache-Control") == "no-cache")
+            }
         }
     }
 }

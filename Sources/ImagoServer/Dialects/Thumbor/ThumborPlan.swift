@@ -78,14 +78,16 @@ struct ThumborPlan: Sendable {
 
     /// The answer's format for an image from a `source` format, as thumbor's handler chooses it:
     /// the `format` filter, else WebP when automatic and accepted (not for an animation, which
-    /// thumbor keeps in its format), else JPEG for a PNG without
-    /// transparency when `autojpg` says so, else the source's own (TIFF and SVG as PNG, an unknown
+    /// thumbor keeps in its format), else JPEG for a PNG without transparency when `autojpg`
+    /// says so (or, without it, `autoPNGToJPG`: thumbor's `AUTO_PNG_TO_JPG`), else the source's own (TIFF and SVG as PNG, an unknown
     /// one as JPEG). A format Imago does not write (HEIF) falls back as thumbor falls back
     /// without an encoder: to the source's.
-    func outputFormat(source: ImageFormat, transparent: Bool, animated: Bool, autoWebP: Bool, acceptsWebP: Bool) -> OutputFormat {
+    func outputFormat(
+        source: ImageFormat, transparent: Bool, animated: Bool, autoWebP: Bool, acceptsWebP: Bool, autoPNGToJPG: Bool = false
+    ) -> OutputFormat {
         if let format, let chosen = Self.writable(format) { return chosen }
         if format == nil, autoWebP, acceptsWebP, !animated { return .webp }
-        if autoJPG == true, source == .png, !transparent { return .jpeg }
+        if autoJPG ?? autoPNGToJPG, source == .png, !transparent { return .jpeg }
         return Self.writable(source.rawValue) ?? .jpeg
     }
 
