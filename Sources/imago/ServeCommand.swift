@@ -26,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Argument(parsing: .allUnrecognized, help: .hidden) var settings: [String] = []
 
     func run() async throws {
-        let (host, port, configuration): (String, Int, ServerConfiguration)
+        let (host, port): (String, Int)
+        var configuration: ServerConfiguration
         let values: [String: String]
         do {
             values = try ServerSettings.values(arguments: settings, environment: ProcessInfo.processInfo.environment)
@@ -42,6 +43,12 @@ struct ServeCommand: AsyncParsableCommand {
         let unknownFilters = configuration.thumborFilters.subtracting(ThumborFilter.knownNames).sorted()
         if !unknownFilters.isEmpty {
             logger.warning("thumbor filters Imago does not have are skipped in URLs: \(unknownFilters.joined(separator: ", "))")
+        }
+        if let container = ContainerMemory.current() {
+            configuration.fit(into: container, keepsMemoryBytes: values["IMAGO_MEMORY_BYTES"] != nil)
+            logger.info(
+                "container memory limit \(container.limit >> 20) MB: \(configuration.memoryBytes >> 20) MB kept, \((configuration.decodeMemoryBytes ?? 0) >> 20) MB for decodes and encodes, new work shed above \(Int(configuration.shedsAboveMemoryFraction * 100))%"
+            )
         }
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")

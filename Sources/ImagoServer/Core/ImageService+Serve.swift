@@ -28,7 +28,7 @@ extension ImageService {
         return try await making.value(
             for: key, joined: { metrics.coalesced.increment() },
             admit: {
-                guard work.tryAcquire() else { throw ServerError.overloaded }
+                guard !nearContainerLimit, work.tryAcquire() else { throw ServerError.overloaded }
                 metrics.workInFlight.increment()
             }
         ) {
@@ -239,6 +239,15 @@ extension ImageService {
         let now = Date()
         let freshness = HTTPFreshness(headers: ["ETag": variant.etag, "Cache-Control": "max-age=31536000"], receivedAt: now)
         disk.store(variant.data, for: diskKey, metadata: CacheMetadata(contentType: variant.format.mimeType, receivedAt: now, freshness: freshness))
+    }
+
+    /// Whether the container's memory is nearly used up: new work is shed before the kernel's OOM
+    /// killer would stop the process (answers already made are still given).
+    var nearContainerLimit: Bool {
+        guard let container = configuration.containerMemory, let usage = container.usage() else { return false }
+        let near = Double(usage) > Double(container.limit) * configuration.shedsAboveMemoryFraction
+        if near { metrics.shedForMemory.increment() }
+        return near
     }
 
     /// Encodes on the pipeline's CPU stage, under the same bound as decodes: an encode takes tens

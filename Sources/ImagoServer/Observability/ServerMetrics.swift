@@ -17,6 +17,7 @@ public final class ServerMetrics: Sendable {
     let encode: DurationHistogram
     let encodes: Counter
     let keptBytes: Gauge
+    let shedForMemory: Counter
 
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -39,6 +40,8 @@ public final class ServerMetrics: Sendable {
             descriptor: Self.name("encodes", "total", "Encoder runs: one per new variant, up to six under max_bytes."))
         keptBytes = registry.makeGauge(
             descriptor: Self.name("memory_kept", "bytes", "Bytes kept in memory between requests (variants and paths), at most IMAGO_MEMORY_BYTES."))
+        shedForMemory = registry.makeCounter(
+            descriptor: Self.name("shed_for_memory", "total", "New work answered 503 because the container's memory was nearly used up."))
     }
 
     /// `imago_serve_NAME_UNIT`.

@@ -76,6 +76,7 @@ public final class ImageService: Sendable {
         var pipeline = ImagePipeline.Configuration()
         if let metrics { pipeline.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry) }
         pipeline.addressPolicy = configuration.internalSourceAddresses.policy
+        if let bytes = configuration.decodeMemoryBytes { pipeline.decodeMemoryBudget = DecodeMemoryBudget(bytes: bytes) }
         pipeline.maxRedirects = configuration.maxRedirects
         pipeline.allowInvalidCertificates = configuration.ignoresCertificateErrors
         if let userAgent = configuration.userAgent { pipeline.headers["User-Agent"] = userAgent }

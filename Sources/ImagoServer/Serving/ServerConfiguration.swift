@@ -99,6 +99,15 @@ public struct ServerConfiguration: Sendable {
     /// images being made, is bounded apart by ``maxConcurrentWork`` and the pipeline's
     /// `decodeMemoryBudget`.)
     public var memoryBytes = 256 << 20
+    /// Bytes all decodes and encodes may hold at once (the pipeline's `DecodeMemoryBudget`); nil
+    /// for the shared 1 GiB. Set from a container's limit by ``fit(into:keepsMemoryBytes:)``.
+    public var decodeMemoryBytes: Int?
+    /// The container's memory limit, when ``fit(into:keepsMemoryBytes:)`` was given one: new
+    /// work is answered 503 with `Retry-After` while the group uses more than
+    /// ``shedsAboveMemoryFraction`` of it.
+    public var containerMemory: ContainerMemory?
+    /// The share of ``containerMemory``'s limit in use above which new work is shed. Default 0.9.
+    public var shedsAboveMemoryFraction = 0.9
     /// The disk cache's folder for sources and processed variants; nil for none.
     public var cacheDirectory: URL?
     /// Whether images are converted to sRGB and carry no colour profile unless a URL says

@@ -242,7 +242,8 @@ public enum ServerSettings {
             $0.maxSourceBytes = Int64($1)
         },
         .integer(
-            "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000, peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION"), .thumborWholeNumber("MAX_PIXELS")],
+            "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000,
+            peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION"), .thumborWholeNumber("MAX_PIXELS")],
             "most pixels a source may declare (default 50000000)"
         ) {
             $0.maxSourcePixels = $1
@@ -269,7 +270,8 @@ public enum ServerSettings {
             "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"
         ) { $0.stripsColorProfile = $1 },
         .boolean(
-            "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA"), .thumborNot("PRESERVE_EXIF_INFO")], "drop EXIF and XMP unless a URL says sm:0 (default true)"
+            "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA"), .thumborNot("PRESERVE_EXIF_INFO")],
+            "drop EXIF and XMP unless a URL says sm:0 (default true)"
         ) { $0.stripsMetadata = $1 },
         .boolean(
             "--keep-copyright", "IMAGO_KEEP_COPYRIGHT", peers: [.boolean("IMGPROXY_KEEP_COPYRIGHT")],

@@ -241,7 +241,9 @@ private struct Reader {
     /// Counts `units` of work towards ``ThumborConfigFile/maxWork``.
     mutating func spend(_ units: Int, line: Int) throws(ThumborConfigFile.Failure) {
         spent += units
-        guard spent <= ThumborConfigFile.maxWork else { throw .init(line: line, "the values are larger than Imago reads (\(ThumborConfigFile.maxWork) items and bytes)") }
+        guard spent <= ThumborConfigFile.maxWork else {
+            throw .init(line: line, "the values are larger than Imago reads (\(ThumborConfigFile.maxWork) items and bytes)")
+        }
     }
 
     /// One value: a literal (adjacent strings joined) or a name assigned or imported before,

@@ -55,7 +55,9 @@ struct ImgproxySourceSettingsTests {
         try await origin.shutdown()
     }
 
-    @Test("IMGPROXY_BASE_URL and IMGPROXY_URL_REPLACEMENTS rewrite imgproxy sources as imgproxy does: replacements, $1 and ${1} naming what * matched, then the base")
+    @Test(
+        "IMGPROXY_BASE_URL and IMGPROXY_URL_REPLACEMENTS rewrite imgproxy sources as imgproxy does: replacements, $1 and ${1} naming what * matched, then the base"
+    )
     func baseURLAndReplacements() async throws {
         let origin = try await TestOrigin.start()
         let base = origin.baseURL.absoluteString.trimmingCharacters(in: ["/"])
@@ -157,7 +159,9 @@ struct ImgproxySourceSettingsTests {
 /// `--thumbor-config` from thumbor's own file.
 @Suite("thumbor.conf's loader, format and route settings")
 struct ThumborConfSettingsTests {
-    @Test("ALLOWED_SOURCES (a name and a legacy expression), AUTO_PNG_TO_JPG, WEBP_QUALITY, HEALTHCHECK_ROUTE, ACCESS_CONTROL_ALLOW_ORIGIN_HEADER and the loader's")
+    @Test(
+        "ALLOWED_SOURCES (a name and a legacy expression), AUTO_PNG_TO_JPG, WEBP_QUALITY, HEALTHCHECK_ROUTE, ACCESS_CONTROL_ALLOW_ORIGIN_HEADER and the loader's"
+    )
     func settings() async throws {
         let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -189,7 +189,8 @@ struct PeerConfigurationTests {
                 ] + MINE
                 KEY = 'a' + "b"
                 """)
-        let filters = ThumborFilter.builtinModules.map(ThumborConfigFile.Value.string) + [.string("thumbor.filters.autojpg"), .string("mycompany.filters.sepia")]
+        let filters =
+            ThumborFilter.builtinModules.map(ThumborConfigFile.Value.string) + [.string("thumbor.filters.autojpg"), .string("mycompany.filters.sepia")]
         #expect(file["FILTERS"] == .list(filters) && file["KEY"] == .string("ab") && file["MINE"] != nil)
         #expect(ThumborFilter.builtinModules.count == 30 && !ThumborFilter.builtinNames.contains("autojpg"))
         let doubling = "A = [1]\n" + String(repeating: "A = A + A\n", count: 40)
