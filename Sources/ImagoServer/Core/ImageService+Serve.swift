@@ -260,7 +260,11 @@ extension ImageService {
         let settings = configuration.encoding
         // The encoder's memory is held from the pipeline's budget first: a libjxl encode of a
         // 50 MP image needs 2 GB, which the budget refuses before anything is allocated.
-        let working = format.encoder(quality: quality, settings: settings).workingBytes(for: image)
+        // The made image is counted too: the budget then bounds the images waiting to be encoded
+        // (each decode's reservation ends with it), so a burst of large images cannot pile up
+        // their pixels beside new decodes.
+        let imageBytes = image.frames.reduce(0) { $0 + $1.pixels.count }
+        let working = format.encoder(quality: quality, settings: settings).workingBytes(for: image) + imageBytes
         guard working <= pipeline.configuration.decodeMemoryBudget.bytes else {
             throw ServerError(
                 status: 422, "the result (\(image.width)×\(image.height)) needs more memory to encode as \(format.rawValue) than the server's budget holds")

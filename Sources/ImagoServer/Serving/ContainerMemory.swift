@@ -79,11 +79,11 @@ public struct ContainerMemory: Sendable, Equatable {
 
 extension ServerConfiguration {
     /// Sizes what `--memory-bytes` and the decode budget leave unset from a container's limit:
-    /// kept variants an eighth of it (16–256 MB), decodes and encodes at once two fifths (at
-    /// most the default 1 GiB), and new work shed with 503 past nine tenths of it in use.
+    /// kept variants an eighth of it (16–256 MB), decodes and encodes at once three quarters (the estimates are
+    /// generous: a 12 MP JPEG reserves 192 MB; at most the default 1 GiB), and new work shed with 503 past nine tenths of it in use.
     public mutating func fit(into container: ContainerMemory, keepsMemoryBytes: Bool) {
         if !keepsMemoryBytes { memoryBytes = min(max(container.limit / 8, 16 << 20), 256 << 20) }
-        if decodeMemoryBytes == nil { decodeMemoryBytes = min(container.limit / 5 * 2, 1 << 30) }
+        if decodeMemoryBytes == nil { decodeMemoryBytes = min(container.limit / 4 * 3, 1 << 30) }
         containerMemory = container
     }
 }
