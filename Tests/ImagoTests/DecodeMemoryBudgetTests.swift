@@ -38,6 +38,37 @@ struct DecodeMemoryBudgetTests {
         #expect(budget.held == 0)
     }
 
+    @Test("work that finishes what a decode began (an encode) waits ahead of the decodes queued before it, in its own order")
+    func aheadOfDecodes() async throws {
+        let budget = DecodeMemoryBudget(bytes: 100)
+        let order = Recorder<String>()
+        try await budget.reserve(100, width: 1, height: 1)
+        async let decode: Void = {
+            try await budget.reserve(100, width: 1, height: 1)
+            order.append("decode")
+            budget.release(100)
+        }()
+        await Self.waitForWaiters(budget, 1)
+        async let firstEncode: Void = {
+            try await budget.reserve(100, width: 1, height: 1, ahead: true)
+            order.append("encode 1")
+            budget.release(100)
+        }()
+        await Self.waitForWaiters(budget, 2)
+        async let secondEncode: Void = {
+            try await budget.reserve(100, width: 1, height: 1, ahead: true)
+            order.append("encode 2")
+            budget.release(100)
+        }()
+        await Self.waitForWaiters(budget, 3)
+        budget.release(100)
+        try await decode
+        try await firstEncode
+        try await secondEncode
+        #expect(order.all == ["encode 1", "encode 2", "decode"])
+        #expect(budget.held == 0)
+    }
+
     @Test("tryReserve holds at once only what fits with nobody waiting ahead; never past the budget")
     func tryReserve() async throws {
         let budget = DecodeMemoryBudget(bytes: 100)

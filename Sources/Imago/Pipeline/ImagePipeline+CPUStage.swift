@@ -339,14 +339,15 @@ extension ImagePipeline {
     /// does with the pipeline's images, such as encoding them, so that it competes for the same
     /// cores instead of adding threads of its own. With `bytes`, the work first holds that much of
     /// the pipeline's ``Configuration/decodeMemoryBudget`` (waiting while decodes and other work
-    /// hold too much) until it ends, as a decode does; more than the whole budget throws
+    /// hold too much, ahead of the decodes that wait: it finishes what they began) until it
+    /// ends; more than the whole budget throws
     /// `imageTooLarge` (naming `image`'s size) at once, before anything is allocated. An encode
     /// reserves its encoder's ``ImageEncoding/workingBytes(for:)``.
     public func runOnCPUStage<Value: Sendable>(
         priority: ImageRequest.Priority = .normal, reserving bytes: Int = 0, for image: Image? = nil, _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         let budget = configuration.decodeMemoryBudget
-        try await budget.reserve(bytes, width: image?.width ?? 0, height: image?.height ?? 0)
+        try await budget.reserve(bytes, width: image?.width ?? 0, height: image?.height ?? 0, ahead: true)
         defer { budget.release(bytes) }
         return try await cpuStage.run(priority: priority) { Result { try work() } }.get()
     }

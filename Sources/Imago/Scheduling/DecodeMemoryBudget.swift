@@ -9,6 +9,8 @@ public final class DecodeMemoryBudget: Sendable {
         var id: UInt64
         var bytes: Int
         var continuation: CheckedContinuation<Void, any Error>
+        /// Queued ahead of the decodes waiting (an encode finishing what a decode began).
+        var ahead = false
     }
 
     private struct State {
@@ -48,7 +50,9 @@ public final class DecodeMemoryBudget: Sendable {
     /// Waits until `amount` bytes fit, then holds them until ``release(_:)``. Throws `cancelled`
     /// when the task is cancelled while waiting, and `imageTooLarge` naming this budget when
     /// `amount` is more than the whole budget (`width × height` name the image in that error).
-    func reserve(_ amount: Int, width: Int, height: Int) async throws(ImagoError) {
+    /// `ahead` queues it before the waiting decodes (after others queued ahead): work that
+    /// finishes what a decode began, so the images made do not pile up behind new decodes.
+    func reserve(_ amount: Int, width: Int, height: Int, ahead: Bool = false) async throws(ImagoError) {
         guard amount <= bytes else {
             throw ImagoError(.imageTooLarge(width: width, height: height, limit: .decodeMemoryBudget(bytes)), url: nil, stage: .decoding)
         }
@@ -62,7 +66,12 @@ public final class DecodeMemoryBudget: Sendable {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     let admitted = state.withLock { state -> Bool in
                         if Task.isCancelled { return false }
-                        state.waiters.append(Waiter(id: id, bytes: amount, continuation: continuation))
+                        let waiter = Waiter(id: id, bytes: amount, continuation: continuation, ahead: ahead)
+                        if ahead, let first = state.waiters.firstIndex(where: { !$0.ahead }) {
+                            state.waiters.insert(waiter, at: first)
+                        } else {
+                            state.waiters.append(waiter)
+                        }
                         return true
                     }
                     if !admitted {
