@@ -10,6 +10,8 @@ struct SourceResolver: Sendable {
     let allowedSources: [SourcePattern]?
     let baseURL: String?
     let replacements: [(pattern: SourcePattern, replacement: String)]
+    /// thumbor's `ALLOWED_SOURCES` for its URLs' http images; nil allows any host.
+    let thumborHosts: [ThumborHostPattern]?
 
     init(_ configuration: ServerConfiguration) {
         allowedHosts = configuration.allowedHosts
@@ -17,6 +19,7 @@ struct SourceResolver: Sendable {
         allowedSources = configuration.allowedSources?.map(SourcePattern.init)
         baseURL = configuration.sourceBaseURL.flatMap { $0.isEmpty ? nil : $0 }
         replacements = configuration.sourceURLReplacements.map { (SourcePattern($0.pattern), Self.template($0.replacement)) }
+        thumborHosts = configuration.thumborAllowedSources.flatMap { $0.isEmpty ? nil : $0.map(ThumborHostPattern.init) }
     }
 
     /// An imgproxy URL's source as imgproxy's parser preprocesses it: each replacement applied,
@@ -96,5 +99,24 @@ struct SourcePattern: Sendable {
     /// `text` with the matched prefix replaced by `template`.
     func replacing(in text: String, with template: String) -> String {
         expression.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
+    }
+}
+
+/// An entry of thumbor's `ALLOWED_SOURCES`: a plain entry is the host itself; one with a regular
+/// expression's characters (thumbor's legacy form) is matched as thumbor matches it, `^entry$`
+/// (compiled once; an expression that does not compile matches nothing).
+struct ThumborHostPattern: Sendable {
+    private let host: String?
+    private let expression: NSRegularExpression?
+
+    init(_ entry: String) {
+        let isExpression = entry.contains { "\\^$*+?{}[]()|".contains($0) }
+        host = isExpression ? nil : entry
+        expression = isExpression ? try? NSRegularExpression(pattern: "^" + entry + "$") : nil
+    }
+
+    func matches(_ candidate: String) -> Bool {
+        if let host { return candidate == host }
+        return expression?.firstMatch(in: candidate, range: NSRange(candidate.startIndex..., in: candidate)) != nil
     }
 }

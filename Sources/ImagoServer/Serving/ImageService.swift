@@ -18,6 +18,9 @@ public final class ImageService: Sendable {
     public let configuration: ServerConfiguration
     /// ``ServerConfiguration/outputIdentity``, made once: part of every stored variant's key and ETag.
     let outputIdentity: String
+    /// `Bearer` and the server's secret, as the `Authorization` bytes a request must carry; nil
+    /// without a secret (made once: the kept answers' path checks it on every request).
+    private let secretHeader: [UInt8]?
     /// The service's counters, gauges and timers.
     public let metrics: ServerMetrics
     let pipeline: ImagePipeline
@@ -53,6 +56,7 @@ public final class ImageService: Sendable {
     ) throws {
         self.configuration = configuration
         self.outputIdentity = configuration.outputIdentity
+        secretHeader = configuration.secret.flatMap { $0.isEmpty ? nil : Array(("Bearer " + $0).utf8) }
         self.metrics = metrics
         self.logger = logger
         self.accessLog = accessLog
@@ -158,11 +162,8 @@ public final class ImageService: Sendable {
     /// Whether `request` carries the server's secret (imgproxy's `IMGPROXY_SECRET`) as
     /// `Authorization: Bearer …`, compared in constant time; true when there is none.
     private func hasSecret(_ request: ServiceRequest) -> Bool {
-        guard let secret = configuration.secret, !secret.isEmpty else { return true }
-        let expected = Array(("Bearer " + secret).utf8), given = Array((request.authorization ?? "").utf8)
-        var difference = UInt8(expected.count == given.count ? 0 : 1)
-        for index in expected.indices { difference |= expected[index] ^ (index < given.count ? given[index] : 0) }
-        return difference == 0
+        guard let secretHeader else { return true }
+        return ConstantTime.equal(secretHeader, Array((request.authorization ?? "").utf8))
     }
 
     /// `response` with its request id (and the CORS headers the server sends), counted and logged.

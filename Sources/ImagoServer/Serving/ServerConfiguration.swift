@@ -244,6 +244,11 @@ public struct ServerConfiguration: Sendable {
         /// All three.
         public static let all: InternalAddresses = [.loopback, .linkLocal, .privateNetwork]
 
+        /// `kind` added, or taken out when not `allowed`.
+        mutating func set(_ kind: InternalAddresses, allowed: Bool) {
+            if allowed { formUnion(kind) } else { subtract(kind) }
+        }
+
         /// The address policy that allows public addresses and these.
         var policy: AddressPolicy {
             if self == .all { return .allowAll }

@@ -61,21 +61,15 @@ public enum ServerSettings {
         .boolean(
             "--allow-loopback-addresses", "IMAGO_ALLOW_LOOPBACK_ADDRESSES", peers: [.boolean("IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES")],
             "let sources resolve to loopback addresses (true/false; default false)"
-        ) { configuration, allows in
-            if allows { configuration.internalSourceAddresses.insert(.loopback) } else { configuration.internalSourceAddresses.remove(.loopback) }
-        },
+        ) { $0.internalSourceAddresses.set(.loopback, allowed: $1) },
         .boolean(
             "--allow-link-local-addresses", "IMAGO_ALLOW_LINK_LOCAL_ADDRESSES", peers: [.boolean("IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES")],
             "let sources resolve to link-local addresses, where cloud metadata services answer (true/false; default false)"
-        ) { configuration, allows in
-            if allows { configuration.internalSourceAddresses.insert(.linkLocal) } else { configuration.internalSourceAddresses.remove(.linkLocal) }
-        },
+        ) { $0.internalSourceAddresses.set(.linkLocal, allowed: $1) },
         .boolean(
             "--allow-private-network-addresses", "IMAGO_ALLOW_PRIVATE_NETWORK_ADDRESSES", peers: [.boolean("IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES")],
             "let sources resolve to private-network addresses: RFC 1918, CGNAT, IPv6 ULA (true/false; default false, imgproxy's true)"
-        ) { configuration, allows in
-            if allows { configuration.internalSourceAddresses.insert(.privateNetwork) } else { configuration.internalSourceAddresses.remove(.privateNetwork) }
-        },
+        ) { $0.internalSourceAddresses.set(.privateNetwork, allowed: $1) },
         .text(
             "--allowed-sources", "IMAGO_ALLOWED_SOURCES", peers: [.same("IMGPROXY_ALLOWED_SOURCES")],
             "source URL prefixes allowed, comma-separated, * matching anything but / (others are 404); default any"

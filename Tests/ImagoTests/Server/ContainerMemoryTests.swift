@@ -132,20 +132,8 @@ struct ContainerMemoryTests {
         let origin = try await TestOrigin.start()
         let sources = (0..<12).map { origin.serve(jpeg, at: "/large-\($0).jpg").absoluteString }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        // The shell joins the group, then becomes the server, so the server starts inside it.
-        process.arguments = [
-            "-c", "echo $$ > \(group)/cgroup.procs && exec \"$0\" serve --listen 127.0.0.1:0 --allow-private-addresses", ServeCommandTests.executable.path,
-        ]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IMAGO_") && !$0.key.hasPrefix("IMGPROXY_") }
-        let output = Pipe()
-        let log = try temporaryDirectory().appendingPathComponent("stderr.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
-        let port = await ServeCommandTests.port(from: output)
+        let (process, port, log) = try await PeerConfigurationTests.start(
+            ["--listen", "127.0.0.1:0", "--allow-private-addresses"], environment: [:], cgroup: group)
         #expect(port > 0)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         // A request that fails outright (the connection dropped: the server killed) is status 0.

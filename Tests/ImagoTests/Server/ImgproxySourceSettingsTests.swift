@@ -184,9 +184,9 @@ struct ThumborConfSettingsTests {
         #expect(configuration.dialect == .thumbor && configuration.maxSourcePixels == 75_000_000 && !configuration.stripsMetadata)
         #expect(configuration.ignoresCertificateErrors && configuration.maxRedirects == 2 && configuration.userAgent == "Thumbor/7.8")
         #expect(configuration.encoding.progressive && configuration.thumborHealthcheckRoute == "/status" && configuration.allowOrigin == "*")
-        #expect(ImageService.thumborHost("cdn12.example.com", matches: #"cdn[0-9]+\.example\.com"#))
-        #expect(!ImageService.thumborHost("cdn12.example.com.evil.org", matches: #"cdn[0-9]+\.example\.com"#))
-        #expect(!ImageService.thumborHost("127x0x0x1", matches: "127.0.0.1"))
+        #expect(ThumborHostPattern(#"cdn[0-9]+\.example\.com"#).matches("cdn12.example.com"))
+        #expect(!ThumborHostPattern(#"cdn[0-9]+\.example\.com"#).matches("cdn12.example.com.evil.org"))
+        #expect(!ThumborHostPattern("127.0.0.1").matches("127x0x0x1"))
         configuration.allowsPrivateAddresses = true
         try await withServer({ $0 = configuration }) { (server: ServerHarness) async throws in
             let png = ImgproxySourceSettingsTests.png

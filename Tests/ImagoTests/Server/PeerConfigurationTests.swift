@@ -15,10 +15,17 @@ struct PeerConfigurationTests {
 
     /// `imago serve` with `environment` and `arguments`; its port (from its first line) and
     /// a file collecting its standard error.
-    static func start(_ arguments: [String] = [], environment: [String: String]) async throws -> (Process, Int, URL) {
+    /// With `cgroup` (a folder of the memory hierarchy), the server is started inside that group.
+    static func start(_ arguments: [String] = [], environment: [String: String], cgroup: String? = nil) async throws -> (Process, Int, URL) {
         let process = Process()
-        process.executableURL = ServeCommandTests.executable
-        process.arguments = ["serve"] + arguments
+        if let cgroup {
+            // The shell joins the group, then becomes the server, so the server starts inside it.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "echo $$ > \(cgroup)/cgroup.procs && exec \"$0\" serve \"$@\"", ServeCommandTests.executable.path] + arguments
+        } else {
+            process.executableURL = ServeCommandTests.executable
+            process.arguments = ["serve"] + arguments
+        }
         // The test's own environment (sanitizer options, PATH) without any IMAGO_* or IMGPROXY_* of its own.
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IMAGO_") && !$0.key.hasPrefix("IMGPROXY_") }
             .merging(environment) { $1 }

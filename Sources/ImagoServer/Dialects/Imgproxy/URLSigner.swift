@@ -67,9 +67,7 @@ public struct URLSigner: Sendable {
         // Every pair is tried, and every byte compared, so the time does not say which one matched.
         for pair in pairs {
             let code = Array(HMAC<SHA256>.authenticationCode(for: pair.salt + message, using: SymmetricKey(data: pair.key)))
-            var difference: UInt8 = 0
-            for index in 0..<size { difference |= code[index] ^ given[index] }
-            valid = valid || difference == 0
+            valid = ConstantTime.equal(Array(code.prefix(size)), given) || valid
         }
         return valid
     }

@@ -58,15 +58,6 @@ extension ImageService {
             varies: configuration.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, errors: .thumbor, product: product)
     }
 
-    /// thumbor's `ALLOWED_SOURCES` check of a host: a plain entry is the host itself; one with a
-    /// regular expression's characters (thumbor's legacy form) is matched as thumbor matches it,
-    /// `^entry$`.
-    static func thumborHost(_ host: String, matches entry: String) -> Bool {
-        guard entry.contains(where: { "\\^$*+?{}[]()|".contains($0) }) else { return host == entry }
-        guard let expression = try? NSRegularExpression(pattern: "^" + entry + "$") else { return false }
-        return expression.firstMatch(in: host, range: NSRange(host.startIndex..., in: host)) != nil
-    }
-
     /// What thumbor's HTTP loader leaves unencoded (Python's `quote` with its `safe` list).
     private static let thumborURLSafe = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~@#$&()*!+=:;,?/'")
 
@@ -84,7 +75,7 @@ extension ImageService {
         guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
             throw ServerError.badRequest("no original image was specified in the given URL")
         }
-        if let allowed = configuration.thumborAllowedSources, !allowed.isEmpty, !allowed.contains(where: { Self.thumborHost(host.lowercased(), matches: $0) }) {
+        if let allowed = sources.thumborHosts, !allowed.contains(where: { $0.matches(host.lowercased()) }) {
             // thumbor's loader says the path is not valid: its handler answers 400.
             throw ServerError.badRequest("source not allowed")
         }
