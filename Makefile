@@ -11,7 +11,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-thumbor cluster-demo soak lint format docs bench bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps peers build demo test test-thumbor cluster-demo soak lint format docs bench bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -38,13 +38,21 @@ demo: deps
 
 # Tests build every trait, URLSessionLoader (not a default) included.
 TEST_TRAITS := --traits default,URLSessionLoader
-test: deps
+test: deps peers
 	$(SWIFT) build --build-tests $(TEST_TRAITS)
 	$(SWIFT) test $(TEST_TRAITS)
 	@# Imago alone without its traits (no disk cache, no AsyncHTTPClient or URLSession loader).
 	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
 	@# docs/LIBRARY.md's install lines are a manifest that must parse.
 	$(SWIFT) package --package-path Examples/Install dump-package >/dev/null
+
+# The real servers the loader tests talk to, in a git-ignored venv: moto (an S3 API server that
+# checks signatures, Tests/Peers/s3_peer.py) and boto3 to fill it; gcp-storage-emulator (GCS's API).
+PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19
+peers:
+	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
+	@[ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
+	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
 
 # The thumbor parity suite: the same URLs sent to thumbor 7.8 (installed in the bench venv) and to
 # imago serve --dialect thumbor; status, type, size and pixels compared. Per-URL differences go to

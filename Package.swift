@@ -66,6 +66,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["HTTPClientLoader"])),
+                // Object stores' request signing (SigV4's SHA-256 and HMAC, GCS's RS256).
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),

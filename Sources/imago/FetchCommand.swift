@@ -8,7 +8,7 @@ struct FetchCommand: AsyncParsableCommand {
         abstract: "Load and decode URLs through one pipeline, all started at once."
     )
 
-    @Argument(help: "URLs to load (http, https, file, data). Repeats coalesce into one transfer.")
+    @Argument(help: "URLs to load (http, https, s3, file, data). Repeats coalesce into one transfer.")
     var urls: [String]
 
     @Option(help: "Write each loaded image into this directory, named after its URL's last path component (made safe: no separators, no leading dots).")
@@ -53,7 +53,7 @@ struct FetchCommand: AsyncParsableCommand {
                 warn("imago: warning: no disk cache: cannot open \(directory.path) (\(error)); loading without it")
             }
         }
-        let pipeline = ImagePipeline(configuration: configuration)
+        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
         let (report, responses) = await BatchLoader(pipeline: pipeline, display: display).load(parsed)
         // Disk writes are made in the background; they must land before the process ends.

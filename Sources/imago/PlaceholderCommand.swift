@@ -51,7 +51,7 @@ struct PlaceholderCommand: AsyncParsableCommand {
         let items = try InputList.expand(inputs)
         var configuration = ImagePipeline.Configuration()
         configuration.memoryCache = nil  // each image is hashed once
-        let pipeline = ImagePipeline(configuration: configuration)
+        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
         let (kind, fullSize) = (kind, fullSize)
         let options: ImageRequest.Options = keepColorProfile ? [.keepsColorProfile] : []
         let all = await windowed(items.count) { index in

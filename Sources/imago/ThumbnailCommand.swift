@@ -71,7 +71,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         var configuration = ImagePipeline.Configuration()
         // Each thumbnail is made once and written: nothing to keep in memory.
         configuration.memoryCache = nil
-        let pipeline = ImagePipeline(configuration: configuration)
+        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
         let thumbnail = ImageRequest.Thumbnail(size: box, contentMode: fit.contentMode)
         let requestOptions = kept.requestOptions
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)

@@ -16,10 +16,17 @@ public protocol DataLoading: Sendable {
 
     /// Loads `request`, feeding the response and the body to `sink`.
     func load(_ request: DataLoadRequest, into sink: DataSink) async throws
+
+    /// Whether this loader's responses carry HTTP's caching headers (`ETag`, `Last-Modified`,
+    /// `Cache-Control`) and it answers the conditional requests the disk cache makes with `304`:
+    /// then the disk cache keeps and revalidates its sources as it does http(s) ones (an object
+    /// store's). Default false; http(s) URLs are cached whichever loader loads them.
+    var supportsHTTPCaching: Bool { get }
 }
 
 extension DataLoading {
     public var loaderPriority: Int { 0 }
+    public var supportsHTTPCaching: Bool { false }
 }
 
 /// Everything a loader needs to make one transfer, already resolved by the pipeline:

@@ -49,6 +49,19 @@
         }
 
         public func load(_ request: DataLoadRequest, into sink: DataSink) async throws {
+            try await load(request, into: sink, describingFailures: nil)
+        }
+
+        /// Reads an error response's body, at most this much, for `describingFailures`.
+        static let maxFailureBodyBytes = 16 * 1024
+
+        /// Loads `request`; when `describingFailures` is given, a response that is neither a
+        /// success nor a 304 (a redirect included) is not followed: its body, up to
+        /// ``maxFailureBodyBytes``, is read and what `describingFailures` makes of it becomes the
+        /// error's reason (an object store's error document: "S3 NoSuchKey: …").
+        func load(
+            _ request: DataLoadRequest, into sink: DataSink, describingFailures: (@Sendable (_ status: Int, _ body: Data) -> String?)?
+        ) async throws {
             var url = request.url
             var headers = request.headers
             var visited: Set<String> = [url.absoluteString]
@@ -58,7 +71,8 @@
                     if let sharedClient, !request.addressPolicy.checksAddresses {
                         next = try await exchange(url, headers: headers, client: sharedClient, request: request, visited: visited, sink: sink)
                     } else {
-                        next = try await exchange(url, headers: headers, request: request, visited: visited, sink: sink)
+                        next = try await exchange(
+                            url, headers: headers, request: request, visited: visited, sink: sink, describingFailures: describingFailures)
                     }
                     guard let next else { return }
                     if !url.hasSameOrigin(as: next) {
@@ -77,7 +91,8 @@
         /// One request and its response through Imago's client: the redirect target when the
         /// response is a redirect to follow, else nil once the body has gone into the sink.
         private func exchange(
-            _ url: URL, headers: HeaderFields, request: DataLoadRequest, visited: Set<String>, sink: DataSink
+            _ url: URL, headers: HeaderFields, request: DataLoadRequest, visited: Set<String>, sink: DataSink,
+            describingFailures: (@Sendable (_ status: Int, _ body: Data) -> String?)?
         ) async throws -> URL? {
             guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -94,11 +109,16 @@
             }
             for header in headers { head.headers.add(name: header.name, value: header.value) }
             let redirect = Locked<URL?>(nil)
+            let failure = Locked<(head: ResponseHead, body: Data)?>(nil)
             let exchange = HTTP1Exchange(
                 head: head,
                 timeoutWithoutBytes: TimeAmount(request.timeoutWithoutBytes),
                 onHead: { response in
                     let status = Int(response.status.code)
+                    if describingFailures != nil, !(200..<300).contains(status), status != 304 {
+                        failure.withLock { $0 = (Self.head(url: url, status: status, headers: response.headers), Data()) }
+                        return .deliver
+                    }
                     if let next = try Self.redirect(status: status, headers: response.headers, from: url, visited: visited, request: request) {
                         redirect.withLock { $0 = next }
                         return .discard
@@ -107,9 +127,24 @@
                     return .deliver
                 },
                 onBody: { buffer in
-                    try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) }
+                    let isFailure = failure.withLock { failure -> Bool in
+                        guard let kept = failure?.body.count else { return false }
+                        let room = Self.maxFailureBodyBytes - kept
+                        if room > 0 { failure?.body.append(contentsOf: buffer.readableBytesView.prefix(room)) }
+                        return true
+                    }
+                    if !isFailure { try buffer.withUnsafeReadableBytes { bytes in try sink.receive(bytes) } }
                 })
             _ = try await http1.run(exchange, to: origin)
+            if let (head, body) = failure.withLock({ $0 }), let describingFailures {
+                do {
+                    try sink.receive(head)
+                } catch {
+                    var described = error
+                    described.reason = describingFailures(head.statusCode ?? 0, body)
+                    throw described
+                }
+            }
             return redirect.withLock { $0 }
         }
 

@@ -5,10 +5,11 @@ import Foundation
 /// for first (``ImageRequest/Options/storesVariantOnDisk``); then the transfer's original, which
 /// is served when fresh, or handed to the download to revalidate.
 extension ImagePipeline {
-    /// The HTTP cache for `request`'s original: only `http(s)` responses are kept.
+    /// The HTTP cache for `request`'s original: only `http(s)` responses are kept, and those of
+    /// loaders that follow HTTP's caching (``DataLoading/supportsHTTPCaching``: object stores).
     func httpCache(for request: ImageRequest) -> HTTPCache? {
         guard let disk = configuration.diskCache, let scheme = request.url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https"
+            scheme == "http" || scheme == "https" || (scheme != "file" && scheme != "data" && loaders.loader(for: request.url)?.supportsHTTPCaching == true)
         else { return nil }
         return HTTPCache(disk: disk, heuristicLifetime: configuration.heuristicFreshness)
     }

@@ -36,6 +36,7 @@ extension ImagoError {
             case notCached
             case processingFailed(String)
             case codecUnavailable(String)
+            case sourceRefused(String)
         }
 
         let value: Value
@@ -132,6 +133,10 @@ extension ImagoError {
         /// missing libjxl makes JPEG XL unavailable, nothing else); carries which and why.
         public static func codecUnavailable(_ reason: String) -> Code { Code(.codecUnavailable(reason)) }
 
+        /// The loader's own configuration refuses this source before any request (an object
+        /// store's bucket outside its allowed list, say); carries why.
+        public static func sourceRefused(_ reason: String) -> Code { Code(.sourceRefused(reason)) }
+
         /// What kind of code this is, without its details: something to `switch` over. A `switch`
         /// needs a `default`, so codes added later never break it:
         ///
@@ -208,6 +213,8 @@ extension ImagoError {
             public static let processingFailed = Kind("processingFailed")
             /// Codes made by ``ImagoError/Code/codecUnavailable(_:)``.
             public static let codecUnavailable = Kind("codecUnavailable")
+            /// Codes made by ``ImagoError/Code/sourceRefused(_:)``.
+            public static let sourceRefused = Kind("sourceRefused")
         }
 
         /// The code's kind, to `switch` over.
@@ -241,6 +248,7 @@ extension ImagoError {
             case .notCached: .notCached
             case .processingFailed: .processingFailed
             case .codecUnavailable: .codecUnavailable
+            case .sourceRefused: .sourceRefused
             }
         }
 
@@ -259,7 +267,7 @@ extension ImagoError {
         public var message: String? {
             switch value {
             case .invalidImage(let text), .processingFailed(let text), .unsupportedFormat(let text), .redirectToUnsupportedScheme(let text),
-                .codecUnavailable(let text):
+                .codecUnavailable(let text), .sourceRefused(let text):
                 text
             case .addressRefused(_, let address): address
             default: nil
@@ -324,6 +332,7 @@ extension ImagoError {
             case .notCached: "not in the cache, and the request forbids loading"
             case .processingFailed(let reason): reason
             case .codecUnavailable(let reason): reason
+            case .sourceRefused(let reason): reason
             }
         }
     }

@@ -12,6 +12,8 @@ struct SourceResolver: Sendable {
     let replacements: [(pattern: SourcePattern, replacement: String)]
     /// thumbor's `ALLOWED_SOURCES` for its URLs' http images; nil allows any host.
     let thumborHosts: [ThumborHostPattern]?
+    /// Whether `s3://` sources are read (their buckets are the S3 loader's to check).
+    let s3: Bool
 
     init(_ configuration: ServerConfiguration) {
         allowedHosts = configuration.allowedHosts
@@ -19,6 +21,7 @@ struct SourceResolver: Sendable {
         allowedSources = configuration.allowedSources?.map(SourcePattern.init)
         baseURL = configuration.sourceBaseURL.flatMap { $0.isEmpty ? nil : $0 }
         replacements = configuration.sourceURLReplacements.map { (SourcePattern($0.pattern), Self.template($0.replacement)) }
+        s3 = configuration.readsS3
         thumborHosts = configuration.thumborAllowedSources.flatMap { $0.isEmpty ? nil : $0.map(ThumborHostPattern.init) }
     }
 
@@ -39,6 +42,9 @@ struct SourceResolver: Sendable {
         case "http", "https":
             guard let host = url.host?.lowercased(), !host.isEmpty else { throw .badRequest("source has no host") }
             if let allowedHosts, !allowedHosts.contains(where: { Self.matches(host, $0.lowercased()) }) { throw .forbidden("source not allowed") }
+            return url
+        case "s3":
+            guard s3 else { throw .forbidden("source not allowed") }
             return url
         case "local":
             guard let localRoot else { throw .forbidden("source not allowed") }

@@ -95,7 +95,11 @@ public final class ImageService: Sendable {
                 pipeline.diskCache = try DiskCache(configuration: .init(directory: directory))
             }
         #endif
-        return ImagePipeline(configuration: pipeline)
+        let loaders = LoaderRegistry.standard()
+        #if HTTPClientLoader
+            if configuration.readsS3 { loaders.register(S3DataLoader(configuration.s3)) }
+        #endif
+        return ImagePipeline(configuration: pipeline, loaders: loaders)
     }
 
     /// Bytes the service keeps in memory between requests (encoded variants and answered paths),
@@ -120,17 +124,20 @@ public final class ImageService: Sendable {
         metrics.inFlight.increment()
         defer { metrics.inFlight.decrement() }
         var response: ServiceResponse
+        var sourceFailure: ImagoError?
         do {
             guard hasSecret(request) else { throw ServerError(status: 403, "Forbidden") }
             response = try await answer(request, route: route)
         } catch let error as ServerError {
             response = .error(error, head: request.isHead)
         } catch let error as ImagoError {
-            response = .error(ServerError(loading: error), head: request.isHead)
+            let answer = ServerError(loading: error)
+            if answer.status >= 500 { sourceFailure = error }
+            response = .error(answer, head: request.isHead)
         } catch {
             response = .error(ServerError(status: 500, "internal error"), head: request.isHead)
         }
-        return finished(response, to: request, since: start)
+        return finished(response, to: request, since: start, sourceFailure: sourceFailure)
     }
 
     /// The answer to a request whose variant is kept in memory, made without suspending, so the
@@ -167,7 +174,12 @@ public final class ImageService: Sendable {
     }
 
     /// `response` with its request id (and the CORS headers the server sends), counted and logged.
-    private func finished(_ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant) -> ServiceResponse {
+    /// A source that failed on the server's side (a 5xx) is logged with its cause, for the operator
+    /// (the client's answer names none): the code and the loader's reason (`S3 AccessDenied: …`),
+    /// never the URL, which may carry credentials.
+    private func finished(
+        _ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant, sourceFailure: ImagoError? = nil
+    ) -> ServiceResponse {
         var response = response
         let id = request.requestID.flatMap(Self.acceptedRequestID) ?? Self.newRequestID()
         response.headers.append(name: "X-Request-Id", value: id)
@@ -179,6 +191,10 @@ public final class ImageService: Sendable {
         metrics.total.record(elapsed)
         metrics.answered(status: response.status)
         let milliseconds = Int(elapsed / .milliseconds(1)), method = request.isHead ? "HEAD" : "GET"
+        if let sourceFailure {
+            let cause = sourceFailure.code.description + (sourceFailure.reason.map { ": " + $0 } ?? "")
+            logger.warning("source failed", metadata: ["request_id": "\(id)", "stage": "\(sourceFailure.stage.rawValue)", "cause": "\(cause)"])
+        }
         if let accessLog {
             accessLog.answered(requestID: id, method: method, status: response.status, milliseconds: milliseconds, bytes: response.body.readableBytes)
         } else {

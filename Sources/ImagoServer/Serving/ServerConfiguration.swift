@@ -44,6 +44,12 @@ public struct ServerConfiguration: Sendable {
     public var maxRedirects = 5
     /// Whether sources' TLS certificates go unchecked (`IMGPROXY_IGNORE_SSL_VERIFICATION`). Default false.
     public var ignoresCertificateErrors = false
+    /// Whether `s3://bucket/key` sources are read (imgproxy's `IMGPROXY_USE_S3`), from ``s3``.
+    /// Default false: they are refused.
+    public var readsS3 = false
+    /// Where and with which key `s3://` sources are read (imgproxy's `IMGPROXY_S3_*` variables);
+    /// its endpoint is trusted whatever its address.
+    public var s3 = S3Configuration()
     /// The folder `local:///name` sources are read from; nil refuses them.
     public var localRoot: URL?
     /// Whether `/gallery` shows the images under ``localRoot`` (`IMAGO_GALLERY`). Default false.

@@ -31,7 +31,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         switch error.code.kind {
         case .httpStatus where error.code.httpStatus == 404 || error.code.httpStatus == 410, .fileNotFound:
             self.init(status: 404, "source not found")
-        case .addressRefused, .redirectToUnsupportedScheme, .insecureRedirect:
+        case .addressRefused, .redirectToUnsupportedScheme, .insecureRedirect, .sourceRefused:
             self.init(status: 403, "source not allowed")
         case .tooLarge, .imageTooLarge:
             self.init(status: 413, "source too large")

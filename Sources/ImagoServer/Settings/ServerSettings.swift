@@ -128,6 +128,43 @@ public enum ServerSettings {
         ) {
             $0.localRoot = URL(fileURLWithPath: $1)
         },
+        ServerSetting(
+            "--s3", "IMAGO_USE_S3", peers: [.boolean("IMGPROXY_USE_S3")], switch: true,
+            "read s3://bucket/key[?version] sources, signed with AWS_ACCESS_KEY_ID… or ~/.aws/credentials (true/false; default false)"
+        ) { configuration, text, values throws(ServerError) in
+            switch text.lowercased() {
+            case "1", "true", "yes": configuration.readsS3 = true
+            case "0", "false", "no": configuration.readsS3 = false
+            default: throw ServerSetting.invalid("--s3", "IMAGO_USE_S3")
+            }
+            // As the AWS tools: region and key from their variables; the settings below win.
+            let standard = S3Configuration.standard(environment: values)
+            configuration.s3.region = standard.region
+            configuration.s3.credentials = standard.credentials
+        },
+        .text("--s3-region", "IMAGO_S3_REGION", peers: [.same("IMGPROXY_S3_REGION")], "the S3 region (default AWS_REGION, else us-west-1)") {
+            $0.s3.region = $1
+        },
+        ServerSetting(
+            "--s3-endpoint", "IMAGO_S3_ENDPOINT", peers: [.same("IMGPROXY_S3_ENDPOINT")],
+            "an S3-compatible server's URL (host:port is http); trusted whatever its address (default Amazon S3)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let url = S3Configuration.endpointURL(text) else { throw ServerSetting.invalid("--s3-endpoint", "IMAGO_S3_ENDPOINT") }
+            configuration.s3.endpoint = url
+        },
+        .boolean(
+            "--s3-endpoint-path-style", "IMAGO_S3_ENDPOINT_USE_PATH_STYLE", peers: [.boolean("IMGPROXY_S3_ENDPOINT_USE_PATH_STYLE")],
+            "with an endpoint, the bucket in the path, not the host name (true/false; default true)"
+        ) { $0.s3.usesPathStyle = $1 },
+        .text(
+            "--s3-allowed-buckets", "IMAGO_S3_ALLOWED_BUCKETS", peers: [.same("IMGPROXY_S3_ALLOWED_BUCKETS")],
+            "the only S3 buckets read, comma-separated (others are 403)"
+        ) {
+            $0.s3.buckets.allowed = ServerSetting.list($1)
+        },
+        .text("--s3-denied-buckets", "IMAGO_S3_DENIED_BUCKETS", peers: [.same("IMGPROXY_S3_DENIED_BUCKETS")], "S3 buckets never read, comma-separated (403)") {
+            $0.s3.buckets.denied = ServerSetting.list($1)
+        },
         .boolean(
             "--gallery", "IMAGO_GALLERY", switch: true,
             "serve /gallery: the local root's images with srcset and ThumbHash placeholders (true/false; default false)"
@@ -556,13 +593,23 @@ public enum ServerSettings {
         }
     }
 
+    /// Variables of other tools that settings read as those tools do: the AWS credentials, region
+    /// and endpoint, and `HOME` for `~/.aws/credentials`.
+    static let ambientVariables: Set<String> = [
+        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION",
+        "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "HOME",
+    ]
+
     /// The settings `arguments` give (`--flag value`, `--flag=value`, or a switch alone), on top of
     /// `environment`'s `IMAGO_*` and peer variables: a flag wins. Throws naming an unknown flag or
     /// a flag without its value.
     public static func values(arguments: [String], environment: [String: String]) throws(ServerError) -> [String: String] {
         let variables = Set(all.flatMap { [$0.variable] + $0.peerVariables })
         // imgproxy's variables Imago does not read are kept, to be named at start.
-        var values = environment.filter { variables.contains($0.key) && !$0.key.hasPrefix(PeerVariable.thumborConfPrefix) || $0.key.hasPrefix("IMGPROXY_") }
+        var values = environment.filter {
+            variables.contains($0.key) && !$0.key.hasPrefix(PeerVariable.thumborConfPrefix) || $0.key.hasPrefix("IMGPROXY_")
+                || ambientVariables.contains($0.key)
+        }
         var rest = arguments[...]
         while let argument = rest.popFirst() {
             let parts = argument.split(separator: "=", maxSplits: 1)

@@ -71,7 +71,7 @@ struct PeerConfigurationTests {
             IMGPROXY_JPEG_PROGRESSIVE=1
             IMGPROXY_TTL=600
             IMGPROXY_WORKERS=4
-            IMGPROXY_USE_S3=true
+            IMGPROXY_USE_ABS=true
             """)
         let (process, port, log) = try await Self.start(environment: environment)
         #expect(port > 0)
@@ -106,7 +106,7 @@ struct PeerConfigurationTests {
         process.terminate()
         #expect(await ServeCommandTests.waitForExit(process) == 0)
         let logged = try String(contentsOf: log, encoding: .utf8)
-        #expect(logged.contains("IMGPROXY_WORKERS is not supported") && logged.contains("IMGPROXY_USE_S3 is not supported"))
+        #expect(logged.contains("IMGPROXY_WORKERS is not supported") && logged.contains("IMGPROXY_USE_ABS is not supported"))
         #expect(!logged.contains("IMGPROXY_QUALITY is not"))
     }
 

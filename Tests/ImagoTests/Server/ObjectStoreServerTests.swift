@@ -1,0 +1,109 @@
+import AsyncHTTPClient
+import Foundation
+import Imago
+import ImagoServer
+import Testing
+
+/// `s3://` sources through `imago serve` and `imago fetch`, configured as imgproxy and the AWS tools
+/// are, against a real S3 API server (moto) that checks signatures.
+@Suite(
+    "object stores: imago serve and imago fetch", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"),
+    .timeLimit(.minutes(3)))
+struct ObjectStoreServerTests {
+    static let photo = Corpus.root.appendingPathComponent("jpeg/video-001.jpeg")
+
+    @Test("imgproxy's S3 variables: an S3 source answered, a missing key 404, a bucket outside the list 403, s3:// refused without IMGPROXY_USE_S3")
+    func imgproxyVariables() async throws {
+        try await withS3Peer(["photos": [Self.photo], "private": [Self.photo]]) { peer in
+            let wrong = "WRONG-secret-never-logged-0123456789"
+            let environment = [
+                "IMGPROXY_USE_S3": "true", "IMGPROXY_S3_ENDPOINT": "127.0.0.1:\(peer.port)", "IMGPROXY_S3_REGION": "us-east-1",
+                "IMGPROXY_S3_ALLOWED_BUCKETS": "photos", "AWS_ACCESS_KEY_ID": peer.accessKeyID, "AWS_SECRET_ACCESS_KEY": peer.secretAccessKey,
+            ]
+            let (process, port, log) = try await PeerConfigurationTests.start(["--listen", "127.0.0.1:0"], environment: environment)
+            defer { process.terminate() }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            func get(_ source: String) async throws -> (Int, Data) {
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/insecure/rs:fit:64:64/plain/\(source)@png"), timeout: .seconds(30))
+                return (Int(response.status.code), Data(buffer: try await response.body.collect(upTo: 1 << 24)))
+            }
+            let (status, body) = try await get("s3://photos/video-001.jpeg")
+            #expect(status == 200)
+            let image = try PNGDecoder().decode(body, options: DecodingOptions())
+            #expect(max(image.width, image.height) == 64)
+            #expect(try await get("s3://photos/missing.jpeg").0 == 404)
+            #expect(try await get("s3://private/video-001.jpeg").0 == 403)
+            try await client.shutdown()
+            process.terminate()
+            _ = await ServeCommandTests.waitForExit(process)
+            let text = try String(contentsOf: log, encoding: .utf8)
+            #expect(!text.contains(peer.secretAccessKey) && !text.contains(wrong) && !text.contains("Signature="))
+
+            // The same server without IMGPROXY_USE_S3 refuses s3:// sources before any request.
+            let (plain, plainPort, _) = try await PeerConfigurationTests.start(
+                ["--listen", "127.0.0.1:0"], environment: ["IMGPROXY_S3_ENDPOINT": "127.0.0.1:\(peer.port)"])
+            defer { plain.terminate() }
+            let other = HTTPClient(eventLoopGroupProvider: .singleton)
+            let refused = try await other.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(plainPort)/insecure/plain/s3://photos/video-001.jpeg@png"), timeout: .seconds(30))
+            #expect(refused.status.code == 403)
+            try await other.shutdown()
+        }
+    }
+
+    @Test("a wrong key: the store refuses it, the server answers 502 and its log names S3's code, never the secret")
+    func wrongKey() async throws {
+        try await withS3Peer(["photos": [Self.photo]]) { peer in
+            let wrong = "WRONG-secret-never-logged-0123456789"
+            let environment = [
+                "IMAGO_USE_S3": "1", "IMAGO_S3_ENDPOINT": "http://127.0.0.1:\(peer.port)", "AWS_REGION": "us-east-1",
+                "AWS_ACCESS_KEY_ID": peer.accessKeyID, "AWS_SECRET_ACCESS_KEY": wrong,
+            ]
+            let (process, port, log) = try await PeerConfigurationTests.start(["--listen", "127.0.0.1:0"], environment: environment)
+            defer { process.terminate() }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            let response = try await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/insecure/plain/s3://photos/video-001.jpeg@png"), timeout: .seconds(30))
+            #expect(response.status.code == 502)
+            let body = String(buffer: try await response.body.collect(upTo: 1 << 16))
+            #expect(!body.contains(wrong) && !body.contains("127.0.0.1"))
+            try await client.shutdown()
+            process.terminate()
+            _ = await ServeCommandTests.waitForExit(process)
+            let text = try String(contentsOf: log, encoding: .utf8)
+            #expect(text.contains("SignatureDoesNotMatch"), "\(text)")
+            #expect(!text.contains(wrong) && !text.contains("Signature="))
+        }
+    }
+
+    @Test("imago fetch reads s3:// with the AWS tools' variables; a missing key fails naming S3's code")
+    func fetch() async throws {
+        try await withS3Peer(["photos": [Self.photo]]) { peer in
+            let folder = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let environment = [
+                "AWS_ENDPOINT_URL": "http://127.0.0.1:\(peer.port)", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": peer.accessKeyID,
+                "AWS_SECRET_ACCESS_KEY": peer.secretAccessKey,
+            ]
+            func fetch(_ url: String) async throws -> (Int32, String) {
+                let process = Process()
+                process.executableURL = ServeCommandTests.executable
+                process.arguments = ["fetch", "--no-disk-cache", "--out", folder.path, url]
+                process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") }.merging(environment) { $1 }
+                let output = Pipe()
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                let text = await offThePool { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+                return (await ServeCommandTests.waitForExit(process), text)
+            }
+            let (status, text) = try await fetch("s3://photos/video-001.jpeg")
+            #expect(status == 0, "\(text)")
+            #expect(try Data(contentsOf: folder.appendingPathComponent("video-001.jpeg")) == (try Data(contentsOf: Self.photo)))
+            let (failed, message) = try await fetch("s3://photos/missing.jpeg")
+            #expect(failed != 0 && message.contains("NoSuchKey"), "\(message)")
+            #expect(!message.contains(peer.secretAccessKey))
+        }
+    }
+}

@@ -1,0 +1,45 @@
+"""A real S3 API server for Imago's tests: moto in server mode on 127.0.0.1, with signature checks on.
+
+Usage: s3_peer.py BUCKET=FILE[,FILE...] ...  (each file uploaded under its base name)
+Prints one JSON line (port, access key, secret, versions of each key) once ready, then serves
+until its standard input closes (the test ends), so it never outlives the test.
+"""
+import json
+import os
+import sys
+
+# Authentication is checked once the setup below is done: moto lets this many requests through
+# unchecked (three for the IAM user, two per bucket, one per file).
+SETUP_REQUESTS = 3 + sum(2 + len(argument.split("=", 1)[1].split(",")) for argument in sys.argv[1:])
+os.environ["INITIAL_NO_AUTH_ACTION_COUNT"] = str(SETUP_REQUESTS)
+
+import boto3  # noqa: E402
+from moto.server import ThreadedMotoServer  # noqa: E402
+
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+server.start()
+port = server._server.server_port
+endpoint = f"http://127.0.0.1:{port}"
+setup = dict(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="setup")
+
+iam = boto3.client("iam", **setup)
+iam.create_user(UserName="imago")
+policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+iam.put_user_policy(UserName="imago", PolicyName="s3", PolicyDocument=json.dumps(policy))
+key = iam.create_access_key(UserName="imago")["AccessKey"]
+
+s3 = boto3.client("s3", **setup)
+versions = {}
+for argument in sys.argv[1:]:
+    bucket, files = argument.split("=", 1)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    for path in files.split(","):
+        name = os.path.basename(path)
+        with open(path, "rb") as f:
+            answer = s3.put_object(Bucket=bucket, Key=name, Body=f.read())
+        versions[f"{bucket}/{name}"] = answer.get("VersionId")
+
+print(json.dumps({"port": port, "accessKeyID": key["AccessKeyId"], "secretAccessKey": key["SecretAccessKey"], "versions": versions}), flush=True)
+sys.stdin.read()
+server.stop()
