@@ -8,7 +8,7 @@ struct FetchCommand: AsyncParsableCommand {
         abstract: "Load and decode URLs through one pipeline, all started at once."
     )
 
-    @Argument(help: "URLs to load (http, https, s3, file, data). Repeats coalesce into one transfer.")
+    @Argument(help: "URLs to load (http, https, s3, gs, file, data). Repeats coalesce into one transfer.")
     var urls: [String]
 
     @Option(help: "Write each loaded image into this directory, named after its URL's last path component (made safe: no separators, no leading dots).")

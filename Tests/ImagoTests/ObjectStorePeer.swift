@@ -16,6 +16,17 @@ struct ObjectStorePeer: Sendable {
         var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
     }
 
+    /// The GCS front's answer: where it listens, the service account's key file (and the same
+    /// account with a key the token endpoint does not know), each object's generation.
+    struct GCS: Decodable, Sendable {
+        var port: Int
+        var key: String
+        var wrongKey: String
+        var generations: [String: String?]
+
+        var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    }
+
     static let project = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
     static let python = project.appendingPathComponent(".venv-peers/bin/python")
     /// Whether the venv is there (`make test` makes it; a bare `swift test` may not have it).
@@ -67,10 +78,20 @@ struct ObjectStorePeer: Sendable {
 /// Runs `body` with a moto S3 server holding `buckets` (bucket → files uploaded under their names,
 /// versioning on), signature checks on from the first request after the set-up.
 func withS3Peer(_ buckets: [String: [URL]], _ body: (ObjectStorePeer.S3) async throws -> Void) async throws {
+    try await withObjectStorePeer("s3_peer.py", buckets, body)
+}
+
+/// Runs `body` with gcp-storage-emulator holding `buckets`, behind a front that issues tokens only
+/// for the service account's signed JWT and serves only requests carrying one.
+func withGCSPeer(_ buckets: [String: [URL]], _ body: (ObjectStorePeer.GCS) async throws -> Void) async throws {
+    try await withObjectStorePeer("gcs_peer.py", buckets, body)
+}
+
+private func withObjectStorePeer<Answer: Decodable>(_ script: String, _ buckets: [String: [URL]], _ body: (Answer) async throws -> Void) async throws {
     let arguments = buckets.sorted { $0.key < $1.key }.map { "\($0.key)=" + $0.value.map(\.path).joined(separator: ",") }
-    let peer = try await ObjectStorePeer.start("s3_peer.py", arguments)
+    let peer = try await ObjectStorePeer.start(script, arguments)
     do {
-        try await body(try JSONDecoder().decode(ObjectStorePeer.S3.self, from: peer.line))
+        try await body(try JSONDecoder().decode(Answer.self, from: peer.line))
     } catch {
         await peer.stop()
         throw error

@@ -148,6 +148,46 @@
             return redirect.withLock { $0 }
         }
 
+        /// A small POST to an operator's endpoint (an object store's token request), whatever its
+        /// address, no redirect followed: its status and body, which may hold no more than
+        /// `maxBytes`.
+        func post(
+            _ url: URL, headers: HeaderFields, body: Data, timeoutWithoutBytes: Duration, maxBytes: Int
+        ) async throws(ImagoError) -> (
+            status: Int, body: Data
+        ) {
+            guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            let isTLS = url.scheme?.lowercased() == "https"
+            let port = url.port ?? (isTLS ? 443 : 80)
+            let origin = HTTP1Client.Origin(isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false)
+            var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: Self.requestTarget(of: url))
+            head.headers.add(name: "Host", value: AWSSignatureV4.hostHeader(of: url))
+            head.headers.add(name: "Content-Length", value: String(body.count))
+            for header in headers { head.headers.add(name: header.name, value: header.value) }
+            let response = Locked<(status: Int, body: Data)>((0, Data()))
+            let exchange = HTTP1Exchange(
+                head: head, body: ByteBuffer(bytes: body), timeoutWithoutBytes: TimeAmount(timeoutWithoutBytes),
+                onHead: { head in
+                    response.withLock { $0.status = Int(head.status.code) }
+                    return .deliver
+                },
+                onBody: { buffer in
+                    try response.withLock { response in
+                        guard response.body.count + buffer.readableBytes <= maxBytes else { throw ImagoError(.tooLarge(limit: Int64(maxBytes)), url: url) }
+                        response.body.append(contentsOf: buffer.readableBytesView)
+                    }
+                })
+            do {
+                _ = try await http1.run(exchange, to: origin)
+            } catch let error as ImagoError {
+                throw error
+            } catch {
+                throw Self.imagoError(error, url: url, progress: (0, nil))
+            }
+            return response.withLock { $0 }
+        }
+
         /// One request and its response through the caller's AsyncHTTPClient, as above.
         private func exchange(
             _ url: URL, headers: HeaderFields, client: HTTPClient, request: DataLoadRequest,

@@ -14,6 +14,8 @@ struct SourceResolver: Sendable {
     let thumborHosts: [ThumborHostPattern]?
     /// Whether `s3://` sources are read (their buckets are the S3 loader's to check).
     let s3: Bool
+    /// Whether `gs://` sources are read.
+    let gcs: Bool
 
     init(_ configuration: ServerConfiguration) {
         allowedHosts = configuration.allowedHosts
@@ -22,6 +24,7 @@ struct SourceResolver: Sendable {
         baseURL = configuration.sourceBaseURL.flatMap { $0.isEmpty ? nil : $0 }
         replacements = configuration.sourceURLReplacements.map { (SourcePattern($0.pattern), Self.template($0.replacement)) }
         s3 = configuration.readsS3
+        gcs = configuration.readsGCS
         thumborHosts = configuration.thumborAllowedSources.flatMap { $0.isEmpty ? nil : $0.map(ThumborHostPattern.init) }
     }
 
@@ -43,8 +46,8 @@ struct SourceResolver: Sendable {
             guard let host = url.host?.lowercased(), !host.isEmpty else { throw .badRequest("source has no host") }
             if let allowedHosts, !allowedHosts.contains(where: { Self.matches(host, $0.lowercased()) }) { throw .forbidden("source not allowed") }
             return url
-        case "s3":
-            guard s3 else { throw .forbidden("source not allowed") }
+        case "s3", "gs":
+            guard scheme == "s3" ? s3 : gcs else { throw .forbidden("source not allowed") }
             return url
         case "local":
             guard let localRoot else { throw .forbidden("source not allowed") }

@@ -98,6 +98,7 @@ public final class ImageService: Sendable {
         let loaders = LoaderRegistry.standard()
         #if HTTPClientLoader
             if configuration.readsS3 { loaders.register(S3DataLoader(configuration.s3)) }
+            if configuration.readsGCS { loaders.register(GCSDataLoader(configuration.gcs)) }
         #endif
         return ImagePipeline(configuration: pipeline, loaders: loaders)
     }

@@ -50,6 +50,12 @@ public struct ServerConfiguration: Sendable {
     /// Where and with which key `s3://` sources are read (imgproxy's `IMGPROXY_S3_*` variables);
     /// its endpoint is trusted whatever its address.
     public var s3 = S3Configuration()
+    /// Whether `gs://bucket/object` sources are read (imgproxy's `IMGPROXY_USE_GCS`), from ``gcs``.
+    /// Default false: they are refused.
+    public var readsGCS = false
+    /// Where and as whom `gs://` sources are read (imgproxy's `IMGPROXY_GCS_*` variables); its
+    /// endpoints are trusted whatever their address.
+    public var gcs = GCSConfiguration()
     /// The folder `local:///name` sources are read from; nil refuses them.
     public var localRoot: URL?
     /// Whether `/gallery` shows the images under ``localRoot`` (`IMAGO_GALLERY`). Default false.

@@ -61,7 +61,6 @@ enum ImgproxyVariables {
         "IMGPROXY_S3_ASSUME_ROLE_ARN": "no STS role assumption: give the role's temporary credentials in AWS_* variables",
         "IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID": "no STS role assumption",
         "IMGPROXY_S3_ACCESS_POINTS": "no S3 access points",
-        "IMGPROXY_USE_GCS": "object-store sources are issue 42",
         "IMGPROXY_USE_ABS": "object-store sources are issue 42",
         "IMGPROXY_USE_SWIFT": "object-store sources are issue 42",
         "IMGPROXY_PROMETHEUS_BIND": "Imago serves Prometheus metrics at `/metrics` on its own port",

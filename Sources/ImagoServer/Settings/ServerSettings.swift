@@ -165,6 +165,49 @@ public enum ServerSettings {
         .text("--s3-denied-buckets", "IMAGO_S3_DENIED_BUCKETS", peers: [.same("IMGPROXY_S3_DENIED_BUCKETS")], "S3 buckets never read, comma-separated (403)") {
             $0.s3.buckets.denied = ServerSetting.list($1)
         },
+        ServerSetting(
+            "--gcs", "IMAGO_USE_GCS", peers: [.boolean("IMGPROXY_USE_GCS")], switch: true,
+            "read gs://bucket/object[?generation] sources, as the service account of --gcs-key or GOOGLE_APPLICATION_CREDENTIALS (true/false; default false)"
+        ) { configuration, text, values throws(ServerError) in
+            switch text.lowercased() {
+            case "1", "true", "yes": configuration.readsGCS = true
+            case "0", "false", "no": configuration.readsGCS = false
+            default: throw ServerSetting.invalid("--gcs", "IMAGO_USE_GCS")
+            }
+            // As Google's libraries: key file and emulator from their variables; the settings below win.
+            let standard = GCSConfiguration.standard(environment: values)
+            configuration.gcs.endpoint = standard.endpoint
+            configuration.gcs.account = standard.account
+        },
+        ServerSetting(
+            "--gcs-key", "IMAGO_GCS_KEY", peers: [.same("IMGPROXY_GCS_KEY")],
+            "a service account key: its JSON, or the path of its file (default none: unsigned requests)"
+        ) { configuration, text, _ throws(ServerError) in
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let account = trimmed.hasPrefix("{") ? GCSServiceAccount(json: Data(trimmed.utf8)) : GCSServiceAccount(file: trimmed)
+            guard let account else {
+                throw ServerError(status: 500, "--gcs-key (IMAGO_GCS_KEY) is not a service account key (JSON with client_email and private_key)")
+            }
+            configuration.gcs.account = account
+        },
+        ServerSetting(
+            "--gcs-endpoint", "IMAGO_GCS_ENDPOINT", peers: [.same("IMGPROXY_GCS_ENDPOINT")],
+            "a GCS JSON API server's URL (an emulator); trusted whatever its address (default Google's)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let url = S3Configuration.endpointURL(text) else { throw ServerSetting.invalid("--gcs-endpoint", "IMAGO_GCS_ENDPOINT") }
+            configuration.gcs.endpoint = url
+        },
+        .text(
+            "--gcs-allowed-buckets", "IMAGO_GCS_ALLOWED_BUCKETS", peers: [.same("IMGPROXY_GCS_ALLOWED_BUCKETS")],
+            "the only GCS buckets read, comma-separated (others are 403)"
+        ) {
+            $0.gcs.buckets.allowed = ServerSetting.list($1)
+        },
+        .text(
+            "--gcs-denied-buckets", "IMAGO_GCS_DENIED_BUCKETS", peers: [.same("IMGPROXY_GCS_DENIED_BUCKETS")], "GCS buckets never read, comma-separated (403)"
+        ) {
+            $0.gcs.buckets.denied = ServerSetting.list($1)
+        },
         .boolean(
             "--gallery", "IMAGO_GALLERY", switch: true,
             "serve /gallery: the local root's images with srcset and ThumbHash placeholders (true/false; default false)"
@@ -594,10 +637,10 @@ public enum ServerSettings {
     }
 
     /// Variables of other tools that settings read as those tools do: the AWS credentials, region
-    /// and endpoint, and `HOME` for `~/.aws/credentials`.
+    /// and endpoint, `HOME` for `~/.aws/credentials`, Google's key file and emulator.
     static let ambientVariables: Set<String> = [
         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION",
-        "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "HOME",
+        "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "HOME", "GOOGLE_APPLICATION_CREDENTIALS", "STORAGE_EMULATOR_HOST",
     ]
 
     /// The settings `arguments` give (`--flag value`, `--flag=value`, or a switch alone), on top of

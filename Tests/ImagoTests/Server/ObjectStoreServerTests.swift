@@ -106,4 +106,47 @@ struct ObjectStoreServerTests {
             #expect(!message.contains(peer.secretAccessKey))
         }
     }
+
+    @Test(
+        "imgproxy's GCS variables: the key's JSON in IMGPROXY_GCS_KEY, a gs:// source answered, a missing object 404, a denied bucket 403; imago fetch with Google's variables"
+    )
+    func gcs() async throws {
+        try await withGCSPeer(["photos": [Self.photo], "private": [Self.photo]]) { peer in
+            let environment = [
+                "IMGPROXY_USE_GCS": "true", "IMGPROXY_GCS_ENDPOINT": "http://127.0.0.1:\(peer.port)/storage/v1/", "IMGPROXY_GCS_KEY": peer.key,
+                "IMGPROXY_GCS_DENIED_BUCKETS": "private",
+            ]
+            let (process, port, log) = try await PeerConfigurationTests.start(["--listen", "127.0.0.1:0"], environment: environment)
+            defer { process.terminate() }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            func status(_ source: String) async throws -> Int {
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/insecure/rs:fit:64:64/plain/\(source)@png"), timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 24)
+                return Int(response.status.code)
+            }
+            #expect(try await status("gs://photos/video-001.jpeg") == 200)
+            #expect(try await status("gs://photos/missing.jpeg") == 404)
+            #expect(try await status("gs://private/video-001.jpeg") == 403)
+            try await client.shutdown()
+            process.terminate()
+            _ = await ServeCommandTests.waitForExit(process)
+            #expect(!(try String(contentsOf: log, encoding: .utf8)).contains("PRIVATE KEY"))
+
+            let folder = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let keyFile = folder.appendingPathComponent("key.json")
+            try Data(peer.key.utf8).write(to: keyFile)
+            let fetch = Process()
+            fetch.executableURL = ServeCommandTests.executable
+            fetch.arguments = ["fetch", "--no-disk-cache", "--out", folder.path, "gs://photos/video-001.jpeg"]
+            fetch.environment = ProcessInfo.processInfo.environment.merging([
+                "GOOGLE_APPLICATION_CREDENTIALS": keyFile.path, "STORAGE_EMULATOR_HOST": "127.0.0.1:\(peer.port)",
+            ]) { $1 }
+            fetch.standardOutput = FileHandle.nullDevice
+            try fetch.run()
+            #expect(await ServeCommandTests.waitForExit(fetch) == 0)
+            #expect(try Data(contentsOf: folder.appendingPathComponent("video-001.jpeg")) == (try Data(contentsOf: Self.photo)))
+        }
+    }
 }

@@ -56,6 +56,7 @@
             lastRead = context.eventLoop.now
             scheduleTimeout(context: context, at: lastRead + exchange.timeoutWithoutBytes)
             context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+            if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
 

@@ -4,7 +4,8 @@
     import NIOCore
     import NIOHTTP1
 
-    /// What one GET asks of a connection, and how its response is handed over: the head first,
+    /// What one request (a GET; a small POST for an object store's token) asks of a connection,
+    /// and how its response is handed over: the head first,
     /// which decides whether the body is wanted, then each body chunk as it is read, all on the
     /// connection's event loop (no hop per chunk), then the end.
     struct HTTP1Exchange: Sendable {
@@ -19,6 +20,8 @@
         }
 
         var head: HTTPRequestHead
+        /// The request's body, sent whole after the head (its `Content-Length` is the caller's).
+        var body: ByteBuffer? = nil
         var timeoutWithoutBytes: TimeAmount
         /// Throwing stops the exchange and closes the connection; the error is the exchange's.
         var onHead: @Sendable (HTTPResponseHead) throws -> BodyUse
