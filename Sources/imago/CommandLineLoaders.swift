@@ -15,3 +15,13 @@ extension LoaderRegistry {
         return loaders
     }
 }
+
+extension ImagePipeline.Configuration {
+    /// The configuration every command starts from: transfers through the proxies curl's
+    /// variables name (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`).
+    static func commandLine(environment: [String: String] = ProcessInfo.processInfo.environment) -> ImagePipeline.Configuration {
+        var configuration = ImagePipeline.Configuration()
+        configuration.proxies = ProxySettings.environment(environment)
+        return configuration
+    }
+}

@@ -129,7 +129,8 @@ struct ConvertCommand: AsyncParsableCommand {
         let quality = lossless && format == .webp ? QualityOption.fixed(quality.initial) : quality
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
-        let image = try await ImagePipeline(loaders: .commandLine()).image(for: ImageRequest(url: source, options: kept.requestOptions, processors: processors))
+        let image = try await ImagePipeline(configuration: .commandLine(), loaders: .commandLine()).image(
+            for: ImageRequest(url: source, options: kept.requestOptions, processors: processors))
         let (data, usedQuality, score) = try quality.encode(image, format: format, encoder: makeEncoder)
         try data.write(to: destination, options: .atomic)
         if json {

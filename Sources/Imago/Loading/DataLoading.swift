@@ -46,6 +46,9 @@ public struct DataLoadRequest: Sendable {
     public var headersDroppedOnCrossOriginRedirect: Set<String>
     /// Which addresses the transfer may connect to, on every hop.
     public var addressPolicy: AddressPolicy
+    /// The proxies http(s) transfers go through (Imago's own HTTP client; URLSession reads the
+    /// variables itself, an AsyncHTTPClient of yours has its own).
+    public var proxies: ProxySettings
 
     /// Headers no redirect to another origin carries, whatever the configuration adds.
     public static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
@@ -58,7 +61,8 @@ public struct DataLoadRequest: Sendable {
         maxRedirects: Int = 5,
         allowInvalidCertificates: Bool = false,
         headersDroppedOnCrossOriginRedirect: Set<String> = DataLoadRequest.credentialHeaders,
-        addressPolicy: AddressPolicy = .allowAll
+        addressPolicy: AddressPolicy = .allowAll,
+        proxies: ProxySettings = .none
     ) {
         self.url = url
         self.headers = headers
@@ -67,6 +71,7 @@ public struct DataLoadRequest: Sendable {
         self.allowInvalidCertificates = allowInvalidCertificates
         self.headersDroppedOnCrossOriginRedirect = Set(headersDroppedOnCrossOriginRedirect.map { $0.lowercased() }).union(Self.credentialHeaders)
         self.addressPolicy = addressPolicy
+        self.proxies = proxies
     }
 
 }

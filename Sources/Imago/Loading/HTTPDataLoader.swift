@@ -98,11 +98,16 @@
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             let isTLS = url.scheme?.lowercased() == "https"
             let port = url.port ?? (isTLS ? 443 : 80)
+            // The policy applies to the host the URL names, proxy or not: a proxy is no way around it.
             let address = try await checkedAddress(of: host, url: url, policy: request.addressPolicy)
+            let proxy = request.proxies.proxy(for: url)
             let origin = HTTP1Client.Origin(
-                isTLS: isTLS, host: host, port: port, address: address, allowInvalidCertificates: request.allowInvalidCertificates)
+                isTLS: isTLS, host: host, port: port, address: address, allowInvalidCertificates: request.allowInvalidCertificates, proxy: proxy)
 
-            var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.requestTarget(of: url))
+            // Plain http through a proxy asks for the whole URL (absolute form), with the proxy's credentials.
+            let target = proxy != nil && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
+            var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target)
+            if let proxy, !isTLS, let authorization = proxy.authorization { head.headers.add(name: "Proxy-Authorization", value: authorization) }
             if headers["Host"] == nil {
                 let name = host.contains(":") ? "[\(host)]" : host
                 head.headers.add(name: "Host", value: url.port == nil || port == (isTLS ? 443 : 80) ? name : "\(name):\(port)")
@@ -152,7 +157,7 @@
         /// address, no redirect followed: its status and body, which may hold no more than
         /// `maxBytes`.
         func post(
-            _ url: URL, headers: HeaderFields, body: Data, timeoutWithoutBytes: Duration, maxBytes: Int
+            _ url: URL, headers: HeaderFields, body: Data, timeoutWithoutBytes: Duration, maxBytes: Int, proxies: ProxySettings
         ) async throws(ImagoError) -> (
             status: Int, body: Data
         ) {
@@ -160,8 +165,11 @@
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             let isTLS = url.scheme?.lowercased() == "https"
             let port = url.port ?? (isTLS ? 443 : 80)
-            let origin = HTTP1Client.Origin(isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false)
-            var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: Self.requestTarget(of: url))
+            let proxy = proxies.proxy(for: url)
+            let origin = HTTP1Client.Origin(isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false, proxy: proxy)
+            let target = proxy != nil && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
+            var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: target)
+            if let proxy, !isTLS, let authorization = proxy.authorization { head.headers.add(name: "Proxy-Authorization", value: authorization) }
             head.headers.add(name: "Host", value: AWSSignatureV4.hostHeader(of: url))
             head.headers.add(name: "Content-Length", value: String(body.count))
             for header in headers { head.headers.add(name: header.name, value: header.value) }
@@ -217,6 +225,12 @@
                 headers: HeaderFields(headers.map { HeaderFields.Field(name: $0.name, value: $0.value) }),
                 expectedContentLength: headers.first(name: "content-length").flatMap { Int64($0) }
             )
+        }
+
+        /// `http://host[:port]/path?query`, for a request to a proxy; no user info.
+        private static func absoluteTarget(of url: URL) -> String {
+            let scheme = url.scheme?.lowercased() ?? "http"
+            return "\(scheme)://\(AWSSignatureV4.hostHeader(of: url))\(requestTarget(of: url))"
         }
 
         /// The path and query as the URL spells them, percent-escapes kept.
@@ -280,6 +294,24 @@
                 case .cancelled: return ImagoError(.cancelled, url: url)
                 case .closed: return ImagoError(.truncated(received: progress.received, expected: progress.expected), url: url)
                 }
+            }
+            if let error = error as? ProxyTunnelError {
+                var failure: ImagoError
+                switch error {
+                case .refused(let status):
+                    failure = ImagoError(.connectionFailed, url: url, underlying: sendable)
+                    failure.reason = "the proxy refused the tunnel with HTTP \(status)" + (status == 407 ? " (it wants credentials)" : "")
+                case .invalidResponse:
+                    failure = ImagoError(.invalidResponse, url: url, underlying: sendable)
+                    failure.reason = "the proxy's answer to CONNECT is not HTTP"
+                case .closed:
+                    failure = ImagoError(.connectionReset, url: url, underlying: sendable)
+                    failure.reason = "the proxy closed the connection before it answered CONNECT"
+                case .timedOut:
+                    failure = ImagoError(.timedOut, url: url, underlying: sendable)
+                    failure.reason = "the proxy did not answer CONNECT"
+                }
+                return failure
             }
             if case .connectTimeout = error as? ChannelError {
                 return ImagoError(.timedOut, url: url, underlying: sendable)

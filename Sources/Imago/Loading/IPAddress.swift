@@ -95,6 +95,12 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return bytes[0] & 0xFE == 0xFC
     }
 
+    /// Whether the address is in `network`/`prefixLength` (same family; a length past the
+    /// address's bits is false).
+    func isIn(network: IPAddress, prefixLength: Int) -> Bool {
+        bytes.count == network.bytes.count && (0...bytes.count * 8).contains(prefixLength) && matches(network.bytes, length: prefixLength)
+    }
+
     private func matches(_ prefix: [UInt8], length: Int) -> Bool {
         for bit in 0..<length where (bytes[bit / 8] >> (7 - bit % 8)) & 1 != (prefix[bit / 8] >> (7 - bit % 8)) & 1 {
             return false

@@ -32,7 +32,8 @@ extension ImagePipeline {
             maxRedirects: configuration.maxRedirects,
             allowInvalidCertificates: configuration.allowInvalidCertificates || request.options.contains(.allowInvalidCertificates),
             headersDroppedOnCrossOriginRedirect: configuration.headersDroppedOnCrossOriginRedirect,
-            addressPolicy: configuration.addressPolicy
+            addressPolicy: configuration.addressPolicy,
+            proxies: configuration.proxies
         )
     }
 

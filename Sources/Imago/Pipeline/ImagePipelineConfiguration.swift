@@ -47,6 +47,9 @@ extension ImagePipeline {
         /// connected to. Default ``AddressPolicy/allowAll``; a server fetching URLs its clients
         /// name should use ``AddressPolicy/publicOnly``.
         public var addressPolicy = AddressPolicy.allowAll
+        /// The HTTP proxies transfers go through (``ProxySettings/environment(_:)`` reads curl's
+        /// variables). Default none: every transfer goes directly.
+        public var proxies = ProxySettings.none
         /// The `Accept` header: the formats Imago decodes.
         public var acceptHeader = "image/webp,image/png,image/jpeg,image/gif;q=0.9,*/*;q=0.5"
         /// Headers sent with every request (requests may override them).

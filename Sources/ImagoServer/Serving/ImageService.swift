@@ -82,6 +82,7 @@ public final class ImageService: Sendable {
         pipeline.addressPolicy = configuration.internalSourceAddresses.policy
         if let bytes = configuration.decodeMemoryBytes { pipeline.decodeMemoryBudget = DecodeMemoryBudget(bytes: bytes) }
         pipeline.maxRedirects = configuration.maxRedirects
+        pipeline.proxies = configuration.proxies
         pipeline.allowInvalidCertificates = configuration.ignoresCertificateErrors
         if let userAgent = configuration.userAgent { pipeline.headers["User-Agent"] = userAgent }
         pipeline.maxResponseSize = configuration.maxSourceBytes

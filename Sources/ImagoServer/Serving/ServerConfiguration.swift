@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable {
     public var maxRedirects = 5
     /// Whether sources' TLS certificates go unchecked (`IMGPROXY_IGNORE_SSL_VERIFICATION`). Default false.
     public var ignoresCertificateErrors = false
+    /// The HTTP proxies sources are fetched through (curl's variables, `--proxy`). Default none.
+    public var proxies = ProxySettings.none
     /// Whether `s3://bucket/key` sources are read (imgproxy's `IMGPROXY_USE_S3`), from ``s3``.
     /// Default false: they are refused.
     public var readsS3 = false

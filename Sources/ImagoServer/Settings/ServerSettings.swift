@@ -129,6 +129,17 @@ public enum ServerSettings {
             $0.localRoot = URL(fileURLWithPath: $1)
         },
         ServerSetting(
+            "--proxy", "IMAGO_PROXY",
+            "HTTP proxy of http and https sources, http://user:password@host:port (default curl's http_proxy, https_proxy, all_proxy)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let proxy = HTTPProxy(url: text) else { throw ServerError(status: 500, "--proxy (IMAGO_PROXY) is not an http:// proxy URL") }
+            configuration.proxies.http = proxy
+            configuration.proxies.https = proxy
+        },
+        .text("--no-proxy", "IMAGO_NO_PROXY", "hosts reached without the proxy, comma-separated, as curl's no_proxy (default no_proxy)") {
+            $0.proxies.noProxy = ServerSetting.list($1)
+        },
+        ServerSetting(
             "--s3", "IMAGO_USE_S3", peers: [.boolean("IMGPROXY_USE_S3")], switch: true,
             "read s3://bucket/key[?version] sources, signed with AWS_ACCESS_KEY_ID… or ~/.aws/credentials (true/false; default false)"
         ) { configuration, text, values throws(ServerError) in
@@ -575,6 +586,8 @@ public enum ServerSettings {
     /// The listen address and the configuration `values` (variable name → text) give.
     public static func configuration(_ values: [String: String]) throws(ServerError) -> (host: String, port: Int, configuration: ServerConfiguration) {
         var configuration = ServerConfiguration()
+        // As curl: the proxy variables of the environment, which --proxy and --no-proxy override.
+        configuration.proxies = ProxySettings.environment(values)
         var listen = "127.0.0.1:8080"
         var watermarks: [String] = []
         for setting in all {
@@ -637,10 +650,12 @@ public enum ServerSettings {
     }
 
     /// Variables of other tools that settings read as those tools do: the AWS credentials, region
-    /// and endpoint, `HOME` for `~/.aws/credentials`, Google's key file and emulator.
+    /// and endpoint, `HOME` for `~/.aws/credentials`, Google's key file and emulator, curl's proxy
+    /// variables.
     static let ambientVariables: Set<String> = [
         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION",
         "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "HOME", "GOOGLE_APPLICATION_CREDENTIALS", "STORAGE_EMULATOR_HOST",
+        "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
     ]
 
     /// The settings `arguments` give (`--flag value`, `--flag=value`, or a switch alone), on top of

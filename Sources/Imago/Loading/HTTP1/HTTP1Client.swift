@@ -21,6 +21,9 @@
             /// the system resolve `host`.
             var address: String?
             var allowInvalidCertificates: Bool
+            /// The HTTP proxy the connection goes through: a `CONNECT` tunnel for https, requests
+            /// in absolute form for http; nil to connect directly.
+            var proxy: HTTPProxy? = nil
         }
 
         /// A connection's channel and its handler, reachable from any thread.
@@ -137,27 +140,47 @@
             let tls = try origin.isTLS ? tlsContext(allowInvalidCertificates: origin.allowInvalidCertificates) : nil
             // SNI carries names only; for an address, the certificate is checked against the peer's.
             let serverHostname = IPAddress(origin.host) == nil ? origin.host : nil
+            // https through a proxy: a tunnel first, then TLS and HTTP inside it.
+            let tunnelTarget = origin.proxy != nil && origin.isTLS ? (origin.host.contains(":") ? "[\(origin.host)]" : origin.host) + ":\(origin.port)" : nil
             // The handler is kept from the initializer: looked up after the connect, it could already
             // be gone with a connection closed at once (a refused handshake), and its error with it.
             let made = Locked<NIOLoopBound<HTTP1ConnectionHandler>?>(nil)
+            let tunnel = Locked<EventLoopFuture<Void>?>(nil)
+            @Sendable func addHTTPHandlers(_ channel: any Channel) throws {
+                if let tls {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                }
+                try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                let handler = HTTP1ConnectionHandler()
+                try channel.pipeline.syncOperations.addHandler(handler)
+                made.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
+            }
             let bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(Self.connectTimeout)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        if let tls {
-                            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                        if let tunnelTarget, let proxy = origin.proxy {
+                            let established = channel.eventLoop.makePromise(of: Void.self)
+                            tunnel.withLock { $0 = established.futureResult }
+                            try channel.pipeline.syncOperations.addHandler(
+                                ProxyTunnelHandler(
+                                    target: tunnelTarget, authorization: proxy.authorization, timeout: Self.connectTimeout, established: established))
+                        } else {
+                            try addHTTPHandlers(channel)
                         }
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        let handler = HTTP1ConnectionHandler()
-                        try channel.pipeline.syncOperations.addHandler(handler)
-                        made.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
                     }
                 }
             let channel: any Channel
-            if let address = origin.address {
+            if let proxy = origin.proxy {
+                channel = try await bootstrap.connect(host: proxy.host, port: proxy.port).get()
+            } else if let address = origin.address {
                 channel = try await bootstrap.connect(to: SocketAddress(ipAddress: address, port: origin.port)).get()
             } else {
                 channel = try await bootstrap.connect(host: origin.host, port: origin.port).get()
+            }
+            if let established = tunnel.withLock({ $0 }) {
+                try await established.get()
+                try await channel.eventLoop.submit { try addHTTPHandlers(channel) }.get()
             }
             channel.closeFuture.whenComplete { [weak self] _ in self?.remove(channel, of: origin) }
             guard let handler = made.withLock({ $0 }) else { throw ChannelError.inappropriateOperationForState }

@@ -43,12 +43,12 @@
             for name in DataLoadRequest.credentialHeaders { headers.remove(name) }
             headers.remove("Host")
             if let token {
-                headers["Authorization"] = "Bearer " + (try await token.value(using: http, timeout: request.timeoutWithoutBytes, for: request.url))
+                headers["Authorization"] = "Bearer " + (try await token.value(using: http, request: request))
             }
             let storeRequest = DataLoadRequest(
                 url: mediaURL(bucket: bucket, object: object, generation: generation), headers: headers,
                 timeoutWithoutBytes: request.timeoutWithoutBytes, maxRedirects: 0, allowInvalidCertificates: request.allowInvalidCertificates,
-                addressPolicy: .allowAll)
+                addressPolicy: .allowAll, proxies: request.proxies)
             do {
                 try await http.load(storeRequest, into: sink, describingFailures: ObjectStoreErrorDocument.gcs)
             } catch var error as ImagoError {
@@ -107,13 +107,14 @@
         }
 
         /// A token valid for at least another minute.
-        func value(using http: HTTPDataLoader, timeout: Duration, for url: URL) async throws(ImagoError) -> String {
+        func value(using http: HTTPDataLoader, request: DataLoadRequest) async throws(ImagoError) -> String {
+            let url = request.url
             if let current = held.withLock({ $0 }), current.expires - .seconds(60) > .now { return current.token }
             let task = pending.withLock { pending in
                 if let running = pending { return running }
                 let task = Task { () async throws -> String in
                     defer { self.pending.withLock { $0 = nil } }
-                    let (token, lifetime) = try await self.request(using: http, timeout: timeout, for: url)
+                    let (token, lifetime) = try await self.request(using: http, request: request)
                     self.held.withLock { $0 = Held(token: token, expires: .now + .seconds(lifetime)) }
                     return token
                 }
@@ -129,7 +130,8 @@
             }
         }
 
-        private func request(using http: HTTPDataLoader, timeout: Duration, for url: URL) async throws(ImagoError) -> (String, Int) {
+        private func request(using http: HTTPDataLoader, request: DataLoadRequest) async throws(ImagoError) -> (String, Int) {
+            let url = request.url
             let assertion: String
             do {
                 assertion = try Self.assertion(account, issuedAt: Date())
@@ -141,7 +143,7 @@
             let body = Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8)
             let (status, answer) = try await http.post(
                 account.tokenURL, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"], body: body,
-                timeoutWithoutBytes: timeout, maxBytes: 64 * 1024)
+                timeoutWithoutBytes: request.timeoutWithoutBytes, maxBytes: 64 * 1024, proxies: request.proxies)
             let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any]
             guard status == 200, let token = object?["access_token"] as? String, !token.isEmpty, token.utf8.count <= 8192,
                 token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })

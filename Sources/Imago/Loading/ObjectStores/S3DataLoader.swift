@@ -69,7 +69,7 @@
             }
             let storeRequest = DataLoadRequest(
                 url: url, headers: headers, timeoutWithoutBytes: request.timeoutWithoutBytes, maxRedirects: 0,
-                allowInvalidCertificates: request.allowInvalidCertificates, addressPolicy: .allowAll)
+                allowInvalidCertificates: request.allowInvalidCertificates, addressPolicy: .allowAll, proxies: request.proxies)
             do {
                 try await http.load(storeRequest, into: sink, describingFailures: ObjectStoreErrorDocument.s3)
             } catch var error as ImagoError {
