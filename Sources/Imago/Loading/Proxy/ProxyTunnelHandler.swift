@@ -44,11 +44,14 @@
 
         func handlerAdded(context: ChannelHandlerContext) {
             let promise = established
-            timer = context.eventLoop.scheduleTask(in: timeout) { [weak self] in
-                guard let self, !self.isDone else { return }
-                self.isDone = true
+            // Both stay on the event loop; the task is cancelled when the tunnel ends either way.
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+            timer = context.eventLoop.scheduleTask(in: timeout) {
+                guard !handler.value.isDone else { return }
+                handler.value.isDone = true
                 promise.fail(ProxyTunnelError.timedOut)
-                context.close(promise: nil)
+                boundContext.value.close(promise: nil)
             }
             if context.channel.isActive { sendConnect(context: context) }
         }
