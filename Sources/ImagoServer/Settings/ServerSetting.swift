@@ -85,11 +85,16 @@ extension ServerSetting {
         _ set: @escaping @Sendable (inout ServerConfiguration, Bool) -> Void
     ) -> ServerSetting {
         return ServerSetting(flag, variable, peers: peers, switch: isSwitch, help) { configuration, text, _ throws(ServerError) in
-            switch text.lowercased() {
-            case "1", "true", "yes": set(&configuration, true)
-            case "0", "false", "no": set(&configuration, false)
-            default: throw ServerSetting.invalid(flag, variable)
-            }
+            set(&configuration, try ServerSetting.truth(text, flag, variable))
+        }
+    }
+
+    /// `1`/`true`/`yes` or `0`/`false`/`no`; anything else is the setting's 500.
+    static func truth(_ text: String, _ flag: String, _ variable: String) throws(ServerError) -> Bool {
+        switch text.lowercased() {
+        case "1", "true", "yes": return true
+        case "0", "false", "no": return false
+        default: throw ServerSetting.invalid(flag, variable)
         }
     }
 

@@ -143,11 +143,7 @@ public enum ServerSettings {
             "--s3", "IMAGO_USE_S3", peers: [.boolean("IMGPROXY_USE_S3")], switch: true,
             "read s3://bucket/key[?version] sources, signed with AWS_ACCESS_KEY_ID… or ~/.aws/credentials (true/false; default false)"
         ) { configuration, text, values throws(ServerError) in
-            switch text.lowercased() {
-            case "1", "true", "yes": configuration.readsS3 = true
-            case "0", "false", "no": configuration.readsS3 = false
-            default: throw ServerSetting.invalid("--s3", "IMAGO_USE_S3")
-            }
+            configuration.readsS3 = try ServerSetting.truth(text, "--s3", "IMAGO_USE_S3")
             // As the AWS tools: region and key from their variables; the settings below win.
             let standard = S3Configuration.standard(environment: values)
             configuration.s3.region = standard.region
@@ -180,11 +176,7 @@ public enum ServerSettings {
             "--gcs", "IMAGO_USE_GCS", peers: [.boolean("IMGPROXY_USE_GCS")], switch: true,
             "read gs://bucket/object[?generation] sources, as the service account of --gcs-key or GOOGLE_APPLICATION_CREDENTIALS (true/false; default false)"
         ) { configuration, text, values throws(ServerError) in
-            switch text.lowercased() {
-            case "1", "true", "yes": configuration.readsGCS = true
-            case "0", "false", "no": configuration.readsGCS = false
-            default: throw ServerSetting.invalid("--gcs", "IMAGO_USE_GCS")
-            }
+            configuration.readsGCS = try ServerSetting.truth(text, "--gcs", "IMAGO_USE_GCS")
             // As Google's libraries: key file and emulator from their variables; the settings below win.
             let standard = GCSConfiguration.standard(environment: values)
             configuration.gcs.endpoint = standard.endpoint
