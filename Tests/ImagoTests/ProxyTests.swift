@@ -41,10 +41,7 @@ struct ProxySettingsTests {
 /// Transfers through Debian's tinyproxy: plain requests in absolute form and https in a CONNECT
 /// tunnel, with credentials; the address policy still applies to the target; a proxy that answers
 /// garbage or closes is a clear error.
-// Disabled: inside the test process these transfers through tinyproxy hang until the time limit,
-// while `imago fetch` with http_proxy set goes through the same tinyproxy at once (checked by hand,
-// issue 42's closing note); to be found next session before the proxy part of issue 42 is resolved.
-@Suite("proxies: through tinyproxy", .disabled("hangs in the test process; see the comment above"), .timeLimit(.minutes(2)))
+@Suite("proxies: through tinyproxy", .enabled(if: TinyProxy.isInstalled), .timeLimit(.minutes(2)))
 struct ProxyTests {
     static let photo = Corpus.root.appendingPathComponent("jpeg/video-001.jpeg")
 
@@ -131,9 +128,11 @@ struct ProxyTests {
 @Suite("proxies: hostile proxies", .timeLimit(.minutes(1)))
 struct HostileProxyTests {
     @Test(
-        "a proxy that answers CONNECT with garbage, closes at once, or answers too long is a clear error, nothing kept",
+        "a proxy that answers CONNECT with garbage, closes at once, answers too long, or sends bytes after its 200 is a clear error; a refusal with a page is the refusal",
         arguments: [
             ("garbage\r\n\r\n", ImagoError.Code.invalidResponse), ("", ImagoError.Code.connectionReset),
+            ("HTTP/1.1 200 OK\r\n\r\nnot-tls", ImagoError.Code.invalidResponse),
+            ("HTTP/1.0 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden", ImagoError.Code.connectionFailed),
             ("HTTP/1.1 200 OK\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 1200), ImagoError.Code.invalidResponse),
         ])
     func hostileProxy(answer: String, code: ImagoError.Code) async throws {

@@ -5,8 +5,8 @@ import Glibc
 
 /// Debian's tinyproxy on 127.0.0.1 for a test, in the foreground with a configuration of its own:
 /// a `Via: 1.1 imago-test-proxy` header on what it forwards, `CONNECT` to any port, optionally
-/// Basic credentials. Its log (standard error, `Info` level: a `Request` line per request) is
-/// collected as it runs; it is ready when the log says it accepts connections.
+/// Basic credentials. Its log (standard output in the foreground, `Info` level: a `Request` line per
+/// request) is read from a pipe; it is ready when the log says it accepts connections.
 final class TinyProxy: Sendable {
     static let executable = "/usr/bin/tinyproxy"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
@@ -15,16 +15,30 @@ final class TinyProxy: Sendable {
     let process: Process
     let port: Int
     let folder: URL
-    private let lines = Locked("")
 
     var url: String { "http://127.0.0.1:\(port)" }
-    /// What it logged so far.
-    var log: String { lines.withLock { $0 } }
+    private let output: FileHandle
+    private let lines = Locked("")
 
-    private init(process: Process, port: Int, folder: URL) {
+    /// What it logged so far: whatever is in the pipe now is read first (without blocking), so a
+    /// line tinyproxy wrote before it forwarded a request is here once that request's answer is.
+    var log: String {
+        lines.withLock { lines in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(output.fileDescriptor, &buffer, buffer.count)
+                guard count > 0 else { break }
+                lines += String(decoding: buffer[..<count], as: UTF8.self)
+            }
+            return lines
+        }
+    }
+
+    private init(process: Process, port: Int, folder: URL, output: FileHandle) {
         self.process = process
         self.port = port
         self.folder = folder
+        self.output = output
     }
 
     /// Starts tinyproxy, requiring `user`/`password` when given, and returns once it accepts connections.
@@ -46,32 +60,32 @@ final class TinyProxy: Sendable {
         let file = folder.appendingPathComponent("tinyproxy.conf")
         try Data(configuration.utf8).write(to: file)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-d", "-c", file.path]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
+        // In the foreground tinyproxy logs to standard output, block-buffered into a pipe: stdbuf
+        // makes it line-buffered, so each line is in the pipe before tinyproxy acts on it.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
+        process.arguments = ["-oL", "-eL", executable, "-d", "-c", file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
         try process.run()
-        let proxy = TinyProxy(process: process, port: port, folder: folder)
-        // Its log is read on a thread of its own for as long as it runs; the first wait ends at
-        // "Accepting connections" (or at its end, when it could not start).
-        let (ready, readyContinuation) = AsyncStream.makeStream(of: Void.self)
-        Thread.detachNewThread {
-            var announced = false
-            while let chunk = try? errors.fileHandleForReading.read(upToCount: 4096), !chunk.isEmpty {
-                let text = String(decoding: chunk, as: UTF8.self)
-                let all = proxy.lines.withLock { lines in
-                    lines += text
-                    return lines
-                }
-                if !announced, all.contains("Accepting connections") {
-                    announced = true
-                    readyContinuation.finish()
-                }
+        let proxy = TinyProxy(process: process, port: port, folder: folder, output: output.fileHandleForReading)
+        // Blocking reads until it accepts connections (or ends, when it could not start); after
+        // that the log is read without blocking whenever it is asked for. (Plain read(2):
+        // FileHandle.read(upToCount:) waits for the whole count or the end.)
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        await offThePool {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !proxy.lines.withLock({ $0.contains("Accepting connections") }) {
+                let count = read(descriptor, &buffer, buffer.count)
+                guard count > 0 else { break }
+                proxy.lines.withLock { $0 += String(decoding: buffer[..<count], as: UTF8.self) }
             }
-            readyContinuation.finish()
         }
-        for await _ in ready {}
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        guard proxy.log.contains("Accepting connections") else {
+            await proxy.stop()
+            throw POSIXError(.ECONNREFUSED)
+        }
         return proxy
     }
 

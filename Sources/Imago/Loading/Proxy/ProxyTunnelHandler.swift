@@ -77,13 +77,18 @@
                 if answer.readableBytes > Self.maxAnswerBytes { finish(context: context, .failure(ProxyTunnelError.invalidResponse)) }
                 return
             }
-            // Nothing may follow the answer: the target speaks only after the client's first TLS bytes.
-            guard end.upperBound == view.endIndex, let status = Self.status(String(decoding: view[..<end.lowerBound], as: UTF8.self)) else {
+            guard let status = Self.status(String(decoding: view[..<end.lowerBound], as: UTF8.self)) else {
                 finish(context: context, .failure(ProxyTunnelError.invalidResponse))
                 return
             }
+            // A refusal may carry a page (tinyproxy's 407 does); it is not read.
             guard (200..<300).contains(status) else {
                 finish(context: context, .failure(ProxyTunnelError.refused(status: status)))
+                return
+            }
+            // After a success nothing may follow: the target speaks only after the client's first TLS bytes.
+            guard end.upperBound == view.endIndex else {
+                finish(context: context, .failure(ProxyTunnelError.invalidResponse))
                 return
             }
             finish(context: context, .success(()))
