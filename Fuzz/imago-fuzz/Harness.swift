@@ -213,6 +213,7 @@ struct Harness: Sendable {
         Harness(name: "http-response") { data in HTTPResponseFeed.run(Array(data)) },
         Harness(name: "memory-cache") { data in MemoryCacheOperations.run(Array(data)) },
         Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },
+        Harness(name: "object-store") { data in ObjectStoreFeed.run(data) },
     ]
 
     /// The harness IMAGO_FUZZ_TARGET names (default `decode`).
