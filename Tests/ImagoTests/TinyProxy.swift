@@ -23,15 +23,17 @@ final class TinyProxy: Sendable {
     /// What it logged so far: whatever is in the pipe now is read first (without blocking), so a
     /// line tinyproxy wrote before it forwarded a request is here once that request's answer is.
     var log: String {
-        lines.withLock { lines in
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = read(output.fileDescriptor, &buffer, buffer.count)
-                guard count > 0 else { break }
-                lines += String(decoding: buffer[..<count], as: UTF8.self)
-            }
-            return lines
-        }
+        while readChunk() > 0 {}
+        return lines.withLock { $0 }
+    }
+
+    /// One read(2) of the log pipe into `lines` (FileHandle.read(upToCount:) would wait for the
+    /// whole count or the end); its count, 0 or less when nothing came.
+    private func readChunk() -> Int {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = read(output.fileDescriptor, &buffer, buffer.count)
+        if count > 0 { lines.withLock { $0 += String(decoding: buffer[..<count], as: UTF8.self) } }
+        return count
     }
 
     private init(process: Process, port: Int, folder: URL, output: FileHandle) {
@@ -70,17 +72,11 @@ final class TinyProxy: Sendable {
         try process.run()
         let proxy = TinyProxy(process: process, port: port, folder: folder, output: output.fileHandleForReading)
         // Blocking reads until it accepts connections (or ends, when it could not start); after
-        // that the log is read without blocking whenever it is asked for. (Plain read(2):
-        // FileHandle.read(upToCount:) waits for the whole count or the end.)
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        // that the log is read without blocking whenever it is asked for.
         await offThePool {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !proxy.lines.withLock({ $0.contains("Accepting connections") }) {
-                let count = read(descriptor, &buffer, buffer.count)
-                guard count > 0 else { break }
-                proxy.lines.withLock { $0 += String(decoding: buffer[..<count], as: UTF8.self) }
-            }
+            while !proxy.lines.withLock({ $0.contains("Accepting connections") }), proxy.readChunk() > 0 {}
         }
+        let descriptor = output.fileHandleForReading.fileDescriptor
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         guard proxy.log.contains("Accepting connections") else {
             await proxy.stop()
