@@ -150,7 +150,9 @@ final class OriginHandler: ChannelInboundHandler {
         var status = HTTPResponseStatus(statusCode: route.status)
         var body = route.body
         if route.acceptsRanges { headers["Accept-Ranges"] = "bytes" }
-        if route.acceptsRanges, route.status == 200, let range = request.header("range").flatMap({ Self.byteRange($0, count: body.count) }) {
+        if route.acceptsRanges, route.status == 200, Self.ifRangeHolds(request.header("if-range"), route: route),
+            let range = request.header("range").flatMap({ Self.byteRange($0, count: body.count) })
+        {
             status = .partialContent
             headers["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(body.count)"
             body = body.subdata(in: range)
@@ -169,10 +171,11 @@ final class OriginHandler: ChannelInboundHandler {
         // How the body ends: cut and closed, reset, or complete.
         var sent = body
         var ending = Ending.complete
-        if let cut = route.resetAfter, cut < body.count {
+        let cuts = route.cutFirst == 0 || origin.log.requests(to: request.path).count <= route.cutFirst
+        if cuts, let cut = route.resetAfter, cut < body.count {
             sent = body.prefix(cut)
             ending = .reset
-        } else if let cut = route.truncateAfter, cut < body.count {
+        } else if cuts, let cut = route.truncateAfter, cut < body.count {
             sent = body.prefix(cut)
             ending = .close
         } else if let declared = route.declaredLength, declared != body.count {
@@ -283,6 +286,14 @@ final class OriginHandler: ChannelInboundHandler {
         case "gif": "image/gif"
         default: "application/octet-stream"
         }
+    }
+
+    /// Whether a range request's `If-Range` (if any) names the route's current version: its
+    /// strong ETag, or its Last-Modified date exactly (RFC 9110 §13.1.5).
+    static func ifRangeHolds(_ ifRange: String?, route: TestOrigin.Route) -> Bool {
+        guard let ifRange else { return true }
+        if ifRange.hasPrefix("\"") { return route.etag.map { !$0.hasPrefix("W/") && $0 == ifRange } ?? false }
+        return route.lastModified.map { httpDate($0) == ifRange } ?? false
     }
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n`, as a range of `count` bytes; nil when unsatisfiable.

@@ -45,9 +45,13 @@ extension TestOrigin {
         public var truncateAfter: Int?
         /// Send this many body bytes, then reset the connection (RST).
         public var resetAfter: Int?
+        /// When above 0, `truncateAfter` and `resetAfter` cut only the first this many requests to
+        /// the path (since the log was cleared); later ones get the whole body.
+        public var cutFirst = 0
         /// Hold the response until ``TestOrigin/release(_:)`` opens the gate of this name.
         public var gate: String?
-        /// Answer `Range: bytes=a-b` with 206 and the slice.
+        /// Answer `Range: bytes=a-b` with 206 and the slice, unless `If-Range` names another
+        /// version than the route's ETag (strong comparison) or Last-Modified date (exact).
         public var acceptsRanges = true
         /// Sends this many body bytes, then holds the rest until the gate is released.
         public var pauseAfter: (bytes: Int, gate: String)?
@@ -69,7 +73,7 @@ extension TestOrigin {
         /// `status=N`, `latency_ms=N`, `rate=N` (bytes/s), `chunked=1`, `content_type=none|TYPE`,
         /// `length=N` (declared), `truncate=N`, `reset=N`, `redirects=N` (hops left), `loop=1|2`,
         /// `etag=TAG`, `cache_control=VALUE`, `gate=NAME`, `fail_first=N`, `fail_status=N`, `retry_after=VALUE`,
-        /// `pause_after=N&pause_gate=NAME`, `close_if_reused=1`.
+        /// `pause_after=N&pause_gate=NAME`, `close_if_reused=1`, `cut_first=N`.
         public func applying(query: [String: String]) -> Route {
             var route = self
             if let value = query["status"].flatMap(Int.init) { route.status = value }
@@ -90,6 +94,7 @@ extension TestOrigin {
             if let value = query["retry_after"] { route.failureHeaders.append(("Retry-After", value)) }
             if let bytes = query["pause_after"].flatMap(Int.init), let gate = query["pause_gate"] { route.pauseAfter = (bytes, gate) }
             if query["close_if_reused"] == "1" { route.closeIfReused = true }
+            if let value = query["cut_first"].flatMap(Int.init) { route.cutFirst = value }
             return route
         }
     }

@@ -163,6 +163,28 @@ struct CLITests {
         #expect(try await imago(["fetch", "--no-disk-cache", "--cache-dir", cache.path, origin.url("/fresh.jpg").absoluteString]).status != 0)
         try await origin.shutdown()
     }
+
+    @Test("fetch run again after a download broke off resumes it from the disk cache: only the rest is asked for")
+    func fetchResumes() async throws {
+        let origin = try await TestOrigin.start()
+        let jpeg = try Corpus.data("jpeg/video-001.jpeg")
+        var route = TestOrigin.Route(body: jpeg)
+        route.etag = "\"r1\""
+        route.truncateAfter = jpeg.count / 2
+        route.cutFirst = 1
+        origin.setRoute("/broken.jpg", route)
+        let cache = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let arguments = ["fetch", "--json", "--cache-dir", cache.path, origin.url("/broken.jpg").absoluteString]
+        #expect(try await imago(arguments).status != 0)
+        let second = try JSONDecoder().decode(FetchReport.self, from: try await imago(arguments).output)
+        #expect(second.images.map(\.bytes) == [jpeg.count])
+        #expect(second.images.map(\.source) == ["network"])
+        #expect(origin.log.requests.map { $0.header("range") } == [nil, "bytes=\(jpeg.count / 2)-"])
+        #expect(origin.log.responses.map(\.status) == [200, 206])
+        #expect(origin.log.responses.last?.bodyBytes == jpeg.count - jpeg.count / 2)
+        try await origin.shutdown()
+    }
 }
 
 @Suite("imago convert", .timeLimit(.minutes(1)))

@@ -13,6 +13,14 @@ public final class DataSink: Sendable {
         var isExpired = false
         /// When the response head arrived: the body's rate is measured from then.
         var bodyStart: ContinuousClock.Instant?
+        /// The kept bytes this transfer continues: `data` starts with them until a response
+        /// other than their continuation drops them.
+        var resuming: ResumableData?
+        /// Bytes of `data` that came before this response (a resumed body's prefix): not counted
+        /// in its rate.
+        var bytesBeforeResponse = 0
+        /// Kept bytes a `206` continued, for statistics.
+        var joinedBytes = 0
     }
 
     private let url: URL
@@ -40,7 +48,22 @@ public final class DataSink: Sendable {
 
     /// Takes the response head. Throws for a status that is not a success and for an announced
     /// length above the limit, before any body byte is read.
+    ///
+    /// When the transfer resumes kept bytes (``resume(from:)``), a `206` that continues them is
+    /// joined to them and seen as a `200` for the whole body; a `200` or a `416` drops them.
     public func receive(_ response: ResponseHead) throws(ImagoError) {
+        var response = response
+        if let resuming = state.withLock({ $0.resuming }) {
+            if response.statusCode == 206 {
+                response = try resuming.joined(with: response)
+                state.withLock { $0.joinedBytes = resuming.data.count }
+            } else if let status = response.statusCode, (200..<300).contains(status) || status == 416 {
+                state.withLock { state in
+                    state.resuming = nil
+                    state.data = Data()
+                }
+            }
+        }
         if let status = response.statusCode {
             if status == 304 {
                 // Kept: its headers refresh the cached entry's freshness.
@@ -60,6 +83,7 @@ public final class DataSink: Sendable {
             if !state.isCancelled {
                 state.response = response
                 state.bodyStart = .now
+                state.bytesBeforeResponse = state.data.count
                 if let expected = response.expectedContentLength, expected > 0 {
                     state.data.reserveCapacity(Int(expected))
                 }
@@ -78,7 +102,7 @@ public final class DataSink: Sendable {
                 return .failure(ImagoError(.tooLarge(limit: maxSize), url: state.response?.url ?? url))
             }
             state.data.append(contentsOf: bytes)
-            if let minimumRate, let start = state.bodyStart, !minimumRate.isMet(by: Int64(state.data.count), in: .now - start) {
+            if let minimumRate, let start = state.bodyStart, !minimumRate.isMet(by: Int64(state.data.count - state.bytesBeforeResponse), in: .now - start) {
                 return .failure(ImagoError(.tooSlow(minimumBytesPerSecond: minimumRate.bytesPerSecond), url: state.response?.url ?? url))
             }
             return .success((Int64(state.data.count), state.response?.expectedContentLength))
@@ -115,13 +139,58 @@ public final class DataSink: Sendable {
         ImagoError(hasExpired ? .timedOut : .cancelled, url: url)
     }
 
-    /// Forgets a failed attempt's response and bytes, so the transfer can be tried again.
+    /// Forgets a failed attempt's response and bytes, so the transfer can be tried again; bytes
+    /// it resumes stay, as its request still asks for the rest of them.
     func reset() {
         state.withLock { state in
             state.response = nil
-            state.data = Data()
+            state.data = state.resuming?.data ?? Data()
             state.bodyStart = nil
+            state.bytesBeforeResponse = 0
+            state.joinedBytes = 0
         }
+    }
+
+    /// Starts the transfer again from kept bytes: its request must ask for the rest of them
+    /// (``ResumableData/requestHeaders(_:)``).
+    func resume(from kept: ResumableData) {
+        state.withLock { state in
+            state.response = nil
+            state.resuming = kept
+            state.data = kept.data
+            state.bodyStart = nil
+            state.bytesBeforeResponse = 0
+            state.joinedBytes = 0
+        }
+    }
+
+    /// Drops the kept bytes it resumes and whatever came after them.
+    func abandonResumption() {
+        state.withLock { state in
+            state.resuming = nil
+        }
+        reset()
+    }
+
+    /// The bytes so far as a later request could resume them: those of a response that can be
+    /// resumed, else (no response, or an error status) the kept bytes this transfer was resuming.
+    var resumable: ResumableData? {
+        state.withLock { state in
+            if let response = state.response, let status = response.statusCode, (200..<300).contains(status) {
+                return ResumableData(response: response, data: state.data)
+            }
+            return state.resuming
+        }
+    }
+
+    /// The kept bytes the transfer resumes, if any.
+    var resuming: ResumableData? {
+        state.withLock { $0.resuming }
+    }
+
+    /// How many kept bytes the response continued (a `206` joined to them); 0 when none.
+    var joinedBytes: Int {
+        state.withLock { $0.response == nil ? 0 : $0.joinedBytes }
     }
 
     /// The response head, once received.

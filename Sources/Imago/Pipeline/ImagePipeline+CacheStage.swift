@@ -62,7 +62,8 @@ extension ImagePipeline {
     }
 
     /// Looks for transfer `transferID`'s original on disk: a servable entry goes to the CPU stage
-    /// with no download; a stale one goes to the download queue to be revalidated.
+    /// with no download; a stale one goes to the download queue to be revalidated, and so do the
+    /// kept first bytes of one that broke off, to be resumed.
     func lookUpOriginal(_ transferID: UInt64, request: ImageRequest) {
         cacheStage.submit(priority: request.priority) { [self] in
             let start = ContinuousClock.now
@@ -84,9 +85,12 @@ extension ImagePipeline {
                 let error = ImagoError(.notCached, url: request.url, stage: .caching)
                 deliverFromCacheStage(transferID, request: request, result: .failure(error), next: next, loading: start..<ContinuousClock.now)
             case (.stale(let entry), _):
-                transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: entry))] }
+                transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: .stale(entry)))] }
             default:
-                transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: nil))] }
+                // A transfer that broke off may have left its first bytes beside the entries.
+                let partial = resumables.limit > 0 && request.cachePolicy != .reloadIgnoringCache
+                    ? cache.flatMap { ResumableDataStore.read(request.diskCacheKey, from: $0.disk) } : nil
+                transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: partial.map { .partial($0) }))] }
             }
         }
     }

@@ -79,10 +79,19 @@ extension ImagePipeline {
         await deliver(start.transferID, request: request, result: result, next: next, contacted: contacted, loading: begin..<ContinuousClock.now)
     }
 
-    /// Loads `request`'s bytes through the loader, revalidating `stale` when it has validators.
-    /// `contacted` becomes true once a loader is asked, so a transfer is reported only when made.
+    /// What the cache stage hands to a download: an entry to revalidate, or the kept first bytes
+    /// of a transfer that broke off, to resume.
+    enum CacheHandOff: Sendable {
+        case stale(CacheEntry)
+        case partial(ResumableData)
+    }
+
+    /// Loads `request`'s bytes through the loader, revalidating a stale entry when it has
+    /// validators, else resuming kept bytes when there are some. `contacted` becomes true once a
+    /// loader is asked, so a transfer is reported only when made. When the transfer fails, what
+    /// can be resumed of it is kept.
     private func download(
-        _ transferID: UInt64, _ request: ImageRequest, stale: CacheEntry?, sink: DataSink, contacted: inout Bool
+        _ transferID: UInt64, _ request: ImageRequest, stale handOff: CacheHandOff?, sink: DataSink, contacted: inout Bool
     ) async throws -> Loaded {
         if request.cachePolicy == .returnCacheDataDontLoad {
             throw ImagoError(.notCached, url: request.url, stage: .caching)
@@ -93,22 +102,50 @@ extension ImagePipeline {
         let cache = httpCache(for: request)
         let key = request.diskCacheKey
         let writes = !request.options.contains(.disableDiskCacheWrites)
+        var stale: CacheEntry?
+        var kept = resumables.take(key)
+        switch handOff {
+        case .stale(let entry): stale = entry
+        case .partial(let partial): kept = kept ?? partial
+        case nil: break
+        }
         let validators = HTTPCache.validationHeaders(for: stale)
         var loadRequest = loadRequest(for: request)
         loadRequest.headers.append(contentsOf: validators)
-        let conditional = loadRequest
         contacted = true
-        var receivedAt = Date()
         defer { deadlines.clear(transferID) }
         do {
+            let loaded = try await load(
+                loadRequest, resuming: validators.isEmpty ? kept : nil, with: loader, into: sink, stale: stale, cache: cache, key: key, writes: writes)
+            if kept != nil || sink.joinedBytes > 0, let disk = cache?.disk {
+                await cacheStage.run(priority: request.priority) { ResumableDataStore.remove(key, from: disk) }
+            }
+            return loaded
+        } catch {
+            if Self.mayResume(after: error) {
+                await keepForResumption(sink.resumable, key: key, disk: writes ? cache?.disk : nil, priority: request.priority)
+            }
+            throw error
+        }
+    }
+
+    /// One transfer through the loader (its attempts), made into what the cache stage and the
+    /// decoder take: the bytes with their freshness, or a stale entry a `304` revalidated.
+    private func load(
+        _ conditional: DataLoadRequest, resuming kept: ResumableData?, with loader: any DataLoading, into sink: DataSink, stale: CacheEntry?,
+        cache: HTTPCache?, key: String, writes: Bool
+    ) async throws -> Loaded {
+        var receivedAt = Date()
+        do {
             do {
-                receivedAt = try await attempts(conditional, with: loader, into: sink)
+                receivedAt = try await attempts(conditional, resuming: kept, with: loader, into: sink)
                 try Task.checkCancellation()
             } catch {
                 // The deadline stopped it as a cancel would: say so.
-                throw sink.hasExpired ? ImagoError(.timedOut, url: request.url) : error
+                throw sink.hasExpired ? ImagoError(.timedOut, url: conditional.url) : error
             }
             let (response, data) = try sink.finish()
+            if sink.joinedBytes > 0 { state.withLock { $0.statistics.resumed += 1 } }
             guard let cache else {
                 let metadata = HTTPCache.metadata(of: response, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
                 return Loaded(response: response, data: data, source: .network, isStorable: metadata.freshness.isStorable, metadata: metadata)
@@ -120,8 +157,8 @@ extension ImagePipeline {
             )
         } catch let error as ImagoError where error.code == .notModified {
             // A 304 is an answer only to our conditional request; otherwise it stays an error.
-            guard let stale, let cache, !validators.isEmpty else { throw error }
-            let head = sink.response ?? ResponseHead(url: request.url, statusCode: 304)
+            guard let stale, let cache, !HTTPCache.validationHeaders(for: stale).isEmpty else { throw error }
+            let head = sink.response ?? ResponseHead(url: conditional.url, statusCode: 304)
             let received = cache.revalidated(head, stale: stale, at: receivedAt, key: key, writes: writes)
             return Loaded(
                 response: ResponseHead(url: head.url, statusCode: 304, headers: head.headers, expectedContentLength: Int64(stale.data.count)),
@@ -131,19 +168,51 @@ extension ImagePipeline {
         }
     }
 
+    /// Whether a transfer that failed so may be resumed later: it was stopped or broke off, not
+    /// refused for what it is (too large, not HTTP, an address refused).
+    static func mayResume(after error: any Error) -> Bool {
+        guard let error = error as? ImagoError else { return error is CancellationError }
+        return [.cancelled, .timedOut, .tooSlow, .connectionReset, .connectionFailed, .truncated, .httpStatus].contains(error.code.kind)
+    }
+
+    /// Keeps the bytes of a transfer that failed for the next one of `key` to resume: in memory,
+    /// and in the disk cache (written on the cache stage, as the disk is never touched on Swift's
+    /// pool) unless the request forbids disk writes. Returns once the write is made, so a process
+    /// that flushes its cache after its transfers ends with the bytes stored.
+    private func keepForResumption(_ kept: ResumableData?, key: String, disk: (any DiskCaching)?, priority: ImageRequest.Priority) async {
+        guard let kept, resumables.limit > 0 else { return }
+        resumables.keep(kept, for: key)
+        if let disk {
+            await cacheStage.run(priority: priority) { ResumableDataStore.write(kept, for: key, to: disk, at: Date()) }
+        }
+    }
+
     /// Loads `request` into `sink`, trying again as the retry policy allows after a transient
-    /// failure, each attempt through the request modifier. Returns the time the last attempt was
-    /// sent, taken before its load: the request time from which RFC 9111 reckons a response's age.
-    private func attempts(_ request: DataLoadRequest, with loader: any DataLoading, into sink: DataSink) async throws -> Date {
+    /// failure, each attempt through the request modifier. An attempt resumes the bytes kept so far
+    /// (`kept`, then what earlier attempts received) when it can; a server that will not continue
+    /// them (`416`, or a `206` that is not their rest) gets one attempt from byte 0 at once.
+    /// Returns the time the last attempt was sent, taken before its load: the request time from
+    /// which RFC 9111 reckons a response's age.
+    private func attempts(_ request: DataLoadRequest, resuming kept: ResumableData?, with loader: any DataLoading, into sink: DataSink) async throws -> Date {
         var retry = 0
+        var startedAfresh = false
+        if let kept, resumables.limit > 0 { sink.resume(from: kept) }
         while true {
-            let modified = try await configuration.requestModifier?(request) ?? request
+            var attempt = request
+            let resuming = sink.resuming
+            if let resuming { attempt.headers = resuming.requestHeaders(request.headers) }
+            let modified = try await configuration.requestModifier?(attempt) ?? attempt
             transferStarted(request.url)
             let receivedAt = Date()
             do {
                 try await loader.load(modified, into: sink)
                 return receivedAt
             } catch let error as ImagoError {
+                if resuming != nil, !startedAfresh, error.code == .invalidResponse || error.code.httpStatus == 416, !Task.isCancelled {
+                    startedAfresh = true
+                    sink.abandonResumption()
+                    continue
+                }
                 retry += 1
                 guard !Task.isCancelled, let policy = configuration.retryPolicy,
                     let delay = policy.delay(beforeRetry: retry, after: error, retryAfter: sink.response?.headers["Retry-After"])
@@ -151,7 +220,7 @@ extension ImagePipeline {
                 state.withLock { $0.statistics.retries += 1 }
                 observers.retrying(request.url, after: error, delay: delay)
                 try await Task.sleep(for: delay)
-                sink.reset()
+                if resumables.limit > 0, let resumable = sink.resumable { sink.resume(from: resumable) } else { sink.reset() }
             }
         }
     }

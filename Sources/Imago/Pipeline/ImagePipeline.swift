@@ -19,7 +19,7 @@ import Foundation
 /// want an image, after its download slot is given back and its decodes have room in the
 /// ``Configuration/decodeMemoryBudget``; decoding runs on the pipeline's CPU stage.
 public final class ImagePipeline: Sendable {
-    typealias Transfers = TransferStateMachine<TransferHandle, RunningDownload, CacheEntry>
+    typealias Transfers = TransferStateMachine<TransferHandle, RunningDownload, CacheHandOff>
 
     /// A download under way: cancelling both stops the loader wherever it is waiting.
     struct RunningDownload: Sendable {
@@ -73,6 +73,8 @@ public final class ImagePipeline: Sendable {
     let cpuStage: WorkStage
     /// The running transfers' deadlines (`request.deadline ?? configuration.deadline`).
     let deadlines = DeadlineTimer()
+    /// Bytes of transfers that broke off, for the next transfer of the same image to resume.
+    let resumables: ResumableDataStore
 
     /// A pipeline with the default configuration and loaders, for apps that want one, with a disk
     /// cache in ``DiskCache/defaultDirectory`` with the `DiskCache` trait (none if that directory
@@ -93,6 +95,7 @@ public final class ImagePipeline: Sendable {
         self.state = Locked(State(transfers: Transfers(maxRunning: configuration.maxConcurrentDownloads, order: configuration.executionOrder)))
         self.cacheStage = WorkStage(width: configuration.cacheStageWidth)
         self.cpuStage = WorkStage(width: configuration.cpuStageWidth)
+        self.resumables = ResumableDataStore(limit: configuration.resumableDataLimit)
         if let cache = configuration.memoryCache { configuration.memoryPressureMonitor?.register(cache) }
         self.observers = PipelineObservers(logger: configuration.logger, factory: configuration.metricsFactory)
     }

@@ -40,6 +40,11 @@ extension ImagePipeline {
         public var headersDroppedOnCrossOriginRedirect: Set<String> = []
         /// Whether and how failed transfers are tried again; nil (the default) tries once.
         public var retryPolicy: RetryPolicy?
+        /// Bytes of broken-off transfers kept in memory at most, so that the next transfer of the
+        /// same image (a retry, or a later request) asks only for the rest: `Range` with
+        /// `If-Range`, as Nuke resumes. Kept bytes also go beside the ``diskCache``'s entries when
+        /// there is one. 0 never resumes. Default 32 MB.
+        public var resumableDataLimit = 32 << 20
         /// Runs before every load (each retry included), after the pipeline set the headers: a place
         /// to refresh a token or sign the URL. Throwing fails the transfer with that error.
         public var requestModifier: (@Sendable (DataLoadRequest) async throws -> DataLoadRequest)?

@@ -40,5 +40,7 @@ extension ImagePipeline {
         public var processed = 0
         /// Transfers tried again after a transient failure (``RetryPolicy``), one per retry.
         public var retries = 0
+        /// Transfers that asked only for the rest of kept bytes and joined it to them (a `206`).
+        public var resumed = 0
     }
 }

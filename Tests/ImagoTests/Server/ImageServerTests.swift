@@ -229,6 +229,26 @@ struct ImageServerTests {
         }
     }
 
+    @Test("a source that broke off is resumed by the next request for it: the origin sends only the rest")
+    func resumesSource() async throws {
+        try await withServer { server in
+            let jpeg = try Corpus.data("jpeg/video-001.jpeg")
+            var route = TestOrigin.Route(body: jpeg)
+            route.etag = "\"s1\""
+            route.truncateAfter = jpeg.count / 3
+            route.cutFirst = 1
+            server.origin.setRoute("/photo.jpg", route)
+            let path = ServerHarness.path(server.origin.url("/photo.jpg").absoluteString, ["w:50"], extension: "png")
+            let broken = try await server.get(path)
+            #expect(broken.status >= 500)
+            let answer = try await server.get(path)
+            #expect(answer.status == 200)
+            #expect(try Self.decode(answer.body).width == 50)
+            #expect(server.origin.log.requests(to: "/photo.jpg").map { $0.header("range") } == [nil, "bytes=\(jpeg.count / 3)-"])
+            #expect(server.origin.log.responses.last?.bodyBytes == jpeg.count - jpeg.count / 3)
+        }
+    }
+
     @Test("a graceful stop lets a request in flight finish whole, then refuses new connections")
     func gracefulStop() async throws {
         try await withServer { server in
