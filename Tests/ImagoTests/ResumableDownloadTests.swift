@@ -312,3 +312,44 @@ struct ResumableDataTests {
         #expect(store.bytes == 10)
     }
 }
+
+@Suite("Resumable downloads from nginx", .enabled(if: NginxOrigin.isInstalled), .timeLimit(.minutes(1)))
+struct NginxResumeTests {
+    /// Starts a transfer of `url`, cancels it once `atLeast` bytes have come, and waits until it has ended.
+    static func cancelPartWay(_ url: URL, atLeast: Int64, pipeline: ImagePipeline) async {
+        let received = Countdown(1)
+        let task = pipeline.dataTask(with: ImageRequest(url: url)) { _ in
+        } progress: { count, _, _ in
+            if count >= atLeast { received.signal() }
+        }
+        await received.wait()
+        task.cancel()
+        await pipeline.waitUntilIdle()
+    }
+
+    @Test("nginx continues a cancelled transfer with a 206 that Imago joins; after the file changed, its 200 replaces the kept bytes")
+    func resumesFromNginx() async throws {
+        try await withNginxOrigin(bytesPerSecond: 64 * 1024) { nginx in
+            let pipeline = ImagePipeline()
+            let first = payload(400_000, seed: 3)
+            try first.write(to: nginx.root.appendingPathComponent("big.bin"))
+            await Self.cancelPartWay(nginx.url("big.bin"), atLeast: 64 * 1024, pipeline: pipeline)
+            let kept = pipeline.resumables.bytes
+            #expect(kept >= 64 * 1024 && kept < first.count)
+            let response = try await pipeline.data(for: ImageRequest(url: nginx.url("big.bin")))
+            #expect(response.data == first)
+            #expect(pipeline.statistics.resumed == 1, "nginx answered the range with the rest, which was joined")
+
+            // Again, and the file changes in between: nginx's ETag changes, its If-Range fails.
+            let second = payload(300_000, seed: 4)
+            let other = nginx.url("other.bin")
+            try first.write(to: nginx.root.appendingPathComponent("other.bin"))
+            await Self.cancelPartWay(other, atLeast: 64 * 1024, pipeline: pipeline)
+            #expect(pipeline.resumables.bytes > 0)
+            try second.write(to: nginx.root.appendingPathComponent("other.bin"))
+            let changed = try await pipeline.data(for: ImageRequest(url: other))
+            #expect(changed.data == second)
+            #expect(pipeline.statistics.resumed == 1, "no second join")
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Debian's nginx on 127.0.0.1 serving a folder of files for a test, as a real origin: its own
+/// `ETag`s and `Last-Modified`, `Accept-Ranges`, and its own answers to `Range` with `If-Range`.
+/// A request without a `Range` header is sent at `bytesPerSecond` (nginx's `$limit_rate`), so a
+/// test can stop a first transfer part-way without any timing; ranges come at full speed.
+final class NginxOrigin: Sendable {
+    static let executable = "/usr/sbin/nginx"
+    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+
+    let peer: PeerProcess
+    let port: Int
+    /// The folder it serves.
+    let root: URL
+
+    private init(peer: PeerProcess, port: Int, root: URL) {
+        self.peer = peer
+        self.port = port
+        self.root = root
+    }
+
+    func url(_ name: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)/\(name)")!
+    }
+
+    /// Starts nginx in the foreground as one process (no worker would outlive it), its log on
+    /// standard error, and returns once it has said its limits, which it does after it listens.
+    static func start(bytesPerSecond: Int) async throws -> NginxOrigin {
+        let folder = try temporaryDirectory()
+        let root = folder.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let port = try PeerProcess.freePort()
+        let configuration = """
+            pid \(folder.path)/nginx.pid;
+            error_log stderr notice;
+            events { worker_connections 64; }
+            http {
+                access_log off;
+                client_body_temp_path \(folder.path)/body;
+                proxy_temp_path \(folder.path)/proxy;
+                fastcgi_temp_path \(folder.path)/fastcgi;
+                uwsgi_temp_path \(folder.path)/uwsgi;
+                scgi_temp_path \(folder.path)/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root.path);
+                    location / {
+                        if ($http_range = "") { set $limit_rate \(bytesPerSecond); }
+                    }
+                }
+            }
+
+            """
+        let file = folder.appendingPathComponent("nginx.conf")
+        try Data(configuration.utf8).write(to: file)
+        let peer = try await PeerProcess.start(
+            executable, ["-p", folder.path, "-c", file.path, "-e", "stderr", "-g", "daemon off; master_process off;"], folder: folder,
+            readyWhen: "getrlimit(RLIMIT_NOFILE)")
+        return NginxOrigin(peer: peer, port: port, root: root)
+    }
+
+    func stop() async {
+        await peer.stop()
+    }
+}
+
+/// Runs `body` with an nginx origin, stopped after whatever `body` throws.
+func withNginxOrigin(bytesPerSecond: Int, _ body: (NginxOrigin) async throws -> Void) async throws {
+    let origin = try await NginxOrigin.start(bytesPerSecond: bytesPerSecond)
+    do {
+        try await body(origin)
+    } catch {
+        await origin.stop()
+        throw error
+    }
+    await origin.stop()
+}
