@@ -25,6 +25,8 @@ enum HTTPResponseFeed {
             let url = URL(string: "http://origin.test/a.jpg")
         else { return }
         let sink = DataSink(url: url, maxSize: 1 << 20)
+        let kept = ResumableData(data: Data(repeating: 0x4B, count: 100), validator: "\"v1\"")
+        if first & 4 != 0, let kept { sink.resume(from: kept) }
         let dropsRedirects = first & 1 != 0
         var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.jpg")
         head.headers.add(name: "Host", value: "origin.test")
@@ -41,13 +43,15 @@ enum HTTPResponseFeed {
         promise.futureResult.whenComplete { _ in ended.value = true }
         handler.start(exchange, promise: promise)
 
-        let cut = body.isEmpty ? 0 : Int(first >> 2) % body.count
+        let cut = body.isEmpty ? 0 : Int(first >> 3) % body.count
         for part in [body.prefix(cut), body.dropFirst(cut)] where channel.isActive && !part.isEmpty {
             _ = try? channel.writeInbound(ByteBuffer(bytes: part))
         }
         if first & 2 != 0 { channel.embeddedEventLoop.advanceTime(by: .seconds(6)) }
         if !ended.value { _ = try? channel.close().wait() }
-        _ = try? sink.finish()
+        if let (response, data) = try? sink.finish(), first & 4 != 0, response.statusCode == 200, let kept, sink.joinedBytes > 0 {
+            if !data.starts(with: kept.data) || response.expectedContentLength != Int64(data.count) { fatalError("a resumed body that is not the kept bytes and their rest") }
+        }
         _ = try? channel.finish(acceptAlreadyClosed: true)
         if !ended.value { fatalError("the exchange never ended") }
     }

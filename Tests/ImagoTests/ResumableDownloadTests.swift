@@ -353,3 +353,27 @@ struct NginxResumeTests {
         }
     }
 }
+
+@Suite("Resumable data: hostile continuations")
+struct ResumableHostileTests {
+    /// The fuzz input: its first byte set the harness's switches; then a response head and body.
+    @Test("a 206 with more bytes than its Content-Range named is refused, not joined (fuzz-http-response-206-past-its-range)")
+    func pastItsRange() throws {
+        let input = try HostileFiles.data("fuzz-http-response-206-past-its-range.txt").dropFirst()
+        let split = try #require(input.range(of: Data("\r\n\r\n".utf8)))
+        let lines = String(decoding: input[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        var headers = HeaderFields()
+        for line in lines.dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            headers.append(name: String(parts[0]), value: parts[1].trimmingCharacters(in: .whitespaces))
+        }
+        let body = input[split.upperBound...]
+        let url = URL(string: "http://origin.test/a.jpg")!
+        let sink = DataSink(url: url, maxSize: 1 << 20)
+        sink.resume(from: try #require(ResumableData(data: Data(repeating: 0x4B, count: 100), validator: "\"v1\"")))
+        try sink.receive(ResponseHead(url: url, statusCode: 206, headers: headers))
+        let error = #expect(throws: ImagoError.self) { try sink.receive(Data(body)) }
+        #expect(error?.code == .invalidResponse)
+        #expect(sink.progress.received == 100, "nothing of it joined")
+    }
+}

@@ -101,6 +101,11 @@ public final class DataSink: Sendable {
             guard Int64(state.data.count) + Int64(bytes.count) <= maxSize else {
                 return .failure(ImagoError(.tooLarge(limit: maxSize), url: state.response?.url ?? url))
             }
+            // A joined 206 is framed by its own length, which need not be its Content-Range's:
+            // no byte past the whole body the range named.
+            if state.joinedBytes > 0, let total = state.response?.expectedContentLength, Int64(state.data.count) + Int64(bytes.count) > total {
+                return .failure(ImagoError(.invalidResponse, url: state.response?.url ?? url))
+            }
             state.data.append(contentsOf: bytes)
             if let minimumRate, let start = state.bodyStart, !minimumRate.isMet(by: Int64(state.data.count - state.bytesBeforeResponse), in: .now - start) {
                 return .failure(ImagoError(.tooSlow(minimumBytesPerSecond: minimumRate.bytesPerSecond), url: state.response?.url ?? url))

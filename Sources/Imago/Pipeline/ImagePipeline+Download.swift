@@ -188,7 +188,7 @@ extension ImagePipeline {
     }
 
     /// Loads `request` into `sink`, trying again as the retry policy allows after a transient
-    /// failure, each attempt through the request modifier. An attempt resumes the bytes kept so far
+    /// failure, each attempt through the request modifier and the rate limiter. An attempt resumes the bytes kept so far
     /// (`kept`, then what earlier attempts received) when it can; a server that will not continue
     /// them (`416`, or a `206` that is not their rest) gets one attempt from byte 0 at once.
     /// Returns the time the last attempt was sent, taken before its load: the request time from
@@ -202,6 +202,7 @@ extension ImagePipeline {
             let resuming = sink.resuming
             if let resuming { attempt.headers = resuming.requestHeaders(request.headers) }
             let modified = try await configuration.requestModifier?(attempt) ?? attempt
+            try await rateLimiter?.acquire()
             transferStarted(request.url)
             let receivedAt = Date()
             do {

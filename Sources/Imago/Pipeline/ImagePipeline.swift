@@ -75,6 +75,8 @@ public final class ImagePipeline: Sendable {
     let deadlines = DeadlineTimer()
     /// Bytes of transfers that broke off, for the next transfer of the same image to resume.
     let resumables: ResumableDataStore
+    /// Where requests wait their turn under ``Configuration/rateLimit``.
+    let rateLimiter: RateLimiter?
 
     /// A pipeline with the default configuration and loaders, for apps that want one, with a disk
     /// cache in ``DiskCache/defaultDirectory`` with the `DiskCache` trait (none if that directory
@@ -96,6 +98,7 @@ public final class ImagePipeline: Sendable {
         self.cacheStage = WorkStage(width: configuration.cacheStageWidth)
         self.cpuStage = WorkStage(width: configuration.cpuStageWidth)
         self.resumables = ResumableDataStore(limit: configuration.resumableDataLimit)
+        self.rateLimiter = configuration.rateLimit.map(RateLimiter.init)
         if let cache = configuration.memoryCache { configuration.memoryPressureMonitor?.register(cache) }
         self.observers = PipelineObservers(logger: configuration.logger, factory: configuration.metricsFactory)
     }

@@ -40,6 +40,11 @@ extension ImagePipeline {
         public var headersDroppedOnCrossOriginRedirect: Set<String> = []
         /// Whether and how failed transfers are tried again; nil (the default) tries once.
         public var retryPolicy: RetryPolicy?
+        /// Spreads requests over time: at most this many a second, in bursts of at most so many
+        /// (Nuke's rate limiter; ``RateLimit/init(requestsPerSecond:burst:)`` has its figures). A
+        /// request waits its turn holding its download slot; cancelled while it waits, it is never
+        /// made. Retries wait too; answers from the disk cache do not. Default nil: no limit.
+        public var rateLimit: RateLimit?
         /// Bytes of broken-off transfers kept in memory at most, so that the next transfer of the
         /// same image (a retry, or a later request) asks only for the rest: `Range` with
         /// `If-Range`, as Nuke resumes. Kept bytes also go beside the ``diskCache``'s entries when
