@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Imago
 
@@ -18,10 +19,16 @@ extension LoaderRegistry {
 
 extension ImagePipeline.Configuration {
     /// The configuration every command starts from: transfers through the proxies curl's
-    /// variables name (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`).
-    static func commandLine(environment: [String: String] = ProcessInfo.processInfo.environment) -> ImagePipeline.Configuration {
+    /// variables name (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`), trusting the
+    /// certificate authorities OpenSSL's variables name (`SSL_CERT_FILE`, `SSL_CERT_DIR`).
+    /// A path among those that cannot be read is an error, not a TLS failure on every source.
+    static func commandLine(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ImagePipeline.Configuration {
         var configuration = ImagePipeline.Configuration()
         configuration.proxies = ProxySettings.environment(environment)
+        configuration.trustRoots = TrustRoots.environment(environment)
+        if let unreadable = configuration.trustRoots.unreadablePaths.first {
+            throw ValidationError("SSL_CERT_FILE or SSL_CERT_DIR names \(unreadable), which cannot be read")
+        }
         return configuration
     }
 }

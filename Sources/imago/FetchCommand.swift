@@ -39,7 +39,7 @@ struct FetchCommand: AsyncParsableCommand {
             return .success(url)
         }
         if noDiskCache && cacheDir != nil { throw ValidationError("--cache-dir and --no-disk-cache exclude each other") }
-        var configuration = ImagePipeline.Configuration.commandLine()
+        var configuration = try ImagePipeline.Configuration.commandLine()
         guard (1...1000).contains(concurrency) else { throw ValidationError("--concurrency must be from 1 to 1000") }
         configuration.maxConcurrentDownloads = concurrency
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }

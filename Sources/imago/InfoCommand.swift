@@ -59,7 +59,7 @@ struct InfoCommand: AsyncParsableCommand {
     mutating func run() async throws {
         let target = try PixelSize(parsing: box, option: "--for")
         let items = try InputList.expand(inputs)
-        let pipeline = ImagePipeline(configuration: .commandLine(), loaders: .commandLine())
+        let pipeline = ImagePipeline(configuration: try .commandLine(), loaders: .commandLine())
         var infos: [Info] = []
         for item in items {
             switch item {

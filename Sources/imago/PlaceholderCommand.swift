@@ -49,7 +49,7 @@ struct PlaceholderCommand: AsyncParsableCommand {
             throw ValidationError("--components must be 1…9 terms each way, not '\(components)'")
         }
         let items = try InputList.expand(inputs)
-        var configuration = ImagePipeline.Configuration.commandLine()
+        var configuration = try ImagePipeline.Configuration.commandLine()
         configuration.memoryCache = nil  // each image is hashed once
         let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
         let (kind, fullSize) = (kind, fullSize)

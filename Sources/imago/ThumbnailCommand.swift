@@ -68,7 +68,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let items = try InputList.expand(inputs)
 
-        var configuration = ImagePipeline.Configuration.commandLine()
+        var configuration = try ImagePipeline.Configuration.commandLine()
         // Each thumbnail is made once and written: nothing to keep in memory.
         configuration.memoryCache = nil
         let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())

@@ -1,9 +1,9 @@
 // A self-signed certificate for 127.0.0.1 and localhost, valid until 2126, made with:
 // openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 36500 \
 //   -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost"
-// It is for the TLS mode of TestOrigin only: no client trusts it, which is what tests check.
-enum TestCertificate {
-    static let certificatePEM = """
+// It is for the TLS mode of TestOrigin: no client trusts it unless a test adds it as a trust root.
+public enum TestCertificate {
+    public static let certificatePEM = """
         -----BEGIN CERTIFICATE-----
         MIIBmjCCAUGgAwIBAgIUN+6QTJUmcTgXIsrK5q5sLcSy4OswCgYIKoZIzj0EAwIw
         FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyMjE2MTIwMFoYDzIxMjYxMDI5

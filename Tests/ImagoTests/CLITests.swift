@@ -164,6 +164,26 @@ struct CLITests {
         try await origin.shutdown()
     }
 
+    @Test("fetch trusts the authorities SSL_CERT_FILE names; a path that cannot be read is an error before anything is fetched")
+    func fetchTrustsCertFile() async throws {
+        let origin = try await TestOrigin.start(tls: true)
+        let jpeg = try Corpus.data("jpeg/video-001.jpeg")
+        let url = origin.serve(jpeg, at: "/secure.jpg").absoluteString
+        let folder = try TrustRootsTests.certificateFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let imago = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago").path
+        let env = URL(fileURLWithPath: "/usr/bin/env")
+        let trusted = try await runProcess(env, ["SSL_CERT_FILE=\(folder.path)/cert.pem", imago, "fetch", "--json", "--no-disk-cache", url])
+        #expect(trusted.status == 0)
+        #expect(try JSONDecoder().decode(FetchReport.self, from: trusted.output).images.map(\.bytes) == [jpeg.count])
+        #expect(try await runProcess(env, ["-u", "SSL_CERT_FILE", "-u", "SSL_CERT_DIR", imago, "fetch", "--no-disk-cache", url]).status != 0)
+        let missing = try await runProcess(env, ["SSL_CERT_FILE=/nowhere/ca.pem", imago, "fetch", "--no-disk-cache", url], withStandardError: true)
+        #expect(missing.status != 0)
+        #expect(String(decoding: missing.output, as: UTF8.self).contains("SSL_CERT_FILE or SSL_CERT_DIR names /nowhere/ca.pem"))
+        #expect(origin.log.requests.count == 1, "only the trusted fetch reached the origin's HTTP")
+        try await origin.shutdown()
+    }
+
     @Test("fetch run again after a download broke off resumes it from the disk cache: only the rest is asked for")
     func fetchResumes() async throws {
         let origin = try await TestOrigin.start()

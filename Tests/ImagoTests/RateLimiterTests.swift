@@ -55,7 +55,7 @@ struct RateLimiterTests {
         }
     }
 
-    @Test("waiting transfers go in order as tokens come, and all finish")
+    @Test("waiting transfers go as tokens come, and all finish")
     func spreads() async throws {
         try await withOrigin(configure: { $0.rateLimit = RateLimit(requestsPerSecond: 200, burst: 1) }) { origin, pipeline in
             let urls = (0..<6).map { origin.serve(payload(500, seed: UInt8($0)), at: "/\($0).jpg") }

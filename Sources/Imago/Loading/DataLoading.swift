@@ -49,6 +49,8 @@ public struct DataLoadRequest: Sendable {
     /// The proxies http(s) transfers go through (Imago's own HTTP client; URLSession reads the
     /// variables itself, an AsyncHTTPClient of yours has its own).
     public var proxies: ProxySettings
+    /// Certificate authorities trusted besides the system's for https (Imago's own HTTP client).
+    public var trustRoots: TrustRoots
 
     /// Headers no redirect to another origin carries, whatever the configuration adds.
     public static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
@@ -62,7 +64,8 @@ public struct DataLoadRequest: Sendable {
         allowInvalidCertificates: Bool = false,
         headersDroppedOnCrossOriginRedirect: Set<String> = DataLoadRequest.credentialHeaders,
         addressPolicy: AddressPolicy = .allowAll,
-        proxies: ProxySettings = .none
+        proxies: ProxySettings = .none,
+        trustRoots: TrustRoots = .none
     ) {
         self.url = url
         self.headers = headers
@@ -72,6 +75,7 @@ public struct DataLoadRequest: Sendable {
         self.headersDroppedOnCrossOriginRedirect = Set(headersDroppedOnCrossOriginRedirect.map { $0.lowercased() }).union(Self.credentialHeaders)
         self.addressPolicy = addressPolicy
         self.proxies = proxies
+        self.trustRoots = trustRoots
     }
 
 }

@@ -81,7 +81,8 @@
                     visited.insert(next.absoluteString)
                     url = next
                 }
-            } catch let error as ImagoError {
+            } catch var error as ImagoError {
+                if error.url == nil { error.url = url }
                 throw error
             } catch {
                 throw Self.imagoError(error, url: url, progress: sink.progress)
@@ -102,7 +103,8 @@
             let address = try await checkedAddress(of: host, url: url, policy: request.addressPolicy)
             let proxy = request.proxies.proxy(for: url)
             let origin = HTTP1Client.Origin(
-                isTLS: isTLS, host: host, port: port, address: address, allowInvalidCertificates: request.allowInvalidCertificates, proxy: proxy)
+                isTLS: isTLS, host: host, port: port, address: address, allowInvalidCertificates: request.allowInvalidCertificates, proxy: proxy,
+                trustRoots: request.trustRoots)
 
             // Plain http through a proxy asks for the whole URL (absolute form), with the proxy's credentials.
             let target = proxy != nil && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
@@ -157,7 +159,8 @@
         /// address, no redirect followed: its status and body, which may hold no more than
         /// `maxBytes`.
         func post(
-            _ url: URL, headers: HeaderFields, body: Data, timeoutWithoutBytes: Duration, maxBytes: Int, proxies: ProxySettings
+            _ url: URL, headers: HeaderFields, body: Data, timeoutWithoutBytes: Duration, maxBytes: Int, proxies: ProxySettings,
+            trustRoots: TrustRoots
         ) async throws(ImagoError) -> (
             status: Int, body: Data
         ) {
@@ -166,7 +169,8 @@
             let isTLS = url.scheme?.lowercased() == "https"
             let port = url.port ?? (isTLS ? 443 : 80)
             let proxy = proxies.proxy(for: url)
-            let origin = HTTP1Client.Origin(isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false, proxy: proxy)
+            let origin = HTTP1Client.Origin(
+                isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false, proxy: proxy, trustRoots: trustRoots)
             let target = proxy != nil && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
             var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: target)
             if let proxy, !isTLS, let authorization = proxy.authorization { head.headers.add(name: "Proxy-Authorization", value: authorization) }
@@ -188,7 +192,8 @@
                 })
             do {
                 _ = try await http1.run(exchange, to: origin)
-            } catch let error as ImagoError {
+            } catch var error as ImagoError {
+                if error.url == nil { error.url = url }
                 throw error
             } catch {
                 throw Self.imagoError(error, url: url, progress: (0, nil))

@@ -33,7 +33,8 @@ extension ImagePipeline {
             allowInvalidCertificates: configuration.allowInvalidCertificates || request.options.contains(.allowInvalidCertificates),
             headersDroppedOnCrossOriginRedirect: configuration.headersDroppedOnCrossOriginRedirect,
             addressPolicy: configuration.addressPolicy,
-            proxies: configuration.proxies
+            proxies: configuration.proxies,
+            trustRoots: configuration.trustRoots
         )
     }
 

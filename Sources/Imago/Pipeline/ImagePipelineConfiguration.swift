@@ -74,6 +74,10 @@ extension ImagePipeline {
         public var cookies: (@Sendable (URL) -> String?)?
         /// Accept TLS certificates that do not verify, for every request. Default false.
         public var allowInvalidCertificates = false
+        /// Certificate authorities trusted for https besides the system's (Imago's own HTTP
+        /// client): ``TrustRoots/environment(_:)`` reads `SSL_CERT_FILE` and `SSL_CERT_DIR`, as the
+        /// CLI and the server do. Default none.
+        public var trustRoots = TrustRoots.none
         /// Limits for decoding (pixels, side, frames, bytes per decode) and whether EXIF
         /// orientation is applied.
         public var decodingOptions = DecodingOptions()

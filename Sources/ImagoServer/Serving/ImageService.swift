@@ -83,6 +83,7 @@ public final class ImageService: Sendable {
         if let bytes = configuration.decodeMemoryBytes { pipeline.decodeMemoryBudget = DecodeMemoryBudget(bytes: bytes) }
         pipeline.maxRedirects = configuration.maxRedirects
         pipeline.proxies = configuration.proxies
+        pipeline.trustRoots = configuration.trustRoots
         pipeline.allowInvalidCertificates = configuration.ignoresCertificateErrors
         if let userAgent = configuration.userAgent { pipeline.headers["User-Agent"] = userAgent }
         pipeline.maxResponseSize = configuration.maxSourceBytes

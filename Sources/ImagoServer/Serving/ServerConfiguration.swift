@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     public var ignoresCertificateErrors = false
     /// The HTTP proxies sources are fetched through (curl's variables, `--proxy`). Default none.
     public var proxies = ProxySettings.none
+    /// Certificate authorities trusted for https sources besides the system's (`SSL_CERT_FILE`,
+    /// `SSL_CERT_DIR`). Default none.
+    public var trustRoots = TrustRoots.none
     /// Whether `s3://bucket/key` sources are read (imgproxy's `IMGPROXY_USE_S3`), from ``s3``.
     /// Default false: they are refused.
     public var readsS3 = false

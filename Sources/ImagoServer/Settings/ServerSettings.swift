@@ -580,6 +580,11 @@ public enum ServerSettings {
         var configuration = ServerConfiguration()
         // As curl: the proxy variables of the environment, which --proxy and --no-proxy override.
         configuration.proxies = ProxySettings.environment(values)
+        // As OpenSSL's tools: certificate authorities trusted besides the system's.
+        configuration.trustRoots = TrustRoots.environment(values)
+        if let unreadable = configuration.trustRoots.unreadablePaths.first {
+            throw ServerError(status: 500, "SSL_CERT_FILE or SSL_CERT_DIR names \(unreadable), which cannot be read")
+        }
         var listen = "127.0.0.1:8080"
         var watermarks: [String] = []
         for setting in all {
@@ -643,11 +648,11 @@ public enum ServerSettings {
 
     /// Variables of other tools that settings read as those tools do: the AWS credentials, region
     /// and endpoint, `HOME` for `~/.aws/credentials`, Google's key file and emulator, curl's proxy
-    /// variables.
+    /// variables, OpenSSL's certificate file and directory.
     static let ambientVariables: Set<String> = [
         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION",
         "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "HOME", "GOOGLE_APPLICATION_CREDENTIALS", "STORAGE_EMULATOR_HOST",
-        "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+        "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
     ]
 
     /// The settings `arguments` give (`--flag value`, `--flag=value`, or a switch alone), on top of

@@ -24,6 +24,8 @@
             /// The HTTP proxy the connection goes through: a `CONNECT` tunnel for https, requests
             /// in absolute form for http; nil to connect directly.
             var proxy: HTTPProxy? = nil
+            /// Certificate authorities trusted besides the system's.
+            var trustRoots = TrustRoots.none
         }
 
         /// A connection's channel and its handler, reachable from any thread.
@@ -45,7 +47,13 @@
 
         private let group: any EventLoopGroup
         private let pool = Locked(Pool())
-        private let tlsContexts = Locked<[Bool: NIOSSLContext]>([:])
+        /// TLS contexts by what they trust: the certificate policy and the extra roots.
+        private struct TrustKey: Hashable {
+            var allowInvalidCertificates: Bool
+            var roots: TrustRoots
+        }
+
+        private let tlsContexts = Locked<[TrustKey: NIOSSLContext]>([:])
 
         init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
             self.group = group
@@ -137,7 +145,7 @@
         }
 
         private func connect(_ origin: Origin) async throws -> Connection {
-            let tls = try origin.isTLS ? tlsContext(allowInvalidCertificates: origin.allowInvalidCertificates) : nil
+            let tls = try origin.isTLS ? tlsContext(allowInvalidCertificates: origin.allowInvalidCertificates, roots: origin.trustRoots) : nil
             // SNI carries names only; for an address, the certificate is checked against the peer's.
             let serverHostname = IPAddress(origin.host) == nil ? origin.host : nil
             // https through a proxy: a tunnel first, then TLS and HTTP inside it.
@@ -187,14 +195,50 @@
             return Connection(channel: channel, handler: handler)
         }
 
-        /// One TLS context per certificate policy, made on first use (it loads the system's roots).
-        private func tlsContext(allowInvalidCertificates: Bool) throws -> NIOSSLContext {
-            try tlsContexts.withLock { contexts in
-                if let context = contexts[allowInvalidCertificates] { return context }
+        /// Whether `name` is a hashed name in an OpenSSL certificate directory (`c_rehash`): eight
+        /// hex digits, a dot, a number; CRLs (`.r0`) and other files are not certificates to trust.
+        static func isHashedName(_ name: String) -> Bool {
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit) && !parts[1].isEmpty
+                && parts[1].allSatisfy { $0.isASCII && $0.isNumber }
+        }
+
+        /// Certificates a directory holds at most: its files are read when the context is made.
+        static let maxDirectoryCertificates = 10_000
+
+        /// The certificates of a PEM file, or of the hashed entries of a directory as OpenSSL reads
+        /// one (NIOSSL takes files only). A directory entry that is not PEM is passed over, as
+        /// OpenSSL's lookup passes it over; a file that is not is an error.
+        static func certificates(at path: String) throws -> [NIOSSLCertificate] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return try NIOSSLCertificate.fromPEMFile(path)
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: path).filter(isHashedName).sorted()
+            return names.prefix(maxDirectoryCertificates).flatMap { name in
+                (try? NIOSSLCertificate.fromPEMFile(path + "/" + name)) ?? []
+            }
+        }
+
+        /// One TLS context per certificate policy and set of extra roots, made on first use (it
+        /// loads the system's roots, then the extra ones). Roots that cannot be loaded fail the
+        /// connection as a TLS failure that names them.
+        private func tlsContext(allowInvalidCertificates: Bool, roots: TrustRoots) throws -> NIOSSLContext {
+            let key = TrustKey(allowInvalidCertificates: allowInvalidCertificates, roots: roots)
+            return try tlsContexts.withLock { contexts in
+                if let context = contexts[key] { return context }
                 var configuration = TLSConfiguration.makeClientConfiguration()
                 if allowInvalidCertificates { configuration.certificateVerification = .none }
-                let context = try NIOSSLContext(configuration: configuration)
-                contexts[allowInvalidCertificates] = context
+                let context: NIOSSLContext
+                do {
+                    configuration.additionalTrustRoots = try roots.paths.map { .certificates(try Self.certificates(at: $0)) }
+                    context = try NIOSSLContext(configuration: configuration)
+                } catch {
+                    var failure = ImagoError(.tlsFailure, url: nil, underlying: error)
+                    failure.reason = "the trust roots cannot be loaded: \(roots.paths.joined(separator: ", "))"
+                    throw failure
+                }
+                contexts[key] = context
                 return context
             }
         }

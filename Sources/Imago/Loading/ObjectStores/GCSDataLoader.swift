@@ -143,7 +143,8 @@
             let body = Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8)
             let (status, answer) = try await http.post(
                 account.tokenURL, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"], body: body,
-                timeoutWithoutBytes: request.timeoutWithoutBytes, maxBytes: 64 * 1024, proxies: request.proxies)
+                timeoutWithoutBytes: request.timeoutWithoutBytes, maxBytes: 64 * 1024, proxies: request.proxies,
+                trustRoots: request.trustRoots)
             let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any]
             guard status == 200, let token = object?["access_token"] as? String, !token.isEmpty, token.utf8.count <= 8192,
                 token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
