@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -66,6 +67,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
                 // Object stores' request signing (SigV4's SHA-256 and HMAC, GCS's RS256).
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["HTTPClientLoader"])),

@@ -17,7 +17,7 @@ public enum TestCertificate {
         -----END CERTIFICATE-----
         """
 
-    static let privateKeyPEM = """
+    public static let privateKeyPEM = """
         -----BEGIN PRIVATE KEY-----
         MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgPEcnMlU9l/041q6w
         RRgabbpdS7DUfeRm3ZmjD1y077KhRANCAASnPy9pmZhwwgJZ9e9FqUXAYQA03+Qz

@@ -4,13 +4,17 @@
     import Foundation
     import NIOCore
     import NIOHTTP1
+    import NIOHTTP2
     import NIOPosix
     import NIOSSL
 
-    /// Imago's own HTTP/1.1 client: GET only, a pool of keep-alive connections per origin, the
-    /// response handed over on the event loop as it is read. It does what the loader needs and no
-    /// more (redirects, limits and the address policy are the loader's), which makes a transfer cost
-    /// about half the CPU it costs through AsyncHTTPClient (`imago-bench throughput`).
+    /// Imago's own HTTP client: GET only (and a small POST), the response handed over on the event
+    /// loop as it is read. Over TLS it offers HTTP/2 with ALPN: a server that takes it gets one
+    /// connection per origin carrying every exchange at once (``HTTP2Connection``); otherwise, and
+    /// for plain http, a pool of HTTP/1.1 keep-alive connections per origin. It does what the
+    /// loader needs and no more (redirects, limits and the address policy are the loader's), which
+    /// makes a transfer cost about half the CPU it costs through AsyncHTTPClient (`imago-bench
+    /// throughput`).
     final class HTTP1Client: Sendable {
         /// Where a connection goes; connections are shared only between requests with the same one.
         struct Origin: Hashable, Sendable {
@@ -36,6 +40,13 @@
 
         private struct Pool {
             var idle: [Origin: [Connection]] = [:]
+            /// The HTTP/2 connection of each origin that speaks it.
+            var http2: [Origin: HTTP2Connection] = [:]
+            /// A TLS origin's first connection while its protocol is not known: others wait for
+            /// it rather than each opening one, as it may carry them all.
+            var negotiating: [Origin: EventLoopFuture<HTTP2Connection?>] = [:]
+            /// TLS origins that answered with HTTP/1.1: no waiting on their connects.
+            var speaksHTTP1: Set<Origin> = []
             var isShutDown = false
         }
 
@@ -60,16 +71,23 @@
         }
 
         deinit {
-            for connection in pool.withLock({ $0.idle.values.flatMap { $0 } }) {
-                connection.channel.close(promise: nil)
-            }
+            let (idle, http2) = pool.withLock { ($0.idle.values.flatMap { $0 }, Array($0.http2.values)) }
+            for connection in idle { connection.channel.close(promise: nil) }
+            for connection in http2 { connection.close() }
         }
 
-        /// Runs `exchange` to `origin`: on an idle connection when there is one, else on a new one.
-        /// A reused connection that fails before its response begins was closed by the server while
-        /// idle; the request goes again, once, on a new connection (a GET can be repeated).
+        /// Runs `exchange` to `origin`: on the origin's HTTP/2 connection, or an idle HTTP/1.1 one,
+        /// else on a new one. A reused connection that fails before its response begins (closed by
+        /// the server while idle, or an HTTP/2 stream refused: GOAWAY) makes the request go again,
+        /// once, on a new connection (a GET can be repeated).
         func run(_ exchange: HTTP1Exchange, to origin: Origin) async throws -> HTTP1ExchangeOutcome {
-            if let idle = takeIdle(origin) {
+            if let http2 = usableHTTP2(origin) {
+                do {
+                    return try await http2.run(exchange)
+                } catch is HTTP2StreamRefused {
+                    forget(http2, of: origin)
+                }
+            } else if let idle = takeIdle(origin) {
                 do {
                     return try await run(exchange, on: idle, origin: origin)
                 } catch let failure as HTTP1ConnectionHandler.Failure where !failure.responseBegan && Self.isStale(failure.error) {
@@ -78,19 +96,95 @@
                     throw failure.error
                 }
             }
-            let connection = try await connect(origin)
-            do {
-                return try await run(exchange, on: connection, origin: origin)
-            } catch let failure as HTTP1ConnectionHandler.Failure {
-                throw failure.error
+            switch try await connectOrJoin(origin) {
+            case .http2(let http2):
+                do {
+                    return try await http2.run(exchange)
+                } catch let refused as HTTP2StreamRefused {
+                    forget(http2, of: origin)
+                    throw refused.underlying
+                }
+            case .http1(let connection):
+                do {
+                    return try await run(exchange, on: connection, origin: origin)
+                } catch let failure as HTTP1ConnectionHandler.Failure {
+                    throw failure.error
+                }
             }
         }
 
-        /// Closes the idle connections; running exchanges finish, and their connections close after.
+        /// A new connection's protocol, set up.
+        private enum NewConnection {
+            case http1(Connection)
+            case http2(HTTP2Connection)
+        }
+
+        /// The origin's HTTP/2 connection when one is being made (it will carry this exchange
+        /// too), else a new connection. A TLS origin's first connect is shared this way; once an
+        /// origin is known to answer HTTP/1.1, connects no longer wait.
+        private func connectOrJoin(_ origin: Origin) async throws -> NewConnection {
+            enum Plan {
+                case join(EventLoopFuture<HTTP2Connection?>)
+                case lead(EventLoopPromise<HTTP2Connection?>?)
+            }
+            let plan = pool.withLock { pool -> Plan in
+                if let pending = pool.negotiating[origin] { return .join(pending) }
+                guard origin.isTLS, !pool.speaksHTTP1.contains(origin) else { return .lead(nil) }
+                let promise = group.next().makePromise(of: HTTP2Connection?.self)
+                pool.negotiating[origin] = promise.futureResult
+                return .lead(promise)
+            }
+            switch plan {
+            case .join(let pending):
+                if let http2 = try? await pending.get(), http2.isUsable { return .http2(http2) }
+                return try await connect(origin)
+            case .lead(let promise):
+                do {
+                    let made = try await connect(origin)
+                    pool.withLock { pool in
+                        pool.negotiating[origin] = nil
+                        switch made {
+                        case .http2(let http2) where !pool.isShutDown: pool.http2[origin] = http2
+                        case .http1 where origin.isTLS: pool.speaksHTTP1.insert(origin)
+                        default: break
+                        }
+                    }
+                    if case .http2(let http2) = made { promise?.succeed(http2) } else { promise?.succeed(nil) }
+                    return made
+                } catch {
+                    pool.withLock { $0.negotiating[origin] = nil }
+                    promise?.succeed(nil)
+                    throw error
+                }
+            }
+        }
+
+        private func usableHTTP2(_ origin: Origin) -> HTTP2Connection? {
+            pool.withLock { pool in
+                guard let http2 = pool.http2[origin] else { return nil }
+                if http2.isUsable { return http2 }
+                pool.http2[origin] = nil
+                return nil
+            }
+        }
+
+        /// Drops `http2` from the pool (refused a stream: GOAWAY, or gone); its running streams end
+        /// as the server lets them.
+        private func forget(_ http2: HTTP2Connection, of origin: Origin) {
+            pool.withLock { pool in
+                if pool.http2[origin] === http2 { pool.http2[origin] = nil }
+            }
+        }
+
+        /// Closes the idle connections; running exchanges finish, and their connections close after
+        /// (an HTTP/2 connection once its streams have ended and it has idled).
         func shutdown() {
             let idle = pool.withLock { pool in
                 pool.isShutDown = true
-                defer { pool.idle = [:] }
+                defer {
+                    pool.idle = [:]
+                    pool.http2 = [:]
+                }
                 return pool.idle.values.flatMap { $0 }
             }
             for connection in idle { connection.channel.close(promise: nil) }
@@ -144,7 +238,7 @@
             }
         }
 
-        private func connect(_ origin: Origin) async throws -> Connection {
+        private func connect(_ origin: Origin) async throws -> NewConnection {
             let tls = try origin.isTLS ? tlsContext(allowInvalidCertificates: origin.allowInvalidCertificates, roots: origin.trustRoots) : nil
             // SNI carries names only; for an address, the certificate is checked against the peer's.
             let serverHostname = IPAddress(origin.host) == nil ? origin.host : nil
@@ -154,14 +248,20 @@
             // be gone with a connection closed at once (a refused handshake), and its error with it.
             let made = Locked<NIOLoopBound<HTTP1ConnectionHandler>?>(nil)
             let tunnel = Locked<EventLoopFuture<Void>?>(nil)
-            @Sendable func addHTTPHandlers(_ channel: any Channel) throws {
-                if let tls {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
-                }
+            let negotiated = Locked<EventLoopFuture<ProtocolNegotiationHandler.Negotiated>?>(nil)
+            @Sendable func addHTTP1Handlers(_ channel: any Channel) throws {
                 try channel.pipeline.syncOperations.addHTTPClientHandlers()
                 let handler = HTTP1ConnectionHandler()
                 try channel.pipeline.syncOperations.addHandler(handler)
                 made.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
+            }
+            @Sendable func addHTTPHandlers(_ channel: any Channel) throws {
+                guard let tls else { return try addHTTP1Handlers(channel) }
+                // The protocol is known once the handshake is done: ALPN may choose HTTP/2.
+                try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                let promise = channel.eventLoop.makePromise(of: ProtocolNegotiationHandler.Negotiated.self)
+                negotiated.withLock { $0 = promise.futureResult }
+                try channel.pipeline.syncOperations.addHandler(ProtocolNegotiationHandler(promise: promise, setUpHTTP1: addHTTP1Handlers))
             }
             let bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(Self.connectTimeout)
@@ -190,9 +290,13 @@
                 try await established.get()
                 try await channel.eventLoop.submit { try addHTTPHandlers(channel) }.get()
             }
+            if let negotiation = negotiated.withLock({ $0 }), case .http2(let http2) = try await negotiation.get() {
+                channel.closeFuture.whenComplete { [weak self] _ in self?.forget(http2, of: origin) }
+                return .http2(http2)
+            }
             channel.closeFuture.whenComplete { [weak self] _ in self?.remove(channel, of: origin) }
             guard let handler = made.withLock({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-            return Connection(channel: channel, handler: handler)
+            return .http1(Connection(channel: channel, handler: handler))
         }
 
         /// Whether `name` is a hashed name in an OpenSSL certificate directory (`c_rehash`): eight
@@ -228,6 +332,7 @@
             return try tlsContexts.withLock { contexts in
                 if let context = contexts[key] { return context }
                 var configuration = TLSConfiguration.makeClientConfiguration()
+                configuration.applicationProtocols = ["h2", "http/1.1"]
                 if allowInvalidCertificates { configuration.certificateVerification = .none }
                 let context: NIOSSLContext
                 do {
