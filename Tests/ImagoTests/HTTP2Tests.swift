@@ -89,4 +89,23 @@ struct HTTP2Tests {
             #expect(status.accepts == 1)
         }
     }
+
+    @Test("through an HTTP proxy's CONNECT tunnel (tinyproxy) the origin is still reached over HTTP/2, one connection for all", .enabled(if: TinyProxy.isInstalled))
+    func throughProxy() async throws {
+        try await withNginxOrigin(http2: true) { nginx in
+            try await withTinyProxy { proxy in
+                let bodies = (0..<8).map { payload(5000, seed: UInt8($0)) }
+                for (index, body) in bodies.enumerated() { try body.write(to: nginx.root.appendingPathComponent("\(index).bin")) }
+                let pipeline = Self.pipeline(nginx, concurrency: 8) { $0.proxies = ProxySettings.environment(["https_proxy": proxy.url]) }
+                try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for (index, body) in bodies.enumerated() {
+                        group.addTask { try await pipeline.data(for: ImageRequest(url: nginx.url("\(index).bin"))).data == body }
+                    }
+                    for try await same in group { #expect(same) }
+                }
+                #expect(try await Self.status(nginx, pipeline: pipeline).accepts == 1)
+                #expect(proxy.log.components(separatedBy: "CONNECT 127.0.0.1:\(nginx.port)").count == 2, "one tunnel: \(proxy.log)")
+            }
+        }
+    }
 }
