@@ -75,6 +75,10 @@ public final class ImagePipeline: Sendable {
     let deadlines = DeadlineTimer()
     /// Bytes of transfers that broke off, for the next transfer of the same image to resume.
     let resumables: ResumableDataStore
+    /// Bytes of broken-off transfers kept in memory now, for the next transfer of the same image
+    /// to resume (at most ``Configuration/resumableDataLimit``).
+    public var resumableBytes: Int { resumables.bytes }
+
     /// Where requests wait their turn under ``Configuration/rateLimit``.
     let rateLimiter: RateLimiter?
 

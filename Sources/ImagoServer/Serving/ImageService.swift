@@ -64,9 +64,9 @@ public final class ImageService: Sendable {
         self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
         sources = SourceResolver(configuration)
         work = WorkLimiter(limit: configuration.maxConcurrentWork)
-        let pathBytes = min(configuration.memoryBytes / 16, 16 << 20)
-        variants = MemoryCache(limits: .init(cost: configuration.memoryBytes - pathBytes))
-        answeredPaths = MemoryCache(limits: .init(cost: pathBytes))
+        let shares = configuration.memoryShares
+        variants = MemoryCache(limits: .init(cost: shares.variants))
+        answeredPaths = MemoryCache(limits: .init(cost: shares.paths))
         MemoryPressureMonitor.shared.register(variants)
         MemoryPressureMonitor.shared.register(answeredPaths)
         MemoryPressureMonitor.shared.register(thumborOverlays)
@@ -82,6 +82,7 @@ public final class ImageService: Sendable {
         pipeline.addressPolicy = configuration.internalSourceAddresses.policy
         if let bytes = configuration.decodeMemoryBytes { pipeline.decodeMemoryBudget = DecodeMemoryBudget(bytes: bytes) }
         pipeline.maxRedirects = configuration.maxRedirects
+        pipeline.resumableDataLimit = configuration.memoryShares.resumable
         pipeline.proxies = configuration.proxies
         pipeline.trustRoots = configuration.trustRoots
         pipeline.allowInvalidCertificates = configuration.ignoresCertificateErrors
@@ -105,9 +106,9 @@ public final class ImageService: Sendable {
         return ImagePipeline(configuration: pipeline, loaders: loaders)
     }
 
-    /// Bytes the service keeps in memory between requests (encoded variants and answered paths),
-    /// at most ``ServerConfiguration/memoryBytes``.
-    public var memoryInUse: Int { variants.totalCost + answeredPaths.totalCost }
+    /// Bytes the service keeps in memory between requests (encoded variants, answered paths, and
+    /// the kept bytes of sources that broke off), at most ``ServerConfiguration/memoryBytes``.
+    public var memoryInUse: Int { variants.totalCost + answeredPaths.totalCost + pipeline.resumableBytes }
 
     /// Requests making an image now.
     public var workInFlight: Int { work.inFlight }

@@ -110,12 +110,20 @@ public struct ServerConfiguration: Sendable {
     /// Requests making an image at once (fetch, decode, process, encode); more get 503.
     /// Default four per core.
     public var maxConcurrentWork = ProcessInfo.processInfo.activeProcessorCount * 4
-    /// Everything the service keeps in memory between requests, in bytes: encoded variants and the
-    /// paths that lead to them (a sixteenth, at most 16 MB). Processed images are kept once,
+    /// Everything the service keeps in memory between requests, in bytes: encoded variants, the
+    /// paths that lead to them (a sixteenth, at most 16 MB) and the first bytes of sources that
+    /// broke off, to be resumed (as much again). Processed images are kept once,
     /// encoded; the pipeline keeps no decoded copy of them. Default 256 MB. (Transient memory, the
     /// images being made, is bounded apart by ``maxConcurrentWork`` and the pipeline's
     /// `decodeMemoryBudget`.)
     public var memoryBytes = 256 << 20
+
+    /// How ``memoryBytes`` is shared: answered paths and resumable source bytes a sixteenth each
+    /// (at most 16 MB each), encoded variants the rest.
+    public var memoryShares: (variants: Int, paths: Int, resumable: Int) {
+        let share = min(memoryBytes / 16, 16 << 20)
+        return (memoryBytes - 2 * share, share, share)
+    }
     /// Bytes all decodes and encodes may hold at once (the pipeline's `DecodeMemoryBudget`); nil
     /// for the shared 1 GiB. Set from a container's limit by ``fit(into:keepsMemoryBytes:)``.
     public var decodeMemoryBytes: Int?

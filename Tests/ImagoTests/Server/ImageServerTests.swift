@@ -1,6 +1,6 @@
 import Foundation
 import Imago
-import ImagoServer
+@testable import ImagoServer
 import ImagoTestSupport
 import Testing
 
@@ -241,11 +241,16 @@ struct ImageServerTests {
             let path = ServerHarness.path(server.origin.url("/photo.jpg").absoluteString, ["w:50"], extension: "png")
             let broken = try await server.get(path)
             #expect(broken.status >= 500)
+            // Kept in memory until the next request, and counted as memory the service keeps.
+            #expect(server.service.pipeline.resumableBytes == jpeg.count / 3)
+            #expect(server.service.memoryInUse >= jpeg.count / 3)
+            #expect(server.service.pipeline.configuration.resumableDataLimit == server.service.configuration.memoryShares.resumable)
             let answer = try await server.get(path)
             #expect(answer.status == 200)
             #expect(try Self.decode(answer.body).width == 50)
             #expect(server.origin.log.requests(to: "/photo.jpg").map { $0.header("range") } == [nil, "bytes=\(jpeg.count / 3)-"])
             #expect(server.origin.log.responses.last?.bodyBytes == jpeg.count - jpeg.count / 3)
+            #expect(server.service.pipeline.resumableBytes == 0)
         }
     }
 
