@@ -50,7 +50,9 @@ enum HTTPResponseFeed {
         if first & 2 != 0 { channel.embeddedEventLoop.advanceTime(by: .seconds(6)) }
         if !ended.value { _ = try? channel.close().wait() }
         if let (response, data) = try? sink.finish(), first & 4 != 0, response.statusCode == 200, let kept, sink.joinedBytes > 0 {
-            if !data.starts(with: kept.data) || response.expectedContentLength != Int64(data.count) { fatalError("a resumed body that is not the kept bytes and their rest") }
+            if !data.starts(with: kept.data) || response.expectedContentLength != Int64(data.count) {
+                fatalError("a resumed body that is not the kept bytes and their rest")
+            }
         }
         _ = try? channel.finish(acceptAlreadyClosed: true)
         if !ended.value { fatalError("the exchange never ended") }

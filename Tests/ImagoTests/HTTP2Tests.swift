@@ -90,7 +90,9 @@ struct HTTP2Tests {
         }
     }
 
-    @Test("through an HTTP proxy's CONNECT tunnel (tinyproxy) the origin is still reached over HTTP/2, one connection for all", .enabled(if: TinyProxy.isInstalled))
+    @Test(
+        "through an HTTP proxy's CONNECT tunnel (tinyproxy) the origin is still reached over HTTP/2, one connection for all",
+        .enabled(if: TinyProxy.isInstalled))
     func throughProxy() async throws {
         try await withNginxOrigin(http2: true) { nginx in
             try await withTinyProxy { proxy in

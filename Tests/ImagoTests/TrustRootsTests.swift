@@ -65,7 +65,9 @@ struct TrustRootsTests {
     @Test("a certificate directory's hashed names, as c_rehash makes them")
     func hashedNames() {
         #expect(["88d0bdcb.0", "0123abcd.12"].allSatisfy(HTTP1Client.isHashedName))
-        #expect(!["88d0bdcb.r0", "88d0bdcb", "88d0bdc.0", "88d0bdcg.0", "88d0bdcb.", "ca.pem", "88d0bdcb.0.bak", "88d0bdcb.٣"].contains(where: HTTP1Client.isHashedName))
+        #expect(
+            !["88d0bdcb.r0", "88d0bdcb", "88d0bdc.0", "88d0bdcg.0", "88d0bdcb.", "ca.pem", "88d0bdcb.0.bak", "88d0bdcb.٣"].contains(
+                where: HTTP1Client.isHashedName))
     }
 
     @Test("SSL_CERT_FILE and SSL_CERT_DIR (colon-separated) as OpenSSL reads them; missing paths are reported")

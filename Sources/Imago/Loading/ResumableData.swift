@@ -28,7 +28,8 @@ struct ResumableData: Sendable, Equatable {
         guard response.statusCode == 200, !data.isEmpty else { return nil }
         if let expected = response.expectedContentLength, Int64(data.count) >= expected { return nil }
         let headers = response.headers
-        guard let ranges = headers["Accept-Ranges"], ranges.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "bytes" })
+        guard let ranges = headers["Accept-Ranges"],
+            ranges.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "bytes" })
         else { return nil }
         // `no-store`: no cache may keep any of it.
         if let control = headers["Cache-Control"], HTTPFreshness.directives(control).keys.contains("no-store") { return nil }

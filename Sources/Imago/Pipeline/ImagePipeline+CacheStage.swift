@@ -88,7 +88,8 @@ extension ImagePipeline {
                 transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: .stale(entry)))] }
             default:
                 // A transfer that broke off may have left its first bytes beside the entries.
-                let partial = resumables.limit > 0 && request.cachePolicy != .reloadIgnoringCache
+                let partial =
+                    resumables.limit > 0 && request.cachePolicy != .reloadIgnoringCache
                     ? cache.flatMap { ResumableDataStore.read(request.diskCacheKey, from: $0.disk) } : nil
                 transition { [.startDownloads($0.transfers.cacheMissed(transferID, stale: partial.map { .partial($0) }))] }
             }
