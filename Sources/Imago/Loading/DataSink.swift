@@ -49,8 +49,8 @@ public final class DataSink: Sendable {
     /// Takes the response head. Throws for a status that is not a success and for an announced
     /// length above the limit, before any body byte is read.
     ///
-    /// When the transfer resumes kept bytes (``resume(from:)``), a `206` that continues them is
-    /// joined to them and seen as a `200` for the whole body; a `200` or a `416` drops them.
+    /// When the pipeline resumes a transfer from kept bytes, a `206` that continues them is joined
+    /// to them and seen as a `200` for the whole body; a `200` or a `416` drops them.
     public func receive(_ response: ResponseHead) throws(ImagoError) {
         var response = response
         if let resuming = state.withLock({ $0.resuming }) {
