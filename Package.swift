@@ -69,6 +69,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["HTTPClientLoader"])),
+                .product(name: "NIOSOCKS", package: "swift-nio-extras", condition: .when(traits: ["HTTPClientLoader"])),
                 // Object stores' request signing (SigV4's SHA-256 and HMAC, GCS's RS256).
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["HTTPClientLoader"])),
                 .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["HTTPClientLoader"])),

@@ -8,7 +8,7 @@ import Testing
 /// curl's proxy variables, read as curl reads them.
 @Suite("proxies: the variables")
 struct ProxySettingsTests {
-    @Test("http_proxy, https_proxy, all_proxy by scheme, lowercase first; a SOCKS or https proxy URL is not taken")
+    @Test("http_proxy, https_proxy, all_proxy by scheme, lowercase first; SOCKS5 taken, SOCKS4, SOCKS5 with credentials or https not")
     func variables() {
         let settings = ProxySettings.environment([
             "http_proxy": "http://user:p%40ss@proxy.internal:3128", "HTTP_PROXY": "http://upper:1", "ALL_PROXY": "10.0.0.1:8080",
@@ -16,7 +16,10 @@ struct ProxySettingsTests {
         #expect(settings.http == HTTPProxy(host: "proxy.internal", port: 3128, credentials: .init(user: "user", password: "p@ss")))
         #expect(settings.https == HTTPProxy(host: "10.0.0.1", port: 8080))
         #expect(!"\(settings.http!)".contains("p@ss"))
-        #expect(ProxySettings.environment(["HTTPS_PROXY": "socks5://127.0.0.1:1080"]).https == nil)
+        #expect(ProxySettings.environment(["HTTPS_PROXY": "socks5://127.0.0.1:1081"]).https == HTTPProxy(host: "127.0.0.1", port: 1081, kind: .socks5))
+        #expect(ProxySettings.environment(["ALL_PROXY": "socks5h://socks.internal"]).http == HTTPProxy(host: "socks.internal", port: 1080, kind: .socks5))
+        #expect(ProxySettings.environment(["HTTPS_PROXY": "socks4://127.0.0.1:1080"]).https == nil)
+        #expect(ProxySettings.environment(["HTTPS_PROXY": "socks5://user:secret@127.0.0.1:1080"]).https == nil)
         #expect(ProxySettings.environment(["https_proxy": "https://proxy:443"]).https == nil)
         #expect(ProxySettings.environment([:]) == .none)
     }
@@ -171,5 +174,64 @@ struct HostileProxyTests {
             }
         }
         return (port, done)
+    }
+}
+
+@Suite("proxies: through Dante (SOCKS5)", .enabled(if: DanteProxy.isInstalled), .timeLimit(.minutes(2)))
+struct SOCKSProxyTests {
+    static func pipeline(
+        _ proxy: DanteProxy, policy: AddressPolicy = .allowAll, configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
+    ) -> ImagePipeline {
+        var configuration = ImagePipeline.Configuration()
+        configuration.proxies = ProxySettings.environment(["all_proxy": proxy.url])
+        configuration.addressPolicy = policy
+        configure(&configuration)
+        return ImagePipeline(configuration: configuration)
+    }
+
+    @Test("http and https go through the SOCKS5 proxy (its log names each target), requests in origin form, loopback included")
+    func throughSOCKS() async throws {
+        try await withDanteProxy { proxy in
+            let pipeline = Self.pipeline(proxy) { $0.allowInvalidCertificates = true }
+            let plain = try await TestOrigin.start()
+            let body = payload(30_000)
+            let url = plain.serve(body, at: "/plain.jpg")
+            let plainResponse = try await pipeline.data(for: ImageRequest(url: url))
+            #expect(plainResponse.data == body)
+            #expect(plain.log.requests.first?.path == "/plain.jpg", "origin form, not the absolute URL an HTTP proxy gets")
+            // Dante's line: client, proxy -> its own outgoing address, the target (address.port).
+            #expect(await proxy.peer.waitForLog(" 127.0.0.1.\(plain.port)\n"), "\(proxy.log)")
+            try await plain.shutdown()
+
+            let secure = try await TestOrigin.start(tls: true)
+            let secureURL = secure.serve(body, at: "/secure.jpg")
+            let secureResponse = try await pipeline.data(for: ImageRequest(url: secureURL))
+            #expect(secureResponse.data == body)
+            #expect(await proxy.peer.waitForLog(" 127.0.0.1.\(secure.port)\n"), "\(proxy.log)")
+            try await secure.shutdown()
+        }
+    }
+
+    @Test("the address policy refuses a loopback target before the SOCKS proxy hears of it")
+    func policyBeforeProxy() async throws {
+        try await withDanteProxy { proxy in
+            let origin = try await TestOrigin.start()
+            let url = origin.serve(payload(10), at: "/x.jpg")
+            let error = await loadError(Self.pipeline(proxy, policy: .publicOnly), ImageRequest(url: url))
+            #expect(error?.code.kind == .addressRefused)
+            #expect(!proxy.log.contains("tcp/connect"))
+            #expect(origin.log.requests.isEmpty)
+            try await origin.shutdown()
+        }
+    }
+
+    @Test("a SOCKS proxy that cannot reach the target says so: connectionFailed with its reply")
+    func targetRefused() async throws {
+        try await withDanteProxy { proxy in
+            let closed = try PeerProcess.freePort()
+            let error = await loadError(Self.pipeline(proxy), ImageRequest(url: URL(string: "http://127.0.0.1:\(closed)/x.jpg")!))
+            #expect(error?.code == .connectionFailed)
+            #expect(error?.description.contains("SOCKS proxy could not connect") == true, "\(String(describing: error))")
+        }
     }
 }

@@ -91,18 +91,22 @@ final class Countdown: Sendable {
 }
 
 /// Runs a program to completion; returns its exit status and standard output (with standard
-/// error mixed in when `withStandardError`). The wait happens on a GCD thread: a child blocking one
+/// error mixed in when `withStandardError`). The wait happens off the pool: a child blocking one
 /// of the cooperative pool's two threads here for seconds starved the tests running beside it
 /// (a prefetch test's held transfer then outlived its 20 s minimum-rate window).
 func runProcess(_ executable: URL, _ arguments: [String], withStandardError: Bool = false) async throws -> (status: Int32, output: Data) {
     try await offThePool { try runProcessBlocking(executable, arguments, withStandardError: withStandardError) }
 }
 
-/// Runs blocking work (a child process, a wait) on a GCD thread and awaits it, so the cooperative
-/// pool's threads stay free for the tests running beside it.
+/// Runs blocking work (a child process, a wait) on a thread of its own and awaits it, so the
+/// cooperative pool's threads stay free for the tests running beside it. Not on a GCD worker:
+/// Foundation notices a child's exit on GCD, and with every worker blocked in `waitUntilExit`
+/// (a hundred parallel tests running tools) no exit was ever noticed and the run hung.
 func offThePool<T: Sendable, Failure: Error>(_ work: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
     let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
-        DispatchQueue.global().async { continuation.resume(returning: Result { () throws(Failure) -> T in try work() }) }
+        let thread = Thread { continuation.resume(returning: Result { () throws(Failure) -> T in try work() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
     }
     return try result.get()
 }

@@ -7,6 +7,7 @@
     import NIOCore
     import NIOHTTP1
     import NIOPosix
+    import NIOSOCKS
     import NIOSSL
 
     /// Loads `http` and `https` URLs, streaming the body into the sink.
@@ -107,9 +108,11 @@
                 trustRoots: request.trustRoots)
 
             // Plain http through a proxy asks for the whole URL (absolute form), with the proxy's credentials.
-            let target = proxy != nil && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
+            let target = proxy?.takesAbsoluteRequests == true && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
             var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target)
-            if let proxy, !isTLS, let authorization = proxy.authorization { head.headers.add(name: "Proxy-Authorization", value: authorization) }
+            if let proxy, proxy.takesAbsoluteRequests, !isTLS, let authorization = proxy.authorization {
+                head.headers.add(name: "Proxy-Authorization", value: authorization)
+            }
             if headers["Host"] == nil {
                 let name = host.contains(":") ? "[\(host)]" : host
                 head.headers.add(name: "Host", value: url.port == nil || port == (isTLS ? 443 : 80) ? name : "\(name):\(port)")
@@ -171,9 +174,11 @@
             let proxy = proxies.proxy(for: url)
             let origin = HTTP1Client.Origin(
                 isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false, proxy: proxy, trustRoots: trustRoots)
-            let target = proxy != nil && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
+            let target = proxy?.takesAbsoluteRequests == true && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
             var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: target)
-            if let proxy, !isTLS, let authorization = proxy.authorization { head.headers.add(name: "Proxy-Authorization", value: authorization) }
+            if let proxy, proxy.takesAbsoluteRequests, !isTLS, let authorization = proxy.authorization {
+                head.headers.add(name: "Proxy-Authorization", value: authorization)
+            }
             head.headers.add(name: "Host", value: AWSSignatureV4.hostHeader(of: url))
             head.headers.add(name: "Content-Length", value: String(body.count))
             for header in headers { head.headers.add(name: header.name, value: header.value) }
@@ -230,6 +235,13 @@
                 headers: HeaderFields(headers.map { HeaderFields.Field(name: $0.name, value: $0.value) }),
                 expectedContentLength: headers.first(name: "content-length").flatMap { Int64($0) }
             )
+        }
+
+        /// NIOSOCKS's errors for a proxy that does not speak SOCKS5 as asked (or wants credentials).
+        private static func isSOCKSProtocolError(_ error: any Error) -> Bool {
+            error is SOCKSError.InvalidProtocolVersion || error is SOCKSError.InvalidReservedByte || error is SOCKSError.InvalidAddressType
+                || error is SOCKSError.InvalidAuthenticationSelection || error is SOCKSError.NoValidAuthenticationMethod
+                || error is SOCKSError.InvalidServerState || error is SOCKSError.UnexpectedRead
         }
 
         /// `http://host[:port]/path?query`, for a request to a proxy; no user info.
@@ -316,6 +328,16 @@
                     failure = ImagoError(.timedOut, url: url, underlying: sendable)
                     failure.reason = "the proxy did not answer CONNECT"
                 }
+                return failure
+            }
+            if let error = error as? SOCKSError.ConnectionFailed {
+                var failure = ImagoError(.connectionFailed, url: url, underlying: sendable)
+                failure.reason = "the SOCKS proxy could not connect to the host (reply \(error.reply.value))"
+                return failure
+            }
+            if Self.isSOCKSProtocolError(error) {
+                var failure = ImagoError(.invalidResponse, url: url, underlying: sendable)
+                failure.reason = "the SOCKS proxy's answer is not SOCKS5 without authentication"
                 return failure
             }
             if case .connectTimeout = error as? ChannelError {

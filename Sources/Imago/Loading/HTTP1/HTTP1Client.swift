@@ -6,6 +6,7 @@
     import NIOHTTP1
     import NIOHTTP2
     import NIOPosix
+    import NIOSOCKS
     import NIOSSL
 
     /// Imago's own HTTP client: GET only (and a small POST), the response handed over on the event
@@ -243,7 +244,14 @@
             // SNI carries names only; for an address, the certificate is checked against the peer's.
             let serverHostname = IPAddress(origin.host) == nil ? origin.host : nil
             // https through a proxy: a tunnel first, then TLS and HTTP inside it.
-            let tunnelTarget = origin.proxy != nil && origin.isTLS ? (origin.host.contains(":") ? "[\(origin.host)]" : origin.host) + ":\(origin.port)" : nil
+            let tunnelTarget =
+                origin.proxy?.kind == .http && origin.isTLS ? (origin.host.contains(":") ? "[\(origin.host)]" : origin.host) + ":\(origin.port)" : nil
+            // Through SOCKS, every connection is a tunnel; the handler holds what is written until
+            // the proxy has connected, so TLS and HTTP are set up at once behind it.
+            let socksTarget: SOCKSAddress? =
+                origin.proxy?.kind == .socks5
+                ? try origin.address.map { .address(try SocketAddress(ipAddress: $0, port: origin.port)) } ?? .domain(origin.host, port: origin.port)
+                : nil
             // The handler is kept from the initializer: looked up after the connect, it could already
             // be gone with a connection closed at once (a refused handshake), and its error with it.
             let made = Locked<NIOLoopBound<HTTP1ConnectionHandler>?>(nil)
@@ -274,6 +282,7 @@
                                 ProxyTunnelHandler(
                                     target: tunnelTarget, authorization: proxy.authorization, timeout: Self.connectTimeout, established: established))
                         } else {
+                            if let socksTarget { try channel.pipeline.syncOperations.addHandler(SOCKSClientHandler(targetAddress: socksTarget)) }
                             try addHTTPHandlers(channel)
                         }
                     }

@@ -1,42 +1,68 @@
 import Foundation
 
-/// An HTTP proxy: where it listens and, when it asks for them, the credentials it is sent
-/// (`Proxy-Authorization: Basic`). Its description never shows the password.
+/// A proxy: an HTTP proxy (where it listens and, when it asks for them, the credentials it is
+/// sent, `Proxy-Authorization: Basic`), or a SOCKS5 proxy without authentication. Its
+/// description never shows the password.
 public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
+    /// The protocol spoken to the proxy.
+    public enum Kind: Sendable, Hashable {
+        /// Plain requests in absolute form, `CONNECT` tunnels for https.
+        case http
+        /// A SOCKS5 `CONNECT` for every connection (RFC 1928), with no authentication; the target
+        /// goes as the address the policy checked, else as the name, which the proxy resolves.
+        case socks5
+    }
+
     /// The proxy's host name or address.
     public var host: String
     /// The proxy's port.
     public var port: Int
-    /// The user and password sent to the proxy, if any.
+    /// The user and password sent to the proxy, if any (HTTP proxies only).
     public var credentials: ImageRequest.Credentials?
+    /// The protocol spoken to it. Default http.
+    public var kind: Kind
 
     /// A proxy from its parts.
-    public init(host: String, port: Int, credentials: ImageRequest.Credentials? = nil) {
+    public init(host: String, port: Int, credentials: ImageRequest.Credentials? = nil, kind: Kind = .http) {
         self.host = host
         self.port = port
         self.credentials = credentials
+        self.kind = kind
     }
 
-    /// A proxy as the variables write it: `http://user:password@host:port`, or `host:port`
-    /// (taken as http, as curl does). Nil for anything else: a SOCKS or https proxy is not one
-    /// Imago speaks to.
+    /// A proxy as the variables write it: `http://user:password@host:port`, `host:port` (taken as
+    /// http, as curl does), or `socks5://host:port` and `socks5h://host:port`. Nil for anything
+    /// else: an https, SOCKS4 or SOCKS5-with-credentials proxy is not one Imago speaks to.
     public init?(url text: String) {
         let written = text.contains("://") ? text : "http://" + text
-        guard let url = URL(string: written), url.scheme?.lowercased() == "http", var host = url.host(percentEncoded: false), !host.isEmpty else {
+        guard let url = URL(string: written), let scheme = url.scheme?.lowercased(), var host = url.host(percentEncoded: false), !host.isEmpty else {
             return nil
+        }
+        let kind: Kind
+        switch scheme {
+        case "http": kind = .http
+        case "socks5", "socks5h": kind = .socks5
+        default: return nil
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         var credentials: ImageRequest.Credentials?
         if let user = url.user(percentEncoded: false) {
+            guard kind == .http else { return nil }
             credentials = ImageRequest.Credentials(user: user, password: url.password(percentEncoded: false) ?? "")
         }
-        self.init(host: host, port: url.port ?? 1080, credentials: credentials)
+        self.init(host: host, port: url.port ?? 1080, credentials: credentials, kind: kind)
     }
 
     /// `Proxy-Authorization`'s value, when the proxy has credentials.
     var authorization: String? { credentials?.basicAuthorization }
 
-    public var description: String { "HTTPProxy(\(host):\(port)\(credentials == nil ? "" : ", with credentials"))" }
+    /// Whether plain http goes to it as requests in absolute form (an HTTP proxy), rather than
+    /// through a tunnel it makes for every connection (SOCKS).
+    var takesAbsoluteRequests: Bool { kind == .http }
+
+    public var description: String {
+        "\(kind == .http ? "HTTPProxy" : "SOCKS5Proxy")(\(host):\(port)\(credentials == nil ? "" : ", with credentials"))"
+    }
 }
 
 /// Which proxy each transfer goes through, by curl's rules: the proxy for the URL's scheme
