@@ -90,6 +90,28 @@ struct HTTP2Tests {
         }
     }
 
+    @Test("each stream carries its request's priority as RFC 9218 urgency (nginx logs the header); HTTP/1.1 sends none")
+    func priorities() async throws {
+        let expected: [(ImageRequest.Priority, String)] = [(.veryHigh, "u=1"), (.high, "u=2"), (.normal, "u=3"), (.low, "u=4"), (.veryLow, "u=5")]
+        try await withNginxOrigin(http2: true) { nginx in
+            for index in expected.indices { try payload(2000, seed: UInt8(index)).write(to: nginx.root.appendingPathComponent("p\(index).bin")) }
+            let pipeline = Self.pipeline(nginx)
+            for (index, (priority, _)) in expected.enumerated() {
+                var request = ImageRequest(url: nginx.url("p\(index).bin"))
+                request.priority = priority
+                _ = try await pipeline.data(for: request)
+            }
+            for (index, (_, urgency)) in expected.enumerated() {
+                #expect(await nginx.peer.waitForLog("served /p\(index).bin HTTP/2.0 priority=\"\(urgency)\""), "\(nginx.peer.log)")
+            }
+        }
+        let origin = try await TestOrigin.start()
+        var request = ImageRequest(url: origin.serve(payload(2000, seed: 9), at: "/plain.bin"))
+        request.priority = .veryHigh
+        _ = try await ImagePipeline(configuration: .init()).data(for: request)
+        #expect(origin.log.requests.last?.header("priority") == nil)
+    }
+
     @Test(
         "through an HTTP proxy's CONNECT tunnel (tinyproxy) the origin is still reached over HTTP/2, one connection for all",
         .enabled(if: TinyProxy.isInstalled))

@@ -7,7 +7,8 @@ import ImagoTestSupport
 /// test can stop a first transfer part-way without any timing; ranges come at full speed. With
 /// `http2`, it listens with TLS (the test certificate) and offers HTTP/2 by ALPN, ends each
 /// connection with GOAWAY after `requestsPerConnection`, and `/status` is its `stub_status` (the
-/// connections it accepted, counted when accepted: no race with the answers).
+/// connections it accepted, counted when accepted: no race with the answers), and it logs each
+/// answer (`served /NAME HTTP/2.0 priority="u=3"`) once sent.
 final class NginxOrigin: Sendable {
     static let executable = "/usr/sbin/nginx"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
@@ -54,7 +55,8 @@ final class NginxOrigin: Sendable {
             error_log stderr notice;
             events { worker_connections 64; }
             http {
-                access_log off;
+                log_format served 'served $uri $server_protocol priority="$http_priority"';
+                access_log \(http2 ? "/dev/stderr served" : "off");
                 client_body_temp_path \(folder.path)/body;
                 proxy_temp_path \(folder.path)/proxy;
                 fastcgi_temp_path \(folder.path)/fastcgi;

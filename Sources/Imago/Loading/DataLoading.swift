@@ -51,6 +51,9 @@ public struct DataLoadRequest: Sendable {
     public var proxies: ProxySettings
     /// Certificate authorities trusted besides the system's for https (Imago's own HTTP client).
     public var trustRoots: TrustRoots
+    /// How soon the image is wanted: Imago's own HTTP client sends it on HTTP/2 as the `priority`
+    /// header (RFC 9218 urgency), so a server can send the visible images' streams first.
+    public var priority: ImageRequest.Priority
 
     /// Headers no redirect to another origin carries, whatever the configuration adds.
     public static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
@@ -65,7 +68,8 @@ public struct DataLoadRequest: Sendable {
         headersDroppedOnCrossOriginRedirect: Set<String> = DataLoadRequest.credentialHeaders,
         addressPolicy: AddressPolicy = .allowAll,
         proxies: ProxySettings = .none,
-        trustRoots: TrustRoots = .none
+        trustRoots: TrustRoots = .none,
+        priority: ImageRequest.Priority = .normal
     ) {
         self.url = url
         self.headers = headers
@@ -76,6 +80,7 @@ public struct DataLoadRequest: Sendable {
         self.addressPolicy = addressPolicy
         self.proxies = proxies
         self.trustRoots = trustRoots
+        self.priority = priority
     }
 
 }

@@ -123,6 +123,7 @@
             let exchange = HTTP1Exchange(
                 head: head,
                 timeoutWithoutBytes: TimeAmount(request.timeoutWithoutBytes),
+                urgency: HTTP1Exchange.urgency(of: request.priority),
                 onHead: { response in
                     let status = Int(response.status.code)
                     if describingFailures != nil, !(200..<300).contains(status), status != 304 {

@@ -34,7 +34,8 @@ extension ImagePipeline {
             headersDroppedOnCrossOriginRedirect: configuration.headersDroppedOnCrossOriginRedirect,
             addressPolicy: configuration.addressPolicy,
             proxies: configuration.proxies,
-            trustRoots: configuration.trustRoots
+            trustRoots: configuration.trustRoots,
+            priority: request.priority
         )
     }
 

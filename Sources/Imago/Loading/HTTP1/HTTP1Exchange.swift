@@ -23,12 +23,27 @@
         /// The request's body, sent whole after the head (its `Content-Length` is the caller's).
         var body: ByteBuffer? = nil
         var timeoutWithoutBytes: TimeAmount
+        /// RFC 9218 urgency, 0 (first) to 7 (last), 3 the default: sent as the `priority` header on
+        /// HTTP/2, where streams share a connection (on HTTP/1.1 each has its own, and nothing to
+        /// order).
+        var urgency: Int = 3
         /// Throwing stops the exchange and closes the connection; the error is the exchange's.
         var onHead: @Sendable (HTTPResponseHead) throws -> BodyUse
         var onBody: @Sendable (ByteBuffer) throws -> Void
 
         /// A redirect page longer than this is not worth reading to keep its connection.
         static let maxDiscardedBytes = 64 * 1024
+
+        /// The urgency of a request of `priority`: `normal` is RFC 9218's default, 3.
+        static func urgency(of priority: ImageRequest.Priority) -> Int {
+            switch priority {
+            case .veryHigh: 1
+            case .high: 2
+            case .normal: 3
+            case .low: 4
+            case .veryLow: 5
+            }
+        }
     }
 
     /// Why an exchange ended without its response, beside the errors NIO and BoringSSL raise.

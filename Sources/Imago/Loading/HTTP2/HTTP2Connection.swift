@@ -63,7 +63,17 @@
 
         /// Runs `exchange` on a new stream. A failure to open the stream (the server said GOAWAY,
         /// the connection is gone) is `HTTP2StreamRefused`, so the client tries a new connection.
+        /// `exchange` with its urgency as the `priority` header (RFC 9218), unless it has one.
+        private static func prioritised(_ exchange: HTTP1Exchange) -> HTTP1Exchange {
+            var exchange = exchange
+            if !exchange.head.headers.contains(name: "priority") {
+                exchange.head.headers.add(name: "priority", value: "u=\(exchange.urgency)")
+            }
+            return exchange
+        }
+
         func run(_ exchange: HTTP1Exchange) async throws -> HTTP1ExchangeOutcome {
+            let exchange = Self.prioritised(exchange)
             let made = Locked<NIOLoopBound<HTTP1ConnectionHandler>?>(nil)
             let stream: any Channel
             do {

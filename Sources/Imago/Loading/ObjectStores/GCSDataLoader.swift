@@ -48,7 +48,8 @@
             let storeRequest = DataLoadRequest(
                 url: mediaURL(bucket: bucket, object: object, generation: generation), headers: headers,
                 timeoutWithoutBytes: request.timeoutWithoutBytes, maxRedirects: 0, allowInvalidCertificates: request.allowInvalidCertificates,
-                addressPolicy: .allowAll, proxies: request.proxies)
+                addressPolicy: .allowAll, proxies: request.proxies,
+                trustRoots: request.trustRoots, priority: request.priority)
             do {
                 try await http.load(storeRequest, into: sink, describingFailures: ObjectStoreErrorDocument.gcs)
             } catch var error as ImagoError {

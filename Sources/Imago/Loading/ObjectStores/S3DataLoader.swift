@@ -69,7 +69,8 @@
             }
             let storeRequest = DataLoadRequest(
                 url: url, headers: headers, timeoutWithoutBytes: request.timeoutWithoutBytes, maxRedirects: 0,
-                allowInvalidCertificates: request.allowInvalidCertificates, addressPolicy: .allowAll, proxies: request.proxies)
+                allowInvalidCertificates: request.allowInvalidCertificates, addressPolicy: .allowAll, proxies: request.proxies,
+                trustRoots: request.trustRoots, priority: request.priority)
             do {
                 try await http.load(storeRequest, into: sink, describingFailures: ObjectStoreErrorDocument.s3)
             } catch var error as ImagoError {
