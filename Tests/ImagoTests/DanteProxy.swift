@@ -3,7 +3,7 @@ import Foundation
 /// Debian's Dante SOCKS server (`danted`) on 127.0.0.1 for a test, in the foreground with a
 /// configuration of its own: SOCKS5 without authentication, any client and target on loopback,
 /// each connection logged (`tcp/connect … -> … TARGET`) to standard error.
-final class DanteProxy: Sendable {
+final class DanteProxy: TestPeer {
     static let executable = "/usr/sbin/danted"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
 
@@ -39,20 +39,9 @@ final class DanteProxy: Sendable {
         let peer = try await PeerProcess.start(executable, ["-f", file.path, "-N", "1"], folder: folder, readyWhen: "running")
         return DanteProxy(peer: peer, port: port)
     }
-
-    func stop() async {
-        await peer.stop()
-    }
 }
 
 /// Runs `body` with a Dante SOCKS5 proxy, stopped after whatever `body` throws.
 func withDanteProxy(_ body: (DanteProxy) async throws -> Void) async throws {
-    let proxy = try await DanteProxy.start()
-    do {
-        try await body(proxy)
-    } catch {
-        await proxy.stop()
-        throw error
-    }
-    await proxy.stop()
+    try await withPeer({ try await DanteProxy.start() }, body)
 }

@@ -9,7 +9,7 @@ import ImagoTestSupport
 /// connection with GOAWAY after `requestsPerConnection`, and `/status` is its `stub_status` (the
 /// connections it accepted, counted when accepted: no race with the answers), and it logs each
 /// answer (`served /NAME HTTP/2.0 priority="u=3"`) once sent.
-final class NginxOrigin: Sendable {
+final class NginxOrigin: TestPeer {
     static let executable = "/usr/sbin/nginx"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
 
@@ -79,22 +79,11 @@ final class NginxOrigin: Sendable {
             readyWhen: "getrlimit(RLIMIT_NOFILE)")
         return NginxOrigin(peer: peer, port: port, root: root, scheme: http2 ? "https" : "http")
     }
-
-    func stop() async {
-        await peer.stop()
-    }
 }
 
 /// Runs `body` with an nginx origin, stopped after whatever `body` throws.
 func withNginxOrigin(
     bytesPerSecond: Int = 0, http2: Bool = false, requestsPerConnection: Int = 1000, _ body: (NginxOrigin) async throws -> Void
 ) async throws {
-    let origin = try await NginxOrigin.start(bytesPerSecond: bytesPerSecond, http2: http2, requestsPerConnection: requestsPerConnection)
-    do {
-        try await body(origin)
-    } catch {
-        await origin.stop()
-        throw error
-    }
-    await origin.stop()
+    try await withPeer({ try await NginxOrigin.start(bytesPerSecond: bytesPerSecond, http2: http2, requestsPerConnection: requestsPerConnection) }, body)
 }

@@ -172,3 +172,26 @@ final class PeerProcess: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+/// A test's peer program with what it offers (an origin, a proxy): stopping it stops the program.
+protocol TestPeer: Sendable {
+    var peer: PeerProcess { get }
+}
+
+extension TestPeer {
+    func stop() async {
+        await peer.stop()
+    }
+}
+
+/// Runs `body` with the peer `start` makes, stopped after whatever `body` throws.
+func withPeer<Peer: TestPeer>(_ start: () async throws -> Peer, _ body: (Peer) async throws -> Void) async throws {
+    let peer = try await start()
+    do {
+        try await body(peer)
+    } catch {
+        await peer.stop()
+        throw error
+    }
+    await peer.stop()
+}

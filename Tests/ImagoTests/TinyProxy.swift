@@ -5,7 +5,7 @@ import Glibc
 /// a `Via: 1.1 imago-test-proxy` header on what it forwards, `CONNECT` to any port, optionally
 /// Basic credentials. Its log (standard output in the foreground, `Info` level: a `Request` line per
 /// request) is read from a pipe; it is ready when the log says it accepts connections.
-final class TinyProxy: Sendable {
+final class TinyProxy: TestPeer {
     static let executable = "/usr/bin/tinyproxy"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
     static let viaName = "imago-test-proxy"
@@ -48,19 +48,9 @@ final class TinyProxy: Sendable {
     }
 
     /// Stops it; SIGTERM would make it wait for its worker threads.
-    func stop() async {
-        await peer.stop()
-    }
 }
 
 /// Runs `body` with a tinyproxy, stopped after whatever `body` throws.
 func withTinyProxy(user: String? = nil, password: String? = nil, _ body: (TinyProxy) async throws -> Void) async throws {
-    let proxy = try await TinyProxy.start(user: user, password: password)
-    do {
-        try await body(proxy)
-    } catch {
-        await proxy.stop()
-        throw error
-    }
-    await proxy.stop()
+    try await withPeer({ try await TinyProxy.start(user: user, password: password) }, body)
 }

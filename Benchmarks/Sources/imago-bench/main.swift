@@ -16,7 +16,8 @@ case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
     // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders]` runs those groups
-    // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` the first of `network`); no
+    // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` and `http2` the first two of
+    // `network`); no
     // argument runs all.
     let groups =
         arguments.isEmpty
@@ -26,6 +27,9 @@ default:
     print("")
     if groups.contains("network") || groups.contains("throughput") {
         try await ThroughputBenchmark.run()
+    }
+    if groups.contains("network") || groups.contains("http2") {
+        try await HTTP2Benchmark.run()
     }
     if groups.contains("network") {
         try await CoalescingBenchmark.run()
