@@ -6,12 +6,14 @@ extension LoaderRegistry {
     /// The loaders every command uses: the standard ones, `s3://bucket/key` read as the AWS tools
     /// would (`AWS_ACCESS_KEY_ID`…, `~/.aws/credentials`, `AWS_REGION`, `AWS_ENDPOINT_URL`), and
     /// `gs://bucket/object` as Google's libraries would (`GOOGLE_APPLICATION_CREDENTIALS`,
-    /// `STORAGE_EMULATOR_HOST`).
+    /// `STORAGE_EMULATOR_HOST`), and `swift://container/object` as python-swiftclient would
+    /// (`ST_AUTH`, `ST_USER`, `ST_KEY`).
     static func commandLine(environment: [String: String] = ProcessInfo.processInfo.environment) -> LoaderRegistry {
         let loaders = LoaderRegistry.standard()
         #if HTTPClientLoader
             loaders.register(S3DataLoader(S3Configuration.standard(environment: environment)))
             loaders.register(GCSDataLoader(GCSConfiguration.standard(environment: environment)))
+            loaders.register(SwiftDataLoader(SwiftConfiguration.standard(environment: environment)))
         #endif
         return loaders
     }

@@ -27,10 +27,23 @@ struct ObjectStorePeer: Sendable {
         var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
     }
 
+    /// The Swift peer's answer: its proxy's port, the v1 auth URL with the user and key TempAuth
+    /// knows, the account's storage URL, each object's ETag.
+    struct Swift: Decodable, Sendable {
+        var port: Int
+        var authURL: URL
+        var user: String
+        var key: String
+        var storageURL: URL
+        var etags: [String: String]
+    }
+
     static let project = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL
     static let python = project.appendingPathComponent(".venv-peers/bin/python")
     /// Whether the venv is there (`make test` makes it; a bare `swift test` may not have it).
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: python.path) }
+    /// Whether Debian's Swift servers are there for `swift_peer.py`.
+    static var isSwiftInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/swift-proxy-server") }
 
     let process: Process
     let input: Pipe
@@ -85,6 +98,12 @@ func withS3Peer(_ buckets: [String: [URL]], _ body: (ObjectStorePeer.S3) async t
 /// for the service account's signed JWT and serves only requests carrying one.
 func withGCSPeer(_ buckets: [String: [URL]], _ body: (ObjectStorePeer.GCS) async throws -> Void) async throws {
     try await withObjectStorePeer("gcs_peer.py", buckets, body)
+}
+
+/// Runs `body` with Debian's OpenStack Swift (proxy with TempAuth, account, container and object
+/// servers, memcached) holding `containers`.
+func withSwiftPeer(_ containers: [String: [URL]], _ body: (ObjectStorePeer.Swift) async throws -> Void) async throws {
+    try await withObjectStorePeer("swift_peer.py", containers, body)
 }
 
 private func withObjectStorePeer<Answer: Decodable>(_ script: String, _ buckets: [String: [URL]], _ body: (Answer) async throws -> Void) async throws {

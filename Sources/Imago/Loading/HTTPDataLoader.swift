@@ -159,15 +159,13 @@
             return redirect.withLock { $0 }
         }
 
-        /// A small POST to an operator's endpoint (an object store's token request), whatever its
-        /// address, no redirect followed: its status and body, which may hold no more than
-        /// `maxBytes`.
-        func post(
-            _ url: URL, headers: HeaderFields, body: Data, timeoutWithoutBytes: Duration, maxBytes: Int, proxies: ProxySettings,
-            trustRoots: TrustRoots
-        ) async throws(ImagoError) -> (
-            status: Int, body: Data
-        ) {
+        /// A small request to an operator's endpoint (an object store's token request), whatever
+        /// its address, no redirect followed: its status, headers and body, which may hold no more
+        /// than `maxBytes`.
+        func small(
+            _ method: HTTPMethod, _ url: URL, headers: HeaderFields, body: Data? = nil, timeoutWithoutBytes: Duration, maxBytes: Int,
+            proxies: ProxySettings, trustRoots: TrustRoots
+        ) async throws(ImagoError) -> (status: Int, headers: HeaderFields, body: Data) {
             guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             let isTLS = url.scheme?.lowercased() == "https"
@@ -176,18 +174,19 @@
             let origin = HTTP1Client.Origin(
                 isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false, proxy: proxy, trustRoots: trustRoots)
             let target = proxy?.takesAbsoluteRequests == true && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
-            var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: target)
+            var head = HTTPRequestHead(version: .http1_1, method: method, uri: target)
             if let proxy, proxy.takesAbsoluteRequests, !isTLS, let authorization = proxy.authorization {
                 head.headers.add(name: "Proxy-Authorization", value: authorization)
             }
             head.headers.add(name: "Host", value: AWSSignatureV4.hostHeader(of: url))
-            head.headers.add(name: "Content-Length", value: String(body.count))
+            if let body { head.headers.add(name: "Content-Length", value: String(body.count)) }
             for header in headers { head.headers.add(name: header.name, value: header.value) }
-            let response = Locked<(status: Int, body: Data)>((0, Data()))
+            let response = Locked<(status: Int, headers: HeaderFields, body: Data)>((0, [:], Data()))
             let exchange = HTTP1Exchange(
-                head: head, body: ByteBuffer(bytes: body), timeoutWithoutBytes: TimeAmount(timeoutWithoutBytes),
+                head: head, body: body.map { ByteBuffer(bytes: $0) }, timeoutWithoutBytes: TimeAmount(timeoutWithoutBytes),
                 onHead: { head in
-                    response.withLock { $0.status = Int(head.status.code) }
+                    let fields = HeaderFields(head.headers.map { HeaderFields.Field(name: $0.name, value: $0.value) })
+                    response.withLock { $0 = (Int(head.status.code), fields, Data()) }
                     return .deliver
                 },
                 onBody: { buffer in

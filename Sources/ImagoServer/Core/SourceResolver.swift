@@ -16,6 +16,8 @@ struct SourceResolver: Sendable {
     let s3: Bool
     /// Whether `gs://` sources are read.
     let gcs: Bool
+    /// Whether `swift://` sources are read.
+    let swift: Bool
 
     init(_ configuration: ServerConfiguration) {
         allowedHosts = configuration.allowedHosts
@@ -25,6 +27,7 @@ struct SourceResolver: Sendable {
         replacements = configuration.sourceURLReplacements.map { (SourcePattern($0.pattern), Self.template($0.replacement)) }
         s3 = configuration.readsS3
         gcs = configuration.readsGCS
+        swift = configuration.readsSwift
         thumborHosts = configuration.thumborAllowedSources.flatMap { $0.isEmpty ? nil : $0.map(ThumborHostPattern.init) }
     }
 
@@ -46,8 +49,14 @@ struct SourceResolver: Sendable {
             guard let host = url.host?.lowercased(), !host.isEmpty else { throw .badRequest("source has no host") }
             if let allowedHosts, !allowedHosts.contains(where: { Self.matches(host, $0.lowercased()) }) { throw .forbidden("source not allowed") }
             return url
-        case "s3", "gs":
-            guard scheme == "s3" ? s3 : gcs else { throw .forbidden("source not allowed") }
+        case "s3", "gs", "swift":
+            let reads =
+                switch scheme {
+                case "s3": s3
+                case "gs": gcs
+                default: swift
+                }
+            guard reads else { throw .forbidden("source not allowed") }
             return url
         case "local":
             guard let localRoot else { throw .forbidden("source not allowed") }

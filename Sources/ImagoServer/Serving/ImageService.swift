@@ -102,6 +102,7 @@ public final class ImageService: Sendable {
         #if HTTPClientLoader
             if configuration.readsS3 { loaders.register(S3DataLoader(configuration.s3)) }
             if configuration.readsGCS { loaders.register(GCSDataLoader(configuration.gcs)) }
+            if configuration.readsSwift { loaders.register(SwiftDataLoader(configuration.swift)) }
         #endif
         return ImagePipeline(configuration: pipeline, loaders: loaders)
     }

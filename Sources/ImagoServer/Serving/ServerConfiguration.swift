@@ -61,6 +61,12 @@ public struct ServerConfiguration: Sendable {
     /// Where and as whom `gs://` sources are read (imgproxy's `IMGPROXY_GCS_*` variables); its
     /// endpoints are trusted whatever their address.
     public var gcs = GCSConfiguration()
+    /// Whether `swift://container/object` sources are read (imgproxy's `IMGPROXY_USE_SWIFT`), from
+    /// ``swift``. Default false: they are refused.
+    public var readsSwift = false
+    /// Where and as whom `swift://` sources are read (imgproxy's `IMGPROXY_SWIFT_*` variables); its
+    /// auth URL, and the storage URL that answers, are trusted whatever their address.
+    public var swift = SwiftConfiguration()
     /// The folder `local:///name` sources are read from; nil refuses them.
     public var localRoot: URL?
     /// Whether `/gallery` shows the images under ``localRoot`` (`IMAGO_GALLERY`). Default false.

@@ -211,6 +211,50 @@ public enum ServerSettings {
         ) {
             $0.gcs.buckets.denied = ServerSetting.list($1)
         },
+        ServerSetting(
+            "--swift", "IMAGO_USE_SWIFT", peers: [.boolean("IMGPROXY_USE_SWIFT")], switch: true,
+            "read swift://container/object sources from OpenStack Swift, signed in with v1 auth (true/false; default false)"
+        ) { configuration, text, values throws(ServerError) in
+            configuration.readsSwift = try ServerSetting.truth(text, "--swift", "IMAGO_USE_SWIFT")
+            // As python-swiftclient: ST_AUTH, ST_USER, ST_KEY; the settings below win.
+            let standard = SwiftConfiguration.standard(environment: values)
+            configuration.swift.authURL = standard.authURL
+            configuration.swift.user = standard.user
+            configuration.swift.key = standard.key
+        },
+        ServerSetting(
+            "--swift-auth-url", "IMAGO_SWIFT_AUTH_URL", peers: [.same("IMGPROXY_SWIFT_AUTH_URL")],
+            "Swift's v1 auth URL (http://host:8080/auth/v1.0); it and the storage URL it answers are trusted whatever their address"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let url = S3Configuration.endpointURL(text) else { throw ServerSetting.invalid("--swift-auth-url", "IMAGO_SWIFT_AUTH_URL") }
+            configuration.swift.authURL = url
+        },
+        .text("--swift-user", "IMAGO_SWIFT_USERNAME", peers: [.same("IMGPROXY_SWIFT_USERNAME")], "the Swift user (account:user for TempAuth)") {
+            $0.swift.user = $1
+        },
+        .text("--swift-key", "IMAGO_SWIFT_API_KEY", peers: [.same("IMGPROXY_SWIFT_API_KEY")], "the Swift user's key, sent only to the auth URL") {
+            $0.swift.key = $1
+        },
+        ServerSetting(
+            "--swift-auth-version", "IMAGO_SWIFT_AUTH_VERSION", peers: [.same("IMGPROXY_SWIFT_AUTH_VERSION")],
+            "0 (detect) or 1: Imago signs in with v1 auth only; 2 and 3 (Keystone) stop the server"
+        ) { _, text, _ throws(ServerError) in
+            guard ["0", "1", ""].contains(text.trimmingCharacters(in: .whitespaces)) else {
+                throw ServerError(status: 500, "--swift-auth-version (IMAGO_SWIFT_AUTH_VERSION) \(text.prefix(8)): only Swift's v1 auth is supported")
+            }
+        },
+        .text(
+            "--swift-allowed-containers", "IMAGO_SWIFT_ALLOWED_CONTAINERS", peers: [.same("IMGPROXY_SWIFT_ALLOWED_BUCKETS")],
+            "the only Swift containers read, comma-separated (others are 403)"
+        ) {
+            $0.swift.containers.allowed = ServerSetting.list($1)
+        },
+        .text(
+            "--swift-denied-containers", "IMAGO_SWIFT_DENIED_CONTAINERS", peers: [.same("IMGPROXY_SWIFT_DENIED_BUCKETS")],
+            "Swift containers never read, comma-separated (403)"
+        ) {
+            $0.swift.containers.denied = ServerSetting.list($1)
+        },
         .boolean(
             "--gallery", "IMAGO_GALLERY", switch: true,
             "serve /gallery: the local root's images with srcset and ThumbHash placeholders (true/false; default false)"

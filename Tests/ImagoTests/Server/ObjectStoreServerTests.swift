@@ -4,7 +4,9 @@ import Imago
 import ImagoServer
 import Testing
 
-/// `s3://` sources through `imago serve` and `imago fetch`, configured as imgproxy and the AWS tools
+@testable import ImagoServer
+
+/// `s3://`, `gs://` and `swift://` sources through `imago serve` and `imago fetch`, configured as imgproxy and the AWS tools
 /// are, against a real S3 API server (moto) that checks signatures.
 @Suite(
     "object stores: imago serve and imago fetch", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"),
@@ -148,5 +150,81 @@ struct ObjectStoreServerTests {
             #expect(await ServeCommandTests.waitForExit(fetch) == 0)
             #expect(try Data(contentsOf: folder.appendingPathComponent("video-001.jpeg")) == (try Data(contentsOf: Self.photo)))
         }
+    }
+
+    @Test(
+        "imgproxy's Swift variables: a swift:// source answered, a missing object 404, a container outside the list 403, the key never logged; imago fetch with python-swiftclient's variables",
+        .enabled(if: ObjectStorePeer.isSwiftInstalled))
+    func swift() async throws {
+        try await withSwiftPeer(["photos": [Self.photo], "private": [Self.photo]]) { peer in
+            let environment = [
+                "IMGPROXY_USE_SWIFT": "true", "IMGPROXY_SWIFT_AUTH_URL": peer.authURL.absoluteString, "IMGPROXY_SWIFT_USERNAME": peer.user,
+                "IMGPROXY_SWIFT_API_KEY": peer.key, "IMGPROXY_SWIFT_AUTH_VERSION": "1", "IMGPROXY_SWIFT_ALLOWED_BUCKETS": "photos",
+            ]
+            let (process, port, log) = try await PeerConfigurationTests.start(["--listen", "127.0.0.1:0"], environment: environment)
+            defer { process.terminate() }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            func get(_ source: String) async throws -> (Int, Data) {
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/insecure/rs:fit:64:64/plain/\(source)@png"), timeout: .seconds(30))
+                return (Int(response.status.code), Data(buffer: try await response.body.collect(upTo: 1 << 24)))
+            }
+            let (status, body) = try await get("swift://photos/video-001.jpeg")
+            #expect(status == 200)
+            let image = try PNGDecoder().decode(body, options: DecodingOptions())
+            #expect(max(image.width, image.height) == 64)
+            #expect(try await get("swift://photos/missing.jpeg").0 == 404)
+            #expect(try await get("swift://private/video-001.jpeg").0 == 403)
+            try await client.shutdown()
+            process.terminate()
+            _ = await ServeCommandTests.waitForExit(process)
+            let text = try String(contentsOf: log, encoding: .utf8)
+            #expect(!text.contains(peer.key) && !text.contains("AUTH_tk"))
+
+            let folder = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            func fetch(_ url: String) async throws -> (Int32, String) {
+                let process = Process()
+                process.executableURL = ServeCommandTests.executable
+                process.arguments = ["fetch", "--no-disk-cache", "--out", folder.path, url]
+                process.environment = ProcessInfo.processInfo.environment.merging([
+                    "ST_AUTH": peer.authURL.absoluteString, "ST_USER": peer.user, "ST_KEY": peer.key,
+                ]) { $1 }
+                let output = Pipe()
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                let text = await offThePool { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+                return (await ServeCommandTests.waitForExit(process), text)
+            }
+            let (fetched, fetchText) = try await fetch("swift://photos/video-001.jpeg")
+            #expect(fetched == 0, "\(fetchText)")
+            #expect(try Data(contentsOf: folder.appendingPathComponent("video-001.jpeg")) == (try Data(contentsOf: Self.photo)))
+            let (failed, message) = try await fetch("swift://photos/missing.jpeg")
+            #expect(failed != 0 && message.contains("Swift 404: Not Found"), "\(message)")
+            #expect(!message.contains(peer.key) && !message.contains("AUTH_tk"))
+        }
+    }
+
+    @Test(
+        "Swift settings: IMGPROXY_SWIFT_* become the loader's; Keystone's auth versions stop the server naming the setting; swift:// refused unless turned on")
+    func swiftSettings() throws {
+        let configuration = try ServerSettings.configuration([
+            "IMGPROXY_USE_SWIFT": "1", "IMGPROXY_SWIFT_AUTH_URL": "127.0.0.1:8080/auth/v1.0", "IMGPROXY_SWIFT_USERNAME": "test:tester",
+            "IMGPROXY_SWIFT_API_KEY": "testing", "IMGPROXY_SWIFT_DENIED_BUCKETS": "a, b",
+        ]).configuration
+        #expect(configuration.readsSwift && configuration.swift.authURL?.absoluteString == "http://127.0.0.1:8080/auth/v1.0")
+        #expect(configuration.swift.user == "test:tester" && configuration.swift.key == "testing" && configuration.swift.containers.denied == ["a", "b"])
+        #expect(
+            throws: ServerError(
+                status: 500,
+                "IMGPROXY_SWIFT_AUTH_VERSION has a value Imago cannot use (--swift-auth-version (IMAGO_SWIFT_AUTH_VERSION) 3: only Swift's v1 auth is supported)"
+            )
+        ) {
+            try ServerSettings.configuration(["IMGPROXY_USE_SWIFT": "1", "IMGPROXY_SWIFT_AUTH_VERSION": "3"])
+        }
+        let resolver = SourceResolver(try ServerSettings.configuration([:]).configuration)
+        #expect(throws: ServerError.forbidden("source not allowed")) { try resolver.url(for: "swift://photos/a.jpeg") }
+        #expect(try SourceResolver(configuration).url(for: "swift://photos/a.jpeg").absoluteString == "swift://photos/a.jpeg")
     }
 }

@@ -142,8 +142,8 @@
                 throw failure
             }
             let body = Data("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8)
-            let (status, answer) = try await http.post(
-                account.tokenURL, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"], body: body,
+            let (status, _, answer) = try await http.small(
+                .POST, account.tokenURL, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"], body: body,
                 timeoutWithoutBytes: request.timeoutWithoutBytes, maxBytes: 64 * 1024, proxies: request.proxies,
                 trustRoots: request.trustRoots)
             let object = try? JSONSerialization.jsonObject(with: answer) as? [String: Any]

@@ -5,7 +5,7 @@
 
     /// What an object store's error body says, in a line fit for an error message: S3's XML
     /// (`<Error><Code>NoSuchKey</Code><Message>…</Message>`) and GCS's JSON
-    /// (`{"error": {"code": 404, "message": "…"}}`). Only the code and the message are read: S3's
+    /// (`{"error": {"code": 404, "message": "…"}}`), and Swift's HTML page (`<h1>Not Found</h1>`). Only the code and the message are read: S3's
     /// `SignatureDoesNotMatch` document also carries the signature and the string that was signed,
     /// which no message may show.
     enum ObjectStoreErrorDocument {
@@ -29,6 +29,15 @@
             let message = (error["message"] as? String).map(clean) ?? ""
             let code = (error["code"] as? Int).map(String.init) ?? String(status)
             return message.isEmpty ? "GCS \(code)" : "GCS \(code): \(message)"
+        }
+
+        /// `Swift 404: Not Found: The resource could not be found.`, from the small HTML page Swift
+        /// answers errors with, or nil when the body is not one.
+        static func swift(status: Int, body: Data) -> String? {
+            let text = String(decoding: body.prefix(HTTPDataLoader.maxFailureBodyBytes), as: UTF8.self)
+            guard let title = element("h1", in: text) else { return nil }
+            guard let detail = element("p", in: text) else { return "Swift \(status): \(title)" }
+            return "Swift \(status): \(title): \(detail)"
         }
 
         /// The text of the first `<name>…</name>`, entities for `<`, `>`, `&`, quotes decoded, cleaned.
