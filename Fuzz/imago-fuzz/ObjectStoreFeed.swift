@@ -4,7 +4,7 @@ import Foundation
 
 /// Hostile text through what the object-store and proxy loaders parse: the stores' error
 /// documents, the AWS shared credentials file, a GCS service-account key (and the JWT its key
-/// signs), s3:// and gs:// URLs taken apart and made into request URLs, the proxy variables with
+/// signs), s3://, gs:// and swift:// URLs taken apart and made into request URLs, the proxy variables with
 /// no_proxy, and a proxy's answer to CONNECT. The first byte picks the parser. Secrets read from
 /// the input must never show in a description.
 enum ObjectStoreFeed {
@@ -12,10 +12,11 @@ enum ObjectStoreFeed {
         guard let first = data.first else { return }
         let body = data.dropFirst()
         let text = String(decoding: body, as: UTF8.self)
-        switch first % 6 {
+        switch first % 7 {
         case 0:
             _ = ObjectStoreErrorDocument.s3(status: 403, body: Data(body))
             _ = ObjectStoreErrorDocument.gcs(status: 404, body: Data(body))
+            _ = ObjectStoreErrorDocument.swift(status: 404, body: Data(body))
         case 1:
             for profile in ["default", "other"] {
                 guard let credentials = AWSCredentials.sharedFile(text, profile: profile) else { continue }
@@ -38,6 +39,10 @@ enum ObjectStoreFeed {
             if let parts = try? GCSDataLoader.parts(of: url) {
                 _ = GCSDataLoader(GCSConfiguration()).mediaURL(bucket: parts.bucket, object: parts.object, generation: parts.generation)
             }
+            if let parts = try? SwiftDataLoader.parts(of: url) {
+                // objectURL force-unwraps the URL it builds: any parts that parsed must make one.
+                _ = SwiftDataLoader.objectURL(storage: URL(string: "http://127.0.0.1:8080/v1/AUTH_test")!, container: parts.container, object: parts.object)
+            }
         case 4:
             // Lines: a proxy URL, a no_proxy list, then URLs to route.
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -48,6 +53,13 @@ enum ObjectStoreFeed {
                 guard let url = URL(string: line) else { continue }
                 _ = settings.proxy(for: url)
             }
+        case 5:
+            // A storage URL a hostile auth server answers, then a swift:// URL.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard lines.count >= 2, let storage = URL(string: lines[0]), let url = URL(string: lines[1]),
+                let parts = try? SwiftDataLoader.parts(of: url)
+            else { return }
+            _ = SwiftDataLoader.objectURL(storage: storage, container: parts.container, object: parts.object)
         default:
             _ = ProxyTunnelHandler.status(text)
         }
