@@ -96,6 +96,8 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),
+        // glibc's mallinfo2, which Swift's Glibc module does not declare: the server's heap metrics.
+        .target(name: "CProcessMemory"),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // Little CMS in a context whose allocations are counted against a limit: see Sources/CLCMSSupport.
@@ -176,6 +178,7 @@ let package = Package(
             name: "ImagoServer",
             dependencies: [
                 "Imago",
+                "CProcessMemory",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

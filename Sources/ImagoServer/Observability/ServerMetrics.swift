@@ -18,6 +18,10 @@ public final class ServerMetrics: Sendable {
     let encodes: Counter
     let keptBytes: Gauge
     let shedForMemory: Counter
+    /// Bytes kept between requests, by part (`variants`, `paths`, `resumable`, `overlays`).
+    private let memoryParts = Locked<[String: Gauge]>([:])
+    /// The resident set and glibc's heap by kind, read at each scrape.
+    private let processMemory: [(kind: String, gauge: Gauge, value: @Sendable (ProcessMemory) -> Int64)]
 
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -42,6 +46,33 @@ public final class ServerMetrics: Sendable {
             descriptor: Self.name("memory_kept", "bytes", "Bytes kept in memory between requests (variants and paths), at most IMAGO_MEMORY_BYTES."))
         shedForMemory = registry.makeCounter(
             descriptor: Self.name("shed_for_memory", "total", "New work answered 503 because the container's memory was nearly used up."))
+        let resident = Self.name("resident", "bytes", "The process's resident memory by kind (anonymous, file), from /proc/self/status.")
+        let heap = Self.name("heap", "bytes", "glibc's heap (mallinfo2): arena taken from the system, in_use, free_held, mapped.")
+        let kinds: [(MetricNameDescriptor, String, @Sendable (ProcessMemory) -> Int64)] = [
+            (resident, "anonymous", \.residentAnonymous), (resident, "file", \.residentFile), (heap, "arena", \.heapArena),
+            (heap, "in_use", \.heapInUse), (heap, "free_held", \.heapFreeHeld), (heap, "mapped", \.heapMapped),
+        ]
+        processMemory = kinds.map { descriptor, kind, value in
+            (kind, registry.makeGauge(descriptor: descriptor, labels: [("kind", kind)]), value)
+        }
+    }
+
+    /// Records what the service keeps, by part, and reads the process's memory: done at each scrape.
+    func recordMemory(parts: [(name: String, bytes: Int)]) {
+        for (name, bytes) in parts {
+            let gauge =
+                memoryParts.withLock { $0[name] }
+                ?? {
+                    let made = registry.makeGauge(
+                        descriptor: Self.name("memory_part", "bytes", "Bytes kept between requests, by part; their sum is memory_kept plus overlays."),
+                        labels: [("part", name)])
+                    memoryParts.withLock { $0[name] = made }
+                    return made
+                }()
+            gauge.set(Int64(bytes))
+        }
+        let now = ProcessMemory.now()
+        for (_, gauge, value) in processMemory { gauge.set(value(now)) }
     }
 
     /// `imago_serve_NAME_UNIT`.

@@ -30,7 +30,8 @@ public enum ImageServer {
             }
         }
         router.get("/metrics") { _, _ in
-            Response(
+            service.metrics.recordMemory(parts: service.memoryParts)
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))
         }

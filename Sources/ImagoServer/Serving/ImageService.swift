@@ -111,6 +111,15 @@ public final class ImageService: Sendable {
     /// the kept bytes of sources that broke off), at most ``ServerConfiguration/memoryBytes``.
     public var memoryInUse: Int { variants.totalCost + answeredPaths.totalCost + pipeline.resumableBytes }
 
+    /// What the service keeps between requests, part by part: the encoded variants, the answered
+    /// paths, the kept bytes of sources that broke off, thumbor's overlay images.
+    public var memoryParts: [(name: String, bytes: Int)] {
+        [
+            ("variants", variants.totalCost), ("paths", answeredPaths.totalCost), ("resumable", pipeline.resumableBytes),
+            ("overlays", thumborOverlays.totalCost),
+        ]
+    }
+
     /// Requests making an image now.
     public var workInFlight: Int { work.inFlight }
 

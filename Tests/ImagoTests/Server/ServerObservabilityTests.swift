@@ -50,4 +50,27 @@ struct ServerObservabilityTests {
             }
         }
     }
+
+    @Test("/metrics says what is kept, part by part (the variant's bytes, the path's), and the process's resident memory and glibc heap by kind")
+    func memoryByPart() async throws {
+        try await withServer { server in
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            let answer = try await server.get(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"], extension: "png"))
+            #expect(answer.status == 200)
+            let metrics = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
+            func value(_ name: String) -> Int64? {
+                metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int64($0) }
+            }
+            let variants = try #require(value(#"imago_serve_memory_part_bytes{part="variants"}"#), "\(metrics)")
+            #expect(variants >= Int64(answer.body.count) && variants == Int64(server.service.memoryParts.first { $0.name == "variants" }?.bytes ?? -1))
+            #expect(try #require(value(#"imago_serve_memory_part_bytes{part="paths"}"#)) > 0)
+            #expect(value(#"imago_serve_memory_part_bytes{part="resumable"}"#) == 0)
+            #expect(try #require(value(#"imago_serve_resident_bytes{kind="anonymous"}"#)) > 1 << 20)
+            #expect(try #require(value(#"imago_serve_resident_bytes{kind="file"}"#)) > 0)
+            let arena = try #require(value(#"imago_serve_heap_bytes{kind="arena"}"#))
+            let inUse = try #require(value(#"imago_serve_heap_bytes{kind="in_use"}"#))
+            let freeHeld = try #require(value(#"imago_serve_heap_bytes{kind="free_held"}"#))
+            #expect(inUse > 0 && inUse + freeHeld == arena, "mallinfo2: uordblks + fordblks is the arena")
+        }
+    }
 }

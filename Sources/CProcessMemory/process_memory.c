@@ -1,0 +1,17 @@
+#include "CProcessMemory.h"
+#include <stdlib.h> /* defines __GLIBC__ on glibc */
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+
+imago_heap_stats imago_heap(void) {
+    struct mallinfo2 info = mallinfo2();
+    imago_heap_stats stats = { info.arena, info.uordblks, info.fordblks, info.hblkhd, info.keepcost };
+    return stats;
+}
+#else
+imago_heap_stats imago_heap(void) {
+    imago_heap_stats stats = { 0, 0, 0, 0, 0 };
+    return stats;
+}
+#endif
