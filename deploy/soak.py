@@ -16,7 +16,10 @@ last minute against the first minute after they reach 90% of it (both are printe
 
 Usage: soak.py IMAGO_BINARY [JSON_OUT]   (Python with Pillow: the bench venv)
 Environment: SOAK_SECONDS (600), SOAK_CLIENTS (8), SOAK_MEMORY_BYTES (16777216: small enough that
-the nodes' kept variants reach it in the first minutes; growth is measured from then on).
+the nodes' kept variants reach it in the first minutes; growth is measured from then on),
+SOAK_HEAPTRACK (set: node 1 runs under Debian's heaptrack, its file in the kept work folder).
+Each minute it also records each node's memory as the node reports it (/metrics: what is kept by
+part, glibc's heap, the resident set by kind) and as the kernel does (smaps_rollup).
 """
 
 import base64
@@ -269,6 +272,7 @@ class Node:
         self.process = None
         self.samples = []  # (seconds since start of load, rss bytes)
         self.kept_samples = []  # (seconds since start of load, kept bytes)
+        self.memory_samples = []  # each minute: the node's own memory report and smaps_rollup
 
     def start(self):
         environment = dict(os.environ, IMAGO_PRESETS="thumb=rs:fill:120:120/q:70")
@@ -278,6 +282,9 @@ class Node:
             "--watermark-path", f"{self.origin_root}/basn6a08.png", "--memory-bytes", str(MEMORY_BYTES),
             "--source-timeout", "5", "--timeout", "10",
         ]
+        if self.number == 1 and os.environ.get("SOAK_HEAPTRACK"):
+            # heaptrack records every allocation of node 1; heaptrack_print reads the file after.
+            command = ["heaptrack", "-o", f"{self.folder}/heaptrack"] + command
         log = open(f"{self.folder}/log", "ab")
         self.process = subprocess.Popen(command, stdout=log, stderr=log, env=environment)
         deadline = time.time() + 60
@@ -290,7 +297,7 @@ class Node:
         raise RuntimeError(f"node {self.number} did not start; see {self.folder}/log")
 
     def status(self, field):
-        with open(f"/proc/{self.process.pid}/status") as file:
+        with open(f"/proc/{self.server_pid()}/status") as file:
             for line in file:
                 if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
@@ -306,6 +313,38 @@ class Node:
             if line.startswith("imago_serve_memory_kept_bytes "):
                 return int(float(line.split()[1]))
         return 0
+
+    def memory(self, now):
+        """The node's memory parts, resident set and glibc heap from /metrics, and the kernel's
+        smaps_rollup (Rss, Anonymous, file-backed), in MB."""
+        sample = {"t": round(now)}
+        try:
+            text = get(self.port, "/metrics")[2].decode()
+        except OSError:
+            return
+        for line in text.splitlines():
+            for prefix, key in (("imago_serve_memory_part_bytes{part=", "part"), ("imago_serve_heap_bytes{kind=", "heap"),
+                                ("imago_serve_resident_bytes{kind=", "resident")):
+                if line.startswith(prefix):
+                    name = line[len(prefix):].split('"')[1]
+                    sample[f"{key}_{name}"] = round(float(line.split()[-1]) / (1 << 20), 1)
+        pid = self.server_pid()
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as file:
+                for line in file:
+                    field = line.split(":")[0]
+                    if field in ("Rss", "Anonymous", "Pss_File", "Pss_Anon"):
+                        sample[f"smaps_{field}"] = round(int(line.split()[1]) / 1024, 1)
+        except OSError:
+            pass
+        self.memory_samples.append(sample)
+
+    def server_pid(self):
+        """The imago process: the one started, or heaptrack's child."""
+        if not (os.environ.get("SOAK_HEAPTRACK") and self.number == 1):
+            return self.process.pid
+        found = subprocess.run(["pgrep", "-P", str(self.process.pid), "-f", "serve"], capture_output=True, text=True).stdout.split()
+        return int(found[-1]) if found else self.process.pid
 
     def minute_means(self):
         """Mean RSS of each whole minute (samples each second), in MB."""
@@ -397,6 +436,8 @@ def main():
                     node.samples.append((now, node.status("VmRSS")))
                     if not node.kept_samples or now - node.kept_samples[-1][0] >= 10:
                         node.kept_samples.append((now, node.kept()))
+                    if not node.memory_samples or now - node.memory_samples[-1]["t"] >= 60:
+                        node.memory(now)
             if killed_pid is None and now >= kill_at:
                 # The variants node 2 answered before the kill (nginx's log names the node).
                 with recorder.lock:
@@ -462,6 +503,7 @@ def main():
             "rss": [{"node": n.number, "peakMB": max(r for _, r in n.samples) >> 20, "finalMB": n.samples[-1][1] >> 20} for n in nodes],
             "rssMinuteMeansMB": {f"node{n.number}": n.minute_means() for n in nodes},
             "keptBytesAfter": kept_after,
+            "memoryEachMinuteMB": {f"node{n.number}": n.memory_samples for n in nodes},
             "node1WarmAtSeconds": warm,
             "node1RSSSecondMinuteMB": round(second_minute / (1 << 20)),
             "node1RSSFirstMinuteWarmMB": round(after_warm / (1 << 20)),
@@ -475,7 +517,12 @@ def main():
             "restartedCache": {"rows": rows, "rowsUnreadable": len(bad_rows), "staleTemporaryFiles": len(stale),
                                "variantsAskedAgain": len(again), "failedAgain": len(reread_failures)},
         }
-        print(json.dumps(summary, indent=1))
+        print(json.dumps({k: v for k, v in summary.items() if k != "memoryEachMinuteMB"}, indent=1))
+        columns = ["t", "smaps_Rss", "smaps_Anonymous", "smaps_Pss_File", "heap_in_use", "heap_free_held", "heap_mapped",
+                   "part_variants", "part_paths", "part_resumable", "part_overlays"]
+        print("node 1 each minute (MB): " + " ".join(columns))
+        for sample in node1.memory_samples:
+            print("  " + " ".join(str(sample.get(column, "-")) for column in columns))
         if json_out:
             with open(json_out, "w") as file:
                 json.dump(summary, file, indent=1)
