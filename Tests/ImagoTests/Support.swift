@@ -90,6 +90,10 @@ final class Countdown: Sendable {
     }
 }
 
+/// Whether this test process runs under AddressSanitizer or ThreadSanitizer (`make sanitize`),
+/// whose allocators replace glibc's.
+var runsUnderSanitizer: Bool { dlsym(nil, "__asan_init") != nil || dlsym(nil, "__tsan_init") != nil }
+
 /// Runs a program to completion; returns its exit status and standard output (with standard
 /// error mixed in when `withStandardError`). The wait happens off the pool: a child blocking one
 /// of the cooperative pool's two threads here for seconds starved the tests running beside it

@@ -91,10 +91,6 @@ struct ContainerMemoryTests {
     }
 
     /// A memory cgroup (v1) this process may make: root, and the hierarchy mounted writable.
-    /// Whether this process (and so the server it runs, built alike) has AddressSanitizer, whose
-    /// quarantine alone may hold 256 MB of freed memory: `make sanitize` runs the tests so.
-    static var isAddressSanitized: Bool { dlsym(nil, "__asan_init") != nil }
-
     static var memoryCgroup: String? {
         let hierarchy = "/sys/fs/cgroup/memory"
         guard getuid() == 0, access(hierarchy, W_OK) == 0 else { return nil }
@@ -113,7 +109,7 @@ struct ContainerMemoryTests {
     /// killed the server (anon-rss 261 MB); now the group peaks near 183 MB.
     @Test(
         "12 full-size 12 MP images at once in 256 MB: made or shed, never OOM-killed",
-        .enabled(if: memoryCgroup != nil && !isAddressSanitized, "AddressSanitizer's shadow and quarantine take more than the group's limit"))
+        .enabled(if: memoryCgroup != nil && !runsUnderSanitizer, "a sanitizer's shadow memory and quarantine take more than the group's limit"))
     func fullSizeBurst() async throws {
         try await Self.burst(options: ["q:50"], width: 4000)
     }
