@@ -546,6 +546,10 @@ def main():
     finally:
         for node in nodes:
             if node.process and node.process.poll() is None:
+                # Under heaptrack the server is the script's child: end it first, or it outlives the soak.
+                server = node.server_pid()
+                if server != node.process.pid:
+                    os.kill(server, signal.SIGTERM)
                 node.process.terminate()
                 node.process.wait()
         if os.path.exists(f"{work}/nginx/nginx.pid"):
