@@ -95,6 +95,7 @@ int imago_jpeg_write(const uint8_t *rgba, int width, int height, size_t stride, 
     info.in_color_space = JCS_EXT_RGBA;
     jpeg_set_defaults(&info);
     jpeg_set_quality(&info, settings.quality, TRUE);
+    if (settings.grayscale) jpeg_set_colorspace(&info, JCS_GRAYSCALE);
     // 4:2:0 is libjpeg's default for YCbCr; 4:4:4 sets every component to 1×1.
     if (settings.no_subsample) {
         for (int index = 0; index < info.num_components; index++) {

@@ -130,7 +130,7 @@ struct ConvertCommand: AsyncParsableCommand {
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
         let image = try await ImagePipeline(configuration: .commandLine(), loaders: .commandLine()).image(
-            for: ImageRequest(url: source, options: kept.requestOptions, processors: processors))
+            for: ImageRequest(url: source, options: kept.requestOptions(writing: format), processors: processors))
         let (data, usedQuality, score) = try quality.encode(image, format: format, encoder: makeEncoder)
         try data.write(to: destination, options: .atomic)
         if json {

@@ -37,6 +37,34 @@ struct InfoCommand: AsyncParsableCommand {
             /// "1/4"), else a decimal.
             var scale: String
         }
+        struct GainMap: Encodable {
+            var width: Int
+            var height: Int
+            var channels: Int
+            var format: String
+            /// `iso21496`, `hdrgm` or `apple`.
+            var metadata: String
+            /// The largest boost it encodes and the display headroom at which it applies fully,
+            /// as linear factors over SDR white.
+            var maxBoost: Double
+            var headroom: Double
+            /// log2 values per channel, as the metadata states them.
+            var gainMapMin: [Double]
+            var gainMapMax: [Double]
+            var gamma: [Double]
+            var offsetSDR: [Double]
+            var offsetHDR: [Double]
+            var hdrCapacityMin: Double
+            var hdrCapacityMax: Double
+
+            init(_ stored: StoredGainMap) {
+                let meta = stored.metadata
+                (width, height, channels, format, metadata) = (stored.width, stored.height, stored.channelCount, stored.format.rawValue, stored.metadataSource)
+                (maxBoost, headroom) = (meta.maxBoost, meta.hdrCapacityMax)
+                (gainMapMin, gainMapMax, gamma, offsetSDR, offsetHDR) = (meta.gainMapMin, meta.gainMapMax, meta.gamma, meta.baseOffset, meta.alternateOffset)
+                (hdrCapacityMin, hdrCapacityMax) = (meta.baseHeadroom, meta.alternateHeadroom)
+            }
+        }
         var input: String
         var status: String
         var error: String?
@@ -52,6 +80,8 @@ struct InfoCommand: AsyncParsableCommand {
         var colour: Colour?
         var metadata: Metadata?
         var decode: Decode?
+        /// The HDR gain map the file carries, if any.
+        var gainMap: GainMap?
         var thumbhash: String?
         var blurhash: String?
     }
@@ -103,6 +133,7 @@ struct InfoCommand: AsyncParsableCommand {
                 colour: Info.Colour(kind: profile?.kind.rawValue, profile: profile?.description, profileBytes: profile?.data.count),
                 metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
                 decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale),
+                gainMap: metadata.sourceGainMap.map(Info.GainMap.init),
                 thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash)
         } catch {
             return Info(input: input, status: "error", error: "\(error)")
@@ -151,6 +182,13 @@ struct InfoCommand: AsyncParsableCommand {
         if let decode = info.decode {
             let how = decode.scale == "1" ? "at full size" : "at \(decode.scale)"
             lines.append("  decode for a \(decode.box.replacingOccurrences(of: "x", with: "×")) thumbnail: \(how), \(decode.width)×\(decode.height)")
+        }
+        if let map = info.gainMap {
+            let kind = map.channels == 1 ? "grey" : "colour"
+            let source = ["iso21496": "ISO 21496-1", "hdrgm": "hdrgm XMP", "apple": "Apple HDRGainMap XMP"][map.metadata] ?? map.metadata
+            lines.append(
+                "  HDR gain map: \(map.width)×\(map.height) \(kind) \(map.format.uppercased()) (\(source)), boosts up to \(String(format: "%.2f", map.maxBoost))×, "
+                    + "full on a display with \(String(format: "%.2f", map.headroom))× headroom (\(String(format: "%.2f", map.hdrCapacityMax)) stops)")
         }
         if let thumbhash = info.thumbhash, let blurhash = info.blurhash { lines.append("  placeholders: thumbhash \(thumbhash), blurhash \(blurhash)") }
         return lines.joined(separator: "\n")

@@ -73,7 +73,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         configuration.memoryCache = nil
         let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
         let thumbnail = ImageRequest.Thumbnail(size: box, contentMode: fit.contentMode)
-        let requestOptions = kept.requestOptions
+        let requestOptions = kept.requestOptions(writing: outputFormat)
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
         display.begin(total: items.count)
         let start = ContinuousClock.now

@@ -18,6 +18,9 @@ typedef struct {
     int optimize_coding;
     /// Non-zero: chroma at full resolution (4:4:4); else 4:2:0.
     int no_subsample;
+    /// Non-zero: one grey component (the pixels' red, green and blue are taken to be equal, as in
+    /// a one-channel gain map).
+    int grayscale;
 } imago_jpeg_settings;
 
 /// Writes `height` rows of `width` RGBA pixels (`stride` bytes apart, alpha ignored) as a JPEG in

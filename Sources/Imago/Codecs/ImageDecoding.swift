@@ -107,6 +107,10 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Which EXIF and XMP a decode keeps in ``ImageMetadata/exif`` and ``ImageMetadata/xmp``, for
     /// encoders to write. Default ``MetadataHandling/strip``: none.
     public var metadataHandling = MetadataHandling.strip
+    /// Whether a decode keeps a file's HDR gain map (Ultra HDR JPEG) in ``Image/gainMap``, decoded
+    /// at the base's reduced scale. Default ``GainMapHandling/drop``: the SDR base alone, and the
+    /// gain map never decoded.
+    public var gainMapHandling = GainMapHandling.drop
     /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
     /// gray pixels are then delivered in their own profile's space, as with `.keep`.
     var defersColorConversion = false

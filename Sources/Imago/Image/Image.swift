@@ -29,6 +29,9 @@ public struct Image: Sendable {
     public var metadata: ImageMetadata
     /// Pixels per point: 2 or 3 for a URL named `…@2x.png` / `…@3x.png`, a thumbnail's scale, else 1.
     public var scale: Double = 1
+    /// The HDR gain map kept from the file (``DecodingOptions/gainMapHandling``), at its own scale;
+    /// nil for an SDR picture or when the decode dropped it.
+    public var gainMap: GainMap?
 
     /// Makes an image; `frames` must hold at least one frame of `width × height × 4` bytes.
     public init(width: Int, height: Int, frames: [Frame], loopCount: Int = 0, metadata: ImageMetadata) {
@@ -47,7 +50,7 @@ public struct Image: Sendable {
     public var isAnimated: Bool { frames.count > 1 }
 
     /// Bytes held by the pixels of all frames: what a memory cache should count.
-    public var cost: Int { frames.reduce(0) { $0 + $1.pixels.count } }
+    public var cost: Int { frames.reduce(0) { $0 + $1.pixels.count } + (gainMap?.cost ?? 0) }
 
     /// The RGBA value at (x, y) of the first frame.
     public func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
@@ -84,6 +87,10 @@ public struct ImageMetadata: Sendable, Hashable {
     /// The XMP packet the decode kept, which encoders write. Nil by default.
     public var xmp: Data?
 
+    /// The HDR gain map the file carries, as stored, whether or not the decode kept it
+    /// (``Image/gainMap``); nil for an SDR file.
+    public var sourceGainMap: StoredGainMap?
+
     /// Whether the kept EXIF block has GPS data (a GPS IFD).
     public var exifHasGPS: Bool { exif.flatMap(EXIF.init)?.has(.gpsInfo) ?? false }
 
@@ -97,6 +104,33 @@ public struct ImageMetadata: Sendable, Hashable {
         self.orientationApplied = orientationApplied
         self.hasAlpha = hasAlpha
         self.bitsPerSample = bitsPerSample
+    }
+}
+
+/// A gain map as a file stores it: what `imago info` and the server's `/info` report.
+public struct StoredGainMap: Sendable, Hashable {
+    /// Its width in pixels, as stored.
+    public var width: Int
+    /// Its height in pixels, as stored.
+    public var height: Int
+    /// 1 (grey) or 3 (a gain per channel).
+    public var channelCount: Int
+    /// The format of its picture (`jpeg` in an Ultra HDR JPEG).
+    public var format: ImageFormat
+    /// Where its metadata came from: `iso21496`, `hdrgm` (Adobe's XMP) or `apple` (Apple's
+    /// `HDRGainMapHeadroom` XMP, iOS 17 and earlier).
+    public var metadataSource: String
+    /// How its values become gains.
+    public var metadata: GainMapMetadata
+
+    /// Makes a description.
+    public init(width: Int, height: Int, channelCount: Int, format: ImageFormat, metadataSource: String, metadata: GainMapMetadata) {
+        self.width = width
+        self.height = height
+        self.channelCount = channelCount
+        self.format = format
+        self.metadataSource = metadataSource
+        self.metadata = metadata
     }
 }
 

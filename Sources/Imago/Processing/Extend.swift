@@ -37,7 +37,7 @@ extension ImageProcessors {
             let covers = left == 0 && top == 0 && right == width && bottom == height
             let hasAlpha = image.metadata.hasAlpha || (!covers && background.alpha < 255)
             let fill = background.pixel
-            return image.mapFrames(width: width, height: height, hasAlpha: hasAlpha) { pixels in
+            return image.mapFrames(width: width, height: height, hasAlpha: hasAlpha, gainMap: .region(x: Double(-x), y: Double(-y), width: Double(width), height: Double(height))) { pixels in
                 PixelRows.map32(pixels, count: width * height) { source, target in
                     target.update(repeating: fill)
                     guard right > left, bottom > top else { return }
@@ -67,7 +67,7 @@ extension ImageProcessors {
         public func process(_ image: Image) throws(ImagoError) -> Image {
             guard image.metadata.hasAlpha else { return image }
             let back = [Int(background.red), Int(background.green), Int(background.blue)]
-            return image.mapFrames(width: image.width, height: image.height, hasAlpha: false) { pixels in
+            return image.mapFrames(width: image.width, height: image.height, hasAlpha: false, gainMap: .unchanged) { pixels in
                 var result = pixels
                 result.withUnsafeMutableBufferPointer { buffer in
                     var offset = 0

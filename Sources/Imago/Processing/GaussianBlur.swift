@@ -29,7 +29,7 @@ extension ImageProcessors {
         public func process(_ image: Image) throws(ImagoError) -> Image {
             try Self.validate(radius)  // the property may have changed since init
             let hasAlpha = image.metadata.hasAlpha
-            return image.mapFrames(width: image.width, height: image.height) {
+            return image.mapFrames(width: image.width, height: image.height, gainMap: .unchanged) {
                 Resampler.blur($0, width: image.width, height: image.height, sigma: radius, hasAlpha: hasAlpha)
             }
         }

@@ -10,7 +10,7 @@ extension ImageProcessors {
         public var identifier: String { "imago.grayscale" }
 
         public func process(_ image: Image) throws(ImagoError) -> Image {
-            image.mapFrames(width: image.width, height: image.height) { pixels in
+            image.mapFrames(width: image.width, height: image.height, gainMap: .unchanged) { pixels in
                 var result = pixels
                 result.withUnsafeMutableBufferPointer { buffer in
                     var index = 0

@@ -40,12 +40,13 @@ extension ImageProcessors {
 }
 
 extension Image {
-    /// This image with every frame's pixels replaced by `transform(pixels)`, at a new size.
-    func mapFrames(width: Int, height: Int, hasAlpha: Bool? = nil, _ transform: ([UInt8]) -> [UInt8]) -> Image {
+    /// This image with every frame's pixels replaced by `transform(pixels)`, at a new size, and
+    /// its gain map moved as `gainMap` says (every caller states it: see ``GainMap/Geometry``).
+    func mapFrames(width: Int, height: Int, hasAlpha: Bool? = nil, gainMap: GainMap.Geometry, _ transform: ([UInt8]) -> [UInt8]) -> Image {
         var metadata = self.metadata
         if let hasAlpha { metadata.hasAlpha = hasAlpha }
         let frames = self.frames.map { Frame(pixels: transform($0.pixels), duration: $0.duration) }
-        return Image(width: width, height: height, frames: frames, loopCount: loopCount, metadata: metadata)
+        return Image(width: width, height: height, frames: frames, loopCount: loopCount, metadata: metadata).carryingGainMap(of: self, gainMap)
     }
 }
 

@@ -18,7 +18,7 @@ extension ImageProcessors {
             let (width, height) = (image.width, image.height)
             let swaps = quarterTurns % 2 == 1
             let (newWidth, newHeight) = swaps ? (height, width) : (width, height)
-            return image.mapFrames(width: newWidth, height: newHeight) { pixels in
+            return image.mapFrames(width: newWidth, height: newHeight, gainMap: .rotate(quarterTurns: quarterTurns)) { pixels in
                 PixelRows.map32(pixels, count: width * height) { source, target in
                     for y in 0..<height {
                         for x in 0..<width {
@@ -54,7 +54,7 @@ extension ImageProcessors {
         public func process(_ image: Image) throws(ImagoError) -> Image {
             guard horizontal || vertical else { return image }
             let (width, height) = (image.width, image.height)
-            return image.mapFrames(width: width, height: height) { pixels in
+            return image.mapFrames(width: width, height: height, gainMap: .flip(horizontal: horizontal, vertical: vertical)) { pixels in
                 PixelRows.map32(pixels, count: width * height) { source, target in
                     for y in 0..<height {
                         let sourceRow = vertical ? height - 1 - y : y

@@ -54,7 +54,7 @@ extension ImageProcessors {
             let width = image.width, height = image.height
             let radius = min(radius, Double(min(width, height)) / 2)
             let border = border
-            return image.mapFrames(width: width, height: height, hasAlpha: true) { pixels in
+            return image.mapFrames(width: width, height: height, hasAlpha: true, gainMap: .unchanged) { pixels in
                 var result = pixels
                 result.withUnsafeMutableBufferPointer { buffer in
                     let halfWidth = Double(width) / 2, halfHeight = Double(height) / 2

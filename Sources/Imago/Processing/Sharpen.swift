@@ -31,7 +31,7 @@ extension ImageProcessors {
         }
 
         public func process(_ image: Image) throws(ImagoError) -> Image {
-            image.mapFrames(width: image.width, height: image.height) { pixels in
+            image.mapFrames(width: image.width, height: image.height, gainMap: .unchanged) { pixels in
                 let lightness = FloatPlane.lightness(of: pixels, width: image.width, height: image.height)
                 let blurred = lightness.blurred(sigma: sigma)
                 var result = pixels
@@ -67,7 +67,7 @@ extension ImageProcessors {
         public func process(_ image: Image) throws(ImagoError) -> Image {
             guard size > 1 else { return image }
             let (width, height) = (image.width, image.height)
-            return image.mapFrames(width: width, height: height) { pixels in
+            return image.mapFrames(width: width, height: height, gainMap: .unchanged) { pixels in
                 var result = pixels
                 result.withUnsafeMutableBufferPointer { buffer in
                     for top in stride(from: 0, to: height, by: size) {

@@ -159,12 +159,14 @@ public struct ImageRequest: Sendable, Hashable {
         /// The metadata the request keeps (``Options/keepsCopyright``, ``Options/keepsMetadata``),
         /// or nil for the configuration's.
         var metadata: DecodingOptions.MetadataHandling?
+        /// Whether the gain map is kept (``Options/keepsGainMap``).
+        var keepsGainMap = false
         /// The request's own decode limits (``Limits/maxPixels``, ``Limits/maxFrames``).
         var limits = Limits()
 
         /// The full-size decode, keeping what this plan keeps.
         var full: DecodePlan {
-            DecodePlan(thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, limits: limits)
+            DecodePlan(thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, keepsGainMap: keepsGainMap, limits: limits)
         }
         /// Whether this is a full-size decode.
         var isFull: Bool { self == full }
@@ -174,6 +176,7 @@ public struct ImageRequest: Sendable, Hashable {
             var options = options
             if keepsColorProfile { options.colorProfileHandling = .keep }
             if let metadata { options.metadataHandling = metadata }
+            if keepsGainMap { options.gainMapHandling = .keep }
             if let maxPixels = limits.maxPixels { options.maxPixels = min(options.maxPixels, maxPixels) }
             if let maxFrames = limits.maxFrames { options.maxFrames = min(options.maxFrames, maxFrames) }
             return options
@@ -187,7 +190,7 @@ public struct ImageRequest: Sendable, Hashable {
             options.contains(.keepsMetadata) ? .all : options.contains(.keepsCopyright) ? .copyright : nil
         var plan = DecodePlan(
             thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata,
-            limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames))
+            keepsGainMap: options.contains(.keepsGainMap), limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames))
         if thumbnail == nil, !scalesDown, resize == nil, let first = processors.first as? any ReducedDecodeProcessing {
             plan.requirement = DecodeSizeRequirement(first)
         }
@@ -208,6 +211,7 @@ public struct ImageRequest: Sendable, Hashable {
         diskCacheKey + "\nvariant:" + (thumbnail?.identifier ?? "") + "|" + processorsIdentifier
             + (options.contains(.keepsColorProfile) ? "|keeps-color-profile" : "")
             + (options.contains(.keepsMetadata) ? "|keeps-metadata" : options.contains(.keepsCopyright) ? "|keeps-copyright" : "")
+            + (options.contains(.keepsGainMap) ? "|keeps-gain-map" : "")
     }
 
     /// The disk cache's key: the URL (or ``imageID``), and the headers and user name when the request sets them
@@ -268,6 +272,10 @@ extension ImageRequest {
         /// (``DecodingOptions/MetadataHandling/all`` for this request; wins over
         /// ``keepsCopyright``). Part of the cache key.
         public static let keepsMetadata = Options(rawValue: 1 << 11)
+        /// Keep an HDR photo's gain map (Ultra HDR JPEG) with the image, decoded at the base's scale
+        /// and moved by every processor, so a JPEG written from it stays HDR
+        /// (``GainMapHandling/keep`` for this request). Part of the cache key.
+        public static let keepsGainMap = Options(rawValue: 1 << 12)
 
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]

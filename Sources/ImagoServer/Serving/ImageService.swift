@@ -289,6 +289,13 @@ struct Negotiation {
         classes = "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")
     }
 
+    /// Whether an answer with the format `named` (nil: the source's) may be a JPEG for this client:
+    /// only then is a gain map worth decoding.
+    func mayAnswerJPEG(named: OutputFormat?) -> Bool {
+        guard let named else { return offered.isEmpty }
+        return named == .jpeg && enforced.isEmpty
+    }
+
     /// The key of a raw path answered under these classes.
     func pathKey(_ path: String) -> String { path + "\n" + classes }
 }

@@ -144,6 +144,9 @@ public struct ServerConfiguration: Sendable {
     /// Whether images are converted to sRGB and carry no colour profile unless a URL says
     /// `strip_color_profile:false` (imgproxy's `IMGPROXY_STRIP_COLOR_PROFILE`). Default true.
     public var stripsColorProfile = true
+    /// Whether an HDR photo's gain map (Ultra HDR JPEG) stays in JPEG answers, which then stay HDR,
+    /// unless a URL says `preserve_hdr:false`. Default true.
+    public var keepsGainMap = true
     /// Whether images carry no EXIF or XMP unless a URL says `strip_metadata:false`
     /// (`IMGPROXY_STRIP_METADATA`). Default true.
     public var stripsMetadata = true

@@ -391,6 +391,10 @@ public enum ServerSettings {
             "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"
         ) { $0.stripsColorProfile = $1 },
         .boolean(
+            "--keep-hdr", "IMAGO_KEEP_HDR", peers: [.boolean("IMGPROXY_PRESERVE_HDR")],
+            "keep an HDR photo's gain map in JPEG answers (Ultra HDR) unless a URL says preserve_hdr:0 (default true)"
+        ) { $0.keepsGainMap = $1 },
+        .boolean(
             "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA"), .thumborNot("PRESERVE_EXIF_INFO")],
             "drop EXIF and XMP unless a URL says sm:0 (default true)"
         ) { $0.stripsMetadata = $1 },

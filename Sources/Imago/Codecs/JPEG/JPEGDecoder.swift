@@ -26,6 +26,11 @@ public struct JPEGDecoder: ImageDecoding {
         let markers = data.withUnsafeBytes { JPEGMarkers($0) }
         var estimate = DecodeEstimate.buffers(2, width: markers.width, height: markers.height, options: options)
         if markers.isProgressive, estimate.bytes > 0 { estimate.bytes += markers.width * markers.height * 6 }
+        if options.gainMapHandling == .keep, estimate.bytes > 0,
+            let gainMap = data.withUnsafeBytes({ UltraHDRContainer.locate($0, markers: markers) }), gainMap.width <= markers.width, gainMap.height <= markers.height
+        {
+            estimate.bytes += gainMap.width * gainMap.height * 4 * 2
+        }
         return estimate
     }
 
@@ -92,7 +97,39 @@ public struct JPEGDecoder: ImageDecoding {
         color.record(in: &metadata)
         metadata.bitsPerSample = markers.precision
         (metadata.exif, metadata.xmp) = options.keptMetadata(exif: markers.exif(bytes), xmp: markers.xmp(bytes), turned: orientation != .up)
-        return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
+        let gainMapLocation = UltraHDRContainer.locate(bytes, markers: markers)
+        metadata.sourceGainMap = gainMapLocation?.stored
+        var image = Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
+        if options.gainMapHandling == .keep, let location = gainMapLocation {
+            image.gainMap = Self.gainMap(
+                bytes, at: location, stored: PixelSize(width: Int(width), height: Int(height)), scaled: PixelSize(width: scaledWidth, height: scaledHeight),
+                orientation: orientation, options: options)
+        }
+        return image
+    }
+
+    /// The gain map at `location`, decoded at the scale the base was (the smallest DCT scale that
+    /// still covers it), turned as the base was; nil (the SDR base alone) when it is larger than the
+    /// base, over the decode limits or does not decode. Its colours are values, never converted.
+    private static func gainMap(
+        _ bytes: UnsafeRawBufferPointer, at location: UltraHDRContainer.GainMapLocation, stored: PixelSize, scaled: PixelSize, orientation: ImageOrientation,
+        options: DecodingOptions
+    ) -> GainMap? {
+        guard location.width <= stored.width, location.height <= stored.height, let base = bytes.baseAddress else { return nil }
+        var gainOptions = DecodingOptions()
+        gainOptions.maxPixels = options.maxPixels
+        gainOptions.maxSide = options.maxSide
+        gainOptions.maxDecodedBytes = options.maxDecodedBytes
+        gainOptions.appliesOrientation = false
+        gainOptions.colorProfileHandling = .keep
+        let target = PixelSize(
+            width: max(1, (location.width * scaled.width + stored.width - 1) / stored.width),
+            height: max(1, (location.height * scaled.height + stored.height - 1) / stored.height))
+        if target.width < location.width || target.height < location.height { gainOptions.targetSize = target }
+        let data = Data(bytes: base + location.range.lowerBound, count: location.range.count)
+        guard let decoded = try? JPEGDecoder().decode(data, options: gainOptions) else { return nil }
+        let map = GainMap(width: decoded.width, height: decoded.height, pixels: decoded.pixels, channelCount: location.components, metadata: location.metadata)
+        return map.applying(.orient(orientation), base: stored, newBase: scaled)
     }
 
     /// Whether TurboJPEG's last message is one of libjpeg's warnings (its JWRN_ messages), after

@@ -20,6 +20,13 @@ struct JPEGMarkers {
     var isProgressive = false
     /// Bits per sample the frame header declares (8, or 12 for rare medical files).
     var precision = 8
+    /// Components the frame header declares (1 grey, 3 colour, 4 CMYK).
+    var components = 0
+    /// The first `APP2 MPF\0` index's payload after the signature: its TIFF header starts there,
+    /// and the index's offsets count from it.
+    var multiPictureRange: Range<Int>?
+    /// The first ISO 21496-1 `APP2` payload after its namespace.
+    var isoGainMapRange: Range<Int>?
 
     init(_ bytes: UnsafeRawBufferPointer) {
         var offset = 2  // after SOI
@@ -46,9 +53,16 @@ struct JPEGMarkers {
                 profileChunks[sequence] = (offset + 4 + 14)..<(offset + 2 + length)
                 profileChunkCounts.insert(Int(segment[13]))
             }
+            if marker == 0xE2, multiPictureRange == nil, segment.starts(with: MultiPictureIndex.signature) {
+                multiPictureRange = (offset + 4 + 4)..<(offset + 2 + length)
+            }
+            if marker == 0xE2, isoGainMapRange == nil, segment.starts(with: ISOGainMapMetadata.namespace) {
+                isoGainMapRange = (offset + 4 + ISOGainMapMetadata.namespace.count)..<(offset + 2 + length)
+            }
             if marker == 0xEE, segment.starts(with: Array("Adobe".utf8)) { hasAdobeMarker = true }
             if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker), segment.count >= 5 {
                 precision = Int(segment[0])
+                components = segment.count >= 6 ? Int(segment[5]) : 0
                 height = segment.integer(2, at: 1, .bigEndian) ?? 0
                 width = segment.integer(2, at: 3, .bigEndian) ?? 0
                 isProgressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
@@ -70,7 +84,7 @@ struct JPEGMarkers {
     /// through `Slice<UnsafeRawBufferPointer>`'s `ContiguousBytes` conformance, which in release
     /// builds here now and then handed Foundation a garbage length and trapped (2 of 15 runs of
     /// `imago thumbnail` on 20 profiled JPEGs; 0 of 40 after this change).
-    private static func copy(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Data {
+    static func copy(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Data {
         guard let base = bytes.baseAddress, !range.isEmpty else { return Data() }
         return Data(bytes: base + range.lowerBound, count: range.count)
     }

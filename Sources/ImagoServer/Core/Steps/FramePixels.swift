@@ -3,13 +3,14 @@ import Imago
 /// Work on every frame's RGBA pixels at once, shared by the executor's answer policy and the
 /// dialects' filters.
 enum FramePixels {
-    /// `transform` on each frame's pixels; `alpha` sets whether the result has an alpha channel.
+    /// `transform` on each frame's pixels; `alpha` sets whether the result has an alpha channel. A
+    /// tone change: the gain map stays as it is.
     static func eachFrame<E: Error>(_ image: Image, alpha: Bool? = nil, _ transform: (inout [UInt8]) throws(E) -> Void) throws(E) -> Image {
         var frames = image.frames
         for index in frames.indices { try transform(&frames[index].pixels) }
         var metadata = image.metadata
         if let alpha { metadata.hasAlpha = alpha }
-        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: metadata)
+        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: metadata).carryingGainMap(of: image, .unchanged)
     }
 
     /// `width × height` RGBA pixels of `color`.

@@ -47,7 +47,7 @@ final class StepCanvas {
         switch step {
         case .undoOrientation(let orientation): image = try Self.undo(orientation, on: image)
         case .firstFrame:
-            if image.frames.count > 1 { image = Image(width: image.width, height: image.height, frames: [image.frames[0]], metadata: image.metadata) }
+            if image.frames.count > 1 { (image.frames, image.loopCount) = ([image.frames[0]], 0) }
         case .crop(let box): image = try Self.crop(image, box, scale: scale)
         case .smartCrop(let width, let height):
             let mapped = (max(1, Int((Double(width) * scale.x).rounded())), max(1, Int((Double(height) * scale.y).rounded())))

@@ -49,6 +49,7 @@ extension ImageService {
         } else if options.keepCopyright ?? configuration.keepsCopyright {
             requestOptions.insert(.keepsCopyright)
         }
+        if options.preserveHDR ?? configuration.keepsGainMap, negotiation.mayAnswerJPEG(named: explicit) { requestOptions.insert(.keepsGainMap) }
         // A named format stands unless the server enforces one this client takes (never over SVG).
         let format: AnswerPolicy.FormatChoice
         if let explicit, explicit == .svg || negotiation.enforced.isEmpty {

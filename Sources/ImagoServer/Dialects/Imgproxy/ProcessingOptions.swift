@@ -183,7 +183,9 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
     /// Whether stripping metadata keeps the copyright and author (`keep_copyright`); nil takes the
     /// server's setting.
     public var keepCopyright: Bool?
-    /// `preserve_hdr`: parsed and keyed; Imago's outputs are 8-bit whatever it says.
+    /// `preserve_hdr`: whether an HDR photo's gain map stays in a JPEG answer (true) or is dropped
+    /// (false); nil takes the server's setting (``ServerConfiguration/keepsGainMap``). Outputs are
+    /// 8-bit whatever it says.
     public var preserveHDR: Bool?
     /// `skip_processing`: source formats (canonical names: `jpeg`, `png`, …) given as they came
     /// when the answer's format is theirs.

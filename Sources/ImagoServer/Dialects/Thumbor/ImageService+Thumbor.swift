@@ -42,6 +42,9 @@ extension ImageService {
         transformation.identity = key
         var requestOptions: ImageRequest.Options = []
         if !plan.stripICC { requestOptions.insert(.keepsColorProfile) }
+        // thumbor's answer is a JPEG for a JPEG source unless a filter or AUTO_WEBP says otherwise.
+        let mayAnswerJPEG = (plan.format == nil || plan.format == "jpeg" || plan.format == "jpg") && !(acceptsWebP && plan.format == nil)
+        if configuration.keepsGainMap, !url.meta, mayAnswerJPEG { requestOptions.insert(.keepsGainMap) }
         let product: VariantPlan.Product
         if url.meta {
             product = .thumborMeta(transformation, overlays: plan.overlayURLs, image: plan.image, requestOptions: requestOptions)

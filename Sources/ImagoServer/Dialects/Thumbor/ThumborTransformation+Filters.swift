@@ -125,6 +125,7 @@ extension ThumborTransformation {
         var metadata = image.metadata
         metadata.hasAlpha = true
         return Image(width: targetWidth, height: targetHeight, frames: frames, loopCount: image.loopCount, metadata: metadata)
+            .carryingGainMap(of: image, .region(x: Double(-x), y: Double(-y), width: Double(targetWidth), height: Double(targetHeight)))
     }
 
     /// `watermark(url, x, y, alpha, w_ratio, h_ratio)`, as thumbor's filter places it.
@@ -226,6 +227,7 @@ extension ThumborTransformation {
         var metadata = image.metadata
         metadata.hasAlpha = true
         return Image(width: width, height: height, frames: frames, loopCount: image.loopCount, metadata: metadata)
+            .carryingGainMap(of: image, .region(x: Double(-max(0, padding.left)), y: Double(-max(0, padding.top)), width: Double(width), height: Double(height)))
     }
 }
 

@@ -1,0 +1,150 @@
+import Foundation
+
+extension GainMap {
+    /// How a step moved the base's pixels, which the gain map follows at its own scale. This is the
+    /// one rule every processor and every server step states for the gain map:
+    /// - a step that changes tones only (colour, greyscale, blur, sharpen, a watermark, a
+    ///   background, rounded corners) keeps the gain map as it is: ``unchanged``;
+    /// - a step that cuts, scales or pads maps a rectangle of the old base onto the whole new one:
+    ///   ``region(x:y:width:height:)``, where what lies outside the old base gets no boost;
+    /// - turns and mirrors are done to the gain map's pixels as to the base's.
+    public enum Geometry: Sendable, Hashable {
+        /// Tones changed, no pixel moved.
+        case unchanged
+        /// The rectangle at (`x`, `y`), `width × height` in the old base's pixels (it may reach
+        /// outside the old base: padding), now fills the whole new base.
+        case region(x: Double, y: Double, width: Double, height: Double)
+        /// Turned clockwise by quarter turns.
+        case rotate(quarterTurns: Int)
+        /// Mirrored.
+        case flip(horizontal: Bool, vertical: Bool)
+        /// Turned upright from a stored EXIF orientation.
+        case orient(ImageOrientation)
+    }
+
+    /// This gain map moved as `geometry` moved a base of `base` pixels into one of `newBase` pixels;
+    /// its own scale (base pixels per gain-map pixel) stays what it was.
+    public func applying(_ geometry: Geometry, base: PixelSize, newBase: PixelSize) -> GainMap {
+        switch geometry {
+        case .unchanged:
+            return self
+        case .rotate(let quarterTurns):
+            guard let rotate = ImageProcessors.Rotate(degrees: quarterTurns * 90), let turned = try? rotate.process(image) else { return self }
+            return replacing(turned)
+        case .flip(let horizontal, let vertical):
+            guard let flipped = try? ImageProcessors.Flip(horizontal: horizontal, vertical: vertical).process(image) else { return self }
+            return replacing(flipped)
+        case .orient(let orientation):
+            let upright = orientation.apply(to: pixels, width: width, height: height)
+            return GainMap(width: upright.width, height: upright.height, pixels: upright.pixels, channelCount: channelCount, metadata: metadata)
+        case .region(let x, let y, let regionWidth, let regionHeight):
+            guard base.width > 0, base.height > 0, regionWidth > 0, regionHeight > 0 else { return self }
+            let scaleX = Double(width) / Double(base.width), scaleY = Double(height) / Double(base.height)
+            let outWidth = max(1, min(newBase.width, Int((Double(newBase.width) * scaleX).rounded())))
+            let outHeight = max(1, min(newBase.height, Int((Double(newBase.height) * scaleY).rounded())))
+            let horizontal = GainMapResampling.weights(from: x * scaleX, length: regionWidth * scaleX, source: width, output: outWidth)
+            let vertical = GainMapResampling.weights(from: y * scaleY, length: regionHeight * scaleY, source: height, output: outHeight)
+            let resampled = GainMapResampling.resample(self, horizontal: horizontal, vertical: vertical, outWidth: outWidth, outHeight: outHeight)
+            return GainMap(width: outWidth, height: outHeight, pixels: resampled, channelCount: channelCount, metadata: metadata)
+        }
+    }
+}
+
+extension Image {
+    /// This image carrying `source`'s gain map, moved by `geometry` from `source`'s size to this
+    /// image's; none when `source` has none.
+    public func carryingGainMap(of source: Image, _ geometry: GainMap.Geometry) -> Image {
+        var image = self
+        image.gainMap = source.gainMap?.applying(geometry, base: PixelSize(width: source.width, height: source.height), newBase: PixelSize(width: width, height: height))
+        return image
+    }
+}
+
+/// A separable area-average resampler over a fractional source interval, for gain maps: a gain map
+/// is smooth, so an average over each output pixel's footprint (bilinear when enlarging) is its
+/// right filter, and it can start or end between pixels, as a crop of a scaled map does.
+enum GainMapResampling {
+    /// For each output index, the source indices and their weights (summing to 1); index -1 stands
+    /// for outside the source, which shows no boost.
+    typealias Weights = [[(index: Int, weight: Float)]]
+
+    static func weights(from start: Double, length: Double, source: Int, output: Int) -> Weights {
+        let step = length / Double(output)
+        return (0..<output).map { index in
+            let low = start + Double(index) * step, high = low + step
+            if step < 1 {
+                // Enlarging: bilinear at the footprint's centre, edges clamped.
+                let centre = (low + high) / 2 - 0.5
+                guard centre >= -0.5, centre <= Double(source) - 0.5 else { return [(index: -1, weight: Float(1))] }
+                let clamped = min(max(centre, 0), Double(source - 1))
+                let left = Int(clamped.rounded(.down)), fraction = Float(clamped - Double(left))
+                guard left + 1 < source, fraction > 0 else { return [(index: left, weight: Float(1))] }
+                return [(index: left, weight: 1 - fraction), (index: left + 1, weight: fraction)]
+            }
+            var taps: [(index: Int, weight: Float)] = []
+            var outside = 0.0
+            var pixel = Int(low.rounded(.down))
+            while Double(pixel) < high {
+                let overlap = min(high, Double(pixel + 1)) - max(low, Double(pixel))
+                if overlap > 0 {
+                    if pixel < 0 || pixel >= source { outside += overlap } else { taps.append((pixel, Float(overlap / step))) }
+                }
+                pixel += 1
+            }
+            if outside > 0 { taps.append((-1, Float(outside / step))) }
+            return taps
+        }
+    }
+
+    static func resample(_ map: GainMap, horizontal: Weights, vertical: Weights, outWidth: Int, outHeight: Int) -> [UInt8] {
+        let none = map.noBoostValue
+        let noBoost: [Float] = [Float(none.0), Float(none.1), Float(none.2)]
+        let (width, height) = (map.width, map.height)
+        // Rows first: height × outWidth × 3.
+        var rows = [Float](repeating: 0, count: height * outWidth * 3)
+        map.pixels.withUnsafeBufferPointer { source in
+            for y in 0..<height {
+                for x in 0..<outWidth {
+                    var sum: (Float, Float, Float) = (0, 0, 0)
+                    for tap in horizontal[x] {
+                        if tap.index < 0 {
+                            sum.0 += noBoost[0] * tap.weight
+                            sum.1 += noBoost[1] * tap.weight
+                            sum.2 += noBoost[2] * tap.weight
+                        } else {
+                            let offset = (y * width + tap.index) * 4
+                            sum.0 += Float(source[offset]) * tap.weight
+                            sum.1 += Float(source[offset + 1]) * tap.weight
+                            sum.2 += Float(source[offset + 2]) * tap.weight
+                        }
+                    }
+                    let target = (y * outWidth + x) * 3
+                    (rows[target], rows[target + 1], rows[target + 2]) = sum
+                }
+            }
+        }
+        var result = [UInt8](repeating: 255, count: outWidth * outHeight * 4)
+        for y in 0..<outHeight {
+            for x in 0..<outWidth {
+                var sum: (Float, Float, Float) = (0, 0, 0)
+                for tap in vertical[y] {
+                    if tap.index < 0 {
+                        sum.0 += noBoost[0] * tap.weight
+                        sum.1 += noBoost[1] * tap.weight
+                        sum.2 += noBoost[2] * tap.weight
+                    } else {
+                        let offset = (tap.index * outWidth + x) * 3
+                        sum.0 += rows[offset] * tap.weight
+                        sum.1 += rows[offset + 1] * tap.weight
+                        sum.2 += rows[offset + 2] * tap.weight
+                    }
+                }
+                let target = (y * outWidth + x) * 4
+                result[target] = UInt8(min(max(sum.0.rounded(), 0), 255))
+                result[target + 1] = UInt8(min(max(sum.1.rounded(), 0), 255))
+                result[target + 2] = UInt8(min(max(sum.2.rounded(), 0), 255))
+            }
+        }
+        return result
+    }
+}
