@@ -49,12 +49,13 @@ test: deps peers
 	$(SWIFT) package --package-path Examples/Install dump-package >/dev/null
 
 # The real servers the loader tests talk to, in a git-ignored venv: moto (an S3 API server that
-# checks signatures, Tests/Peers/s3_peer.py) and boto3 to fill it; gcp-storage-emulator (GCS's API).
-PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19
+# checks signatures, Tests/Peers/s3_peer.py) and boto3 to fill it; gcp-storage-emulator (GCS's API);
+# libvips 8.18 with libultrahdr (pyvips-binary), the HDR gain-map reference (Tests/Peers/uhdr_reference.py).
+PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19 pyvips-binary==8.18.7 pyvips==3.2.0
 peers:
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
-	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
+	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
 
 # The thumbor parity suite: the same URLs sent to thumbor 7.8 (installed in the bench venv) and to
 # imago serve --dialect thumbor; status, type, size and pixels compared. Per-URL differences go to
@@ -164,7 +165,7 @@ soak: deps
 # DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
 # a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf placeholder object-store
+FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf placeholder object-store gain-map
 FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
 	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
 fuzz-build: deps

@@ -214,6 +214,7 @@ struct Harness: Sendable {
         Harness(name: "memory-cache") { data in MemoryCacheOperations.run(Array(data)) },
         Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },
         Harness(name: "object-store") { data in ObjectStoreFeed.run(data) },
+        Harness(name: "gain-map") { data in GainMapFeed.run(data) },
     ]
 
     /// The harness IMAGO_FUZZ_TARGET names (default `decode`).

@@ -73,3 +73,10 @@ enum Corpus {
         return zip(a.pixels, b.pixels).reduce(0) { max($0, abs(Int($1.0) - Int($1.1))) }
     }
 }
+
+/// Real files from public repositories, kept in `Tests/Samples` with their origin (its README).
+enum Samples {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
+
+    static func url(_ path: String) -> URL { root.appendingPathComponent(path) }
+}
