@@ -18,7 +18,7 @@ struct GainMapHostileTests {
             for x in 0..<width {
                 let bright = x >= width / 2 && y < height / 2
                 let offset = (y * width + x) * 4
-                (pixels[offset], pixels[offset + 1], pixels[offset + 2], pixels[offset + 3]) = bright ? (250, 250, 250, 255) : (UInt8(x * 3), 90, 40, 255)
+                (pixels[offset], pixels[offset + 1], pixels[offset + 2], pixels[offset + 3]) = bright ? (250, 250, 250, 255) : (UInt8(x * 180 / width), 90, 40, 255)
             }
         }
         var map = [UInt8](repeating: 255, count: mapWidth * mapHeight * 4)
