@@ -137,6 +137,7 @@ bench: deps
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
 	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
+	@Benchmarks/.venv/bin/python -c "import pyvips" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pyvips-binary==8.18.7 pyvips==3.2.0
 	cd Benchmarks && $(SWIFT) build -c release --disable-build-manifest-caching && $(SWIFT) build -c release --product imago
 	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python IMAGO_CLI=$$($(SWIFT) build -c release --show-bin-path)/imago \
 		$$($(SWIFT) build -c release --show-bin-path)/imago-bench $(BENCH_GROUPS)

@@ -13,7 +13,10 @@ struct KeptOptions: ParsableArguments {
     @Flag(help: "Keep only the source's copyright and author (EXIF Copyright/Artist, XMP dc:rights/dc:creator).")
     var keepCopyright = false
 
-    @Option(help: ArgumentHelp("An HDR photo's gain map (Ultra HDR JPEG): keep it in JPEG output, which stays HDR, or drop it (the SDR base alone). Other formats always get the SDR base.", valueName: "keep|drop"))
+    @Option(
+        help: ArgumentHelp(
+            "An HDR photo's gain map (Ultra HDR JPEG): keep it in JPEG output, which stays HDR, or drop it (the SDR base alone). Other formats always get the SDR base.",
+            valueName: "keep|drop"))
     var hdr = HDRPolicy.keep
 
     /// What `--hdr` says.

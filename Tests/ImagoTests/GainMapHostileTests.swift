@@ -9,7 +9,8 @@ import Testing
 /// never a trap; the readers alone refuse what they cannot use.
 @Suite("HDR gain maps: hostile files")
 struct GainMapHostileTests {
-    static let metadata = GainMapMetadata(gainMapMin: [0], gainMapMax: [2], gamma: [1], baseOffset: [1.0 / 64], alternateOffset: [1.0 / 64], alternateHeadroom: 2)
+    static let metadata = GainMapMetadata(
+        gainMapMin: [0], gainMapMax: [2], gamma: [1], baseOffset: [1.0 / 64], alternateOffset: [1.0 / 64], alternateHeadroom: 2)
 
     /// A 64×48 picture with a bright block, and a 32×24 grey gain map boosting it.
     static func image(width: Int = 64, height: Int = 48, mapWidth: Int = 32, mapHeight: Int = 24) -> Image {
@@ -18,7 +19,8 @@ struct GainMapHostileTests {
             for x in 0..<width {
                 let bright = x >= width / 2 && y < height / 2
                 let offset = (y * width + x) * 4
-                (pixels[offset], pixels[offset + 1], pixels[offset + 2], pixels[offset + 3]) = bright ? (250, 250, 250, 255) : (UInt8(x * 180 / width), 90, 40, 255)
+                (pixels[offset], pixels[offset + 1], pixels[offset + 2], pixels[offset + 3]) =
+                    bright ? (250, 250, 250, 255) : (UInt8(x * 180 / width), 90, 40, 255)
             }
         }
         var map = [UInt8](repeating: 255, count: mapWidth * mapHeight * 4)
@@ -146,7 +148,9 @@ struct GainMapHostileTests {
         }
         func grey(_ width: Int, _ height: Int, _ value: UInt8) throws -> Data {
             try JPEGEncoder(quality: 90).encode(
-                Image(width: width, height: height, frames: [Image.Frame(pixels: [UInt8](repeating: value, count: width * height * 4))], metadata: Self.image().metadata))
+                Image(
+                    width: width, height: height, frames: [Image.Frame(pixels: [UInt8](repeating: value, count: width * height * 4))],
+                    metadata: Self.image().metadata))
         }
         let first = withISO(try grey(32, 24, 200)), second = withISO(try grey(16, 12, 50))
         var base = Self.image()
@@ -156,10 +160,12 @@ struct GainMapHostileTests {
         let primarySize = plainPrimary.count + indexSegment
         let tiff = 2 + 4 + 4
         let index = MultiPictureIndex(entries: [
-            .init(size: primarySize, offset: 0), .init(size: first.count, offset: primarySize - tiff), .init(size: second.count, offset: primarySize + first.count - tiff),
+            .init(size: primarySize, offset: 0), .init(size: first.count, offset: primarySize - tiff),
+            .init(size: second.count, offset: primarySize + first.count - tiff),
         ])
         let payload = index.payload()
-        let two = [0xFF, 0xD8, 0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload + plainPrimary.dropFirst(2) + first + second
+        let two =
+            [0xFF, 0xD8, 0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload + plainPrimary.dropFirst(2) + first + second
         let fromTwo = try JPEGDecoder().decode(Data(two), options: Self.keep())
         #expect(fromTwo.gainMap?.width == 32 && fromTwo.gainMap?.pixels.first == 200)
     }
@@ -182,7 +188,9 @@ struct GainMapHostileTests {
         #expect(iso(ISOGainMapMetadata.versionStamp) == nil, "the primary's stamp holds no numbers")
 
         func xmp(_ attributes: String) -> GainMapMetadata? {
-            GainMapXMP.read(Data("<x:xmpmeta><rdf:Description xmlns:hdrgm=\"http://ns.adobe.com/hdr-gain-map/1.0/\" hdrgm:Version=\"1.0\" \(attributes)/></x:xmpmeta>".utf8))
+            GainMapXMP.read(
+                Data("<x:xmpmeta><rdf:Description xmlns:hdrgm=\"http://ns.adobe.com/hdr-gain-map/1.0/\" hdrgm:Version=\"1.0\" \(attributes)/></x:xmpmeta>".utf8)
+            )
         }
         #expect(xmp("hdrgm:GainMapMax=\"2\" hdrgm:HDRCapacityMax=\"2\"") != nil)
         #expect(xmp("hdrgm:GainMapMax=\"NaN\" hdrgm:HDRCapacityMax=\"2\"") == nil)
@@ -192,7 +200,9 @@ struct GainMapHostileTests {
         #expect(xmp("hdrgm:GainMapMax=\"2\" hdrgm:HDRCapacityMax=\"2\" hdrgm:BaseRenditionIsHDR=\"True\"") == nil)
         #expect(xmp("hdrgm:GainMapMax=\"2\"") == nil, "HDRCapacityMax is required")
         #expect(xmp("hdrgm:GainMapMax=\"2\" hdrgm:HDRCapacityMax=\"2\" hdrgm:GainMapMin=\"x\"") == nil)
-        #expect(GainMapXMP.readApple(Data("<x urn:com:apple:photo:2020:aux:hdrgainmap><HDRGainMap:HDRGainMapHeadroom>nan</HDRGainMap:HDRGainMapHeadroom>".utf8)) == nil)
+        #expect(
+            GainMapXMP.readApple(Data("<x urn:com:apple:photo:2020:aux:hdrgainmap><HDRGainMap:HDRGainMapHeadroom>nan</HDRGainMap:HDRGainMapHeadroom>".utf8))
+                == nil)
         #expect(MultiPictureIndex(tiff: UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
     }
 

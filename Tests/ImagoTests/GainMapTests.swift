@@ -160,7 +160,13 @@ struct GainMapTests {
             ("rotate 270", ImageProcessors.Rotate(degrees: 270)!),
             ("flip", ImageProcessors.Flip(horizontal: true, vertical: true)),
             ("extend", try ImageProcessors.Extend(width: 400, height: 300, x: 37, y: 21, background: .black)),
-            ("extend, then trim", ImageProcessors.Composition([try ImageProcessors.Extend(width: 360, height: 260, x: 9, y: 11, background: .black), try ImageProcessors.Trim(threshold: 10, color: .black)])),
+            (
+                "extend, then trim",
+                ImageProcessors.Composition([
+                    try ImageProcessors.Extend(width: 360, height: 260, x: 9, y: 11, background: .black),
+                    try ImageProcessors.Trim(threshold: 10, color: .black),
+                ])
+            ),
         ]
         for (name, step) in steps {
             let processed = try step.process(image)

@@ -15,13 +15,13 @@ case "decode-rss":
 case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders]` runs those groups
+    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` and `http2` the first two of
     // `network`); no
     // argument runs all.
     let groups =
         arguments.isEmpty
-        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders"]
+        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders", "hdr"]
         : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
@@ -44,6 +44,7 @@ default:
     if groups.contains("startup") { try StartupBenchmark.run() }
     if groups.contains("jpeg") { try JPEGBytesBenchmark.run() }
     if groups.contains("encoders") { try EncoderBenchmark.run() }
+    if groups.contains("hdr") { try HDRBenchmark.run() }
     if groups.contains("color") { try await ColorBenchmark.run() }
     if groups.contains("autoquality") { try AutoQualityBenchmark.run() }
     if groups.contains("hostile") { try HostileBenchmark.run() }

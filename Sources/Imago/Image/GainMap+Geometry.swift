@@ -55,7 +55,8 @@ extension Image {
     /// image's; none when `source` has none.
     public func carryingGainMap(of source: Image, _ geometry: GainMap.Geometry) -> Image {
         var image = self
-        image.gainMap = source.gainMap?.applying(geometry, base: PixelSize(width: source.width, height: source.height), newBase: PixelSize(width: width, height: height))
+        image.gainMap = source.gainMap?.applying(
+            geometry, base: PixelSize(width: source.width, height: source.height), newBase: PixelSize(width: width, height: height))
         return image
     }
 }

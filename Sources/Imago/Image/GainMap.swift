@@ -34,7 +34,9 @@ public struct GainMap: Sendable {
 
     /// The pixels as an opaque still ``Image``, for the processors that move them.
     var image: Image {
-        Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: ImageMetadata(format: .jpeg, originalWidth: width, originalHeight: height, hasAlpha: false))
+        Image(
+            width: width, height: height, frames: [Image.Frame(pixels: pixels)],
+            metadata: ImageMetadata(format: .jpeg, originalWidth: width, originalHeight: height, hasAlpha: false))
     }
 
     /// The same metadata over new pixels.

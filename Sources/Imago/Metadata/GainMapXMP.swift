@@ -108,8 +108,10 @@ enum GainMapXMP {
                 elements += "<hdrgm:\(name)><rdf:Seq>" + values.map { "<rdf:li>\($0)</rdf:li>" }.joined() + "</rdf:Seq></hdrgm:\(name)>"
             }
         }
-        attributes += " hdrgm:HDRCapacityMin=\"\(metadata.baseHeadroom)\" hdrgm:HDRCapacityMax=\"\(metadata.alternateHeadroom)\" hdrgm:BaseRenditionIsHDR=\"False\""
-        let description = "<rdf:Description rdf:about=\"\" xmlns:hdrgm=\"\(namespace)\" \(attributes)" + (elements.isEmpty ? "/>" : ">\(elements)</rdf:Description>")
+        attributes +=
+            " hdrgm:HDRCapacityMin=\"\(metadata.baseHeadroom)\" hdrgm:HDRCapacityMax=\"\(metadata.alternateHeadroom)\" hdrgm:BaseRenditionIsHDR=\"False\""
+        let description =
+            "<rdf:Description rdf:about=\"\" xmlns:hdrgm=\"\(namespace)\" \(attributes)" + (elements.isEmpty ? "/>" : ">\(elements)</rdf:Description>")
         return packet(description)
     }
 

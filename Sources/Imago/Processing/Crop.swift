@@ -50,7 +50,9 @@ extension ImageProcessors {
             }
             if left == 0, top == 0, right == image.width, bottom == image.height { return image }
             let outWidth = right - left, outHeight = bottom - top
-            return image.mapFrames(width: outWidth, height: outHeight, gainMap: .region(x: Double(left), y: Double(top), width: Double(outWidth), height: Double(outHeight))) { pixels in
+            return image.mapFrames(
+                width: outWidth, height: outHeight, gainMap: .region(x: Double(left), y: Double(top), width: Double(outWidth), height: Double(outHeight))
+            ) { pixels in
                 var result = [UInt8]()
                 result.reserveCapacity(outWidth * outHeight * 4)
                 for row in top..<bottom {

@@ -37,7 +37,9 @@ extension ImageProcessors {
             let covers = left == 0 && top == 0 && right == width && bottom == height
             let hasAlpha = image.metadata.hasAlpha || (!covers && background.alpha < 255)
             let fill = background.pixel
-            return image.mapFrames(width: width, height: height, hasAlpha: hasAlpha, gainMap: .region(x: Double(-x), y: Double(-y), width: Double(width), height: Double(height))) { pixels in
+            return image.mapFrames(
+                width: width, height: height, hasAlpha: hasAlpha, gainMap: .region(x: Double(-x), y: Double(-y), width: Double(width), height: Double(height))
+            ) { pixels in
                 PixelRows.map32(pixels, count: width * height) { source, target in
                     target.update(repeating: fill)
                     guard right > left, bottom > top else { return }

@@ -80,7 +80,9 @@ extension ImageProcessors {
             try Self.validate(size)  // the property may have changed since init
             let scaled = scaledSize(width: image.width, height: image.height)
             let hasAlpha = image.metadata.hasAlpha
-            let result = image.mapFrames(width: scaled.width, height: scaled.height, gainMap: .region(x: 0, y: 0, width: Double(image.width), height: Double(image.height))) {
+            let result = image.mapFrames(
+                width: scaled.width, height: scaled.height, gainMap: .region(x: 0, y: 0, width: Double(image.width), height: Double(image.height))
+            ) {
                 Resampler.resize($0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha)
             }
             return try croppedToTarget(result)

@@ -166,7 +166,9 @@ public struct ImageRequest: Sendable, Hashable {
 
         /// The full-size decode, keeping what this plan keeps.
         var full: DecodePlan {
-            DecodePlan(thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, keepsGainMap: keepsGainMap, limits: limits)
+            DecodePlan(
+                thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, keepsGainMap: keepsGainMap,
+                limits: limits)
         }
         /// Whether this is a full-size decode.
         var isFull: Bool { self == full }

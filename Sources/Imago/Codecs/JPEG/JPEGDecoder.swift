@@ -27,7 +27,8 @@ public struct JPEGDecoder: ImageDecoding {
         var estimate = DecodeEstimate.buffers(2, width: markers.width, height: markers.height, options: options)
         if markers.isProgressive, estimate.bytes > 0 { estimate.bytes += markers.width * markers.height * 6 }
         if options.gainMapHandling == .keep, estimate.bytes > 0,
-            let gainMap = data.withUnsafeBytes({ UltraHDRContainer.locate($0, markers: markers) }), gainMap.width <= markers.width, gainMap.height <= markers.height
+            let gainMap = data.withUnsafeBytes({ UltraHDRContainer.locate($0, markers: markers) }), gainMap.width <= markers.width,
+            gainMap.height <= markers.height
         {
             estimate.bytes += gainMap.width * gainMap.height * 4 * 2
         }

@@ -35,7 +35,8 @@ public struct JPEGEncoder: ImageEncoding {
         guard image.width > 0, image.height > 0, image.width <= 65_500, image.height <= 65_500 else {
             throw encodingError(format, "cannot write \(image.width)×\(image.height): JPEG's sides end at 65,500")
         }
-        let primary = Self.withSegments(for: image.metadata, in: try compress(image.pixelsOverWhite, width: image.width, height: image.height, grayscale: false))
+        let primary = Self.withSegments(
+            for: image.metadata, in: try compress(image.pixelsOverWhite, width: image.width, height: image.height, grayscale: false))
         guard let gainMap = image.gainMap else { return primary }
         // The gain map as its own JPEG after the primary: an Ultra HDR JPEG (ISO 21496-1 and hdrgm).
         let encoded = try compress(gainMap.pixels, width: gainMap.width, height: gainMap.height, grayscale: gainMap.channelCount == 1)

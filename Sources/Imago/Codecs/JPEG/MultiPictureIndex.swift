@@ -61,10 +61,19 @@ struct MultiPictureIndex: Sendable, Hashable {
         func u16(_ value: Int) { bytes += [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
         func u32(_ value: Int) { bytes += [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
         u16(3)
-        u16(0xB000); u16(7); u32(4); bytes += Array("0100".utf8)
-        u16(0xB001); u16(4); u32(1); u32(entries.count)
+        u16(0xB000)
+        u16(7)
+        u32(4)
+        bytes += Array("0100".utf8)
+        u16(0xB001)
+        u16(4)
+        u32(1)
+        u32(entries.count)
         // The table follows the IFD: header 8 + count 2 + 3 fields of 12 + next-IFD 4.
-        u16(0xB002); u16(7); u32(entries.count * 16); u32(8 + 2 + 36 + 4)
+        u16(0xB002)
+        u16(7)
+        u32(entries.count * 16)
+        u32(8 + 2 + 36 + 4)
         u32(0)
         for (index, entry) in entries.enumerated() {
             u32(index == 0 ? 0x2003_0000 : 0x0000_0000)  // primary flag + baseline JPEG; JPEG

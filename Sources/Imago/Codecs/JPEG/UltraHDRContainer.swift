@@ -45,7 +45,8 @@ enum UltraHDRContainer {
             }
             guard let metadata else { continue }
             return GainMapLocation(
-                range: range, metadata: metadata, width: gainMarkers.width, height: gainMarkers.height, components: gainMarkers.components, metadataSource: source)
+                range: range, metadata: metadata, width: gainMarkers.width, height: gainMarkers.height, components: gainMarkers.components,
+                metadataSource: source)
         }
         return nil
     }
@@ -73,7 +74,10 @@ enum UltraHDRContainer {
     /// `gainMap` (a complete JPEG) with the ISO metadata and the `hdrgm` XMP put after its SOI.
     static func assemble(primary: Data, gainMap: Data, metadata: GainMapMetadata) -> Data {
         let secondary = inserting(
-            [segment(0xE2, ISOGainMapMetadata.namespace + ISOGainMapMetadata.payload(metadata)), segment(0xE1, JPEGMarkers.xmpSignature + [UInt8](GainMapXMP.gainMapPacket(metadata)))],
+            [
+                segment(0xE2, ISOGainMapMetadata.namespace + ISOGainMapMetadata.payload(metadata)),
+                segment(0xE1, JPEGMarkers.xmpSignature + [UInt8](GainMapXMP.gainMapPacket(metadata))),
+            ],
             into: gainMap, afterJFIF: false)
         let stamp = segment(0xE2, ISOGainMapMetadata.namespace + ISOGainMapMetadata.versionStamp)
         let xmp = segment(0xE1, JPEGMarkers.xmpSignature + [UInt8](GainMapXMP.primaryPacket(gainMapLength: secondary.count)))

@@ -10,7 +10,8 @@ enum FramePixels {
         for index in frames.indices { try transform(&frames[index].pixels) }
         var metadata = image.metadata
         if let alpha { metadata.hasAlpha = alpha }
-        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: metadata).carryingGainMap(of: image, .unchanged)
+        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: metadata).carryingGainMap(
+            of: image, .unchanged)
     }
 
     /// `width × height` RGBA pixels of `color`.

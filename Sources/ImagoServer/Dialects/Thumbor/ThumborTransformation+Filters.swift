@@ -227,7 +227,8 @@ extension ThumborTransformation {
         var metadata = image.metadata
         metadata.hasAlpha = true
         return Image(width: width, height: height, frames: frames, loopCount: image.loopCount, metadata: metadata)
-            .carryingGainMap(of: image, .region(x: Double(-max(0, padding.left)), y: Double(-max(0, padding.top)), width: Double(width), height: Double(height)))
+            .carryingGainMap(
+                of: image, .region(x: Double(-max(0, padding.left)), y: Double(-max(0, padding.top)), width: Double(width), height: Double(height)))
     }
 }
 

@@ -342,6 +342,7 @@ struct ThumborTransformation: StepPlanning {
             }
             frames[index].pixels = pixels
         }
-        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: image.metadata).carryingGainMap(of: image, .unchanged)
+        return Image(width: image.width, height: image.height, frames: frames, loopCount: image.loopCount, metadata: image.metadata).carryingGainMap(
+            of: image, .unchanged)
     }
 }
