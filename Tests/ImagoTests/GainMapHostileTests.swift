@@ -220,3 +220,29 @@ struct GainMapHostileTests {
         #expect(reread.width == 72 && reread.height == 96 && reread.gainMap?.width == 36 && reread.gainMap?.height == 48)
     }
 }
+
+/// The written rule for steps that are not geometric: tone steps keep the map, content put over the
+/// picture (a background showing through, a watermark) fades it to no boost.
+@Suite("HDR gain maps: tone and overlay rules")
+struct GainMapToneRuleTests {
+    @Test("a flatten fades the map to no boost where the background shows, and keeps it where the picture was opaque")
+    func flatten() throws {
+        var image = GainMapHostileTests.image()
+        // The left half transparent: a flatten shows the background there.
+        for y in 0..<image.height {
+            for x in 0..<(image.width / 2) { image.frames[0].pixels[(y * image.width + x) * 4 + 3] = 0 }
+        }
+        image.metadata.hasAlpha = true
+        let map = try #require(image.gainMap)
+        let flattened = try ImageProcessors.Flatten(background: .white).process(image)
+        let result = try #require(flattened.gainMap)
+        let none = map.noBoostValue.0
+        for y in 0..<result.height {
+            #expect(result.pixels[(y * result.width + 2) * 4] == none, "row \(y): the background is not boosted")
+            #expect(result.pixels[(y * result.width + 29) * 4] == map.pixels[(y * map.width + 29) * 4], "row \(y): the picture keeps its boost")
+        }
+        for step in [try ImageProcessors.GaussianBlur(radius: 2), ImageProcessors.Grayscale(), try ImageProcessors.Sharpen(sigma: 1)] as [any ImageProcessing] {
+            #expect(try step.process(image).gainMap?.pixels == map.pixels, "\(step.identifier) keeps the map")
+        }
+    }
+}

@@ -3,8 +3,11 @@ import Foundation
 extension GainMap {
     /// How a step moved the base's pixels, which the gain map follows at its own scale. This is the
     /// one rule every processor and every server step states for the gain map:
-    /// - a step that changes tones only (colour, greyscale, blur, sharpen, a watermark, a
-    ///   background, rounded corners) keeps the gain map as it is: ``unchanged``;
+    /// - a step that changes tones only (colour, greyscale, blur, sharpen, pixelate, rounded
+    ///   corners, thumbor's colour filters) keeps the gain map as it is: ``unchanged``;
+    /// - a step that puts new content over the picture (a flatten onto a background where it was
+    ///   transparent, a watermark) fades the map to no boost under it
+    ///   (``covered(by:baseWidth:baseHeight:)``): what was not in the HDR photo is not boosted;
     /// - a step that cuts, scales or pads maps a rectangle of the old base onto the whole new one:
     ///   ``region(x:y:width:height:)``, where what lies outside the old base gets no boost;
     /// - turns and mirrors are done to the gain map's pixels as to the base's.
@@ -147,5 +150,43 @@ enum GainMapResampling {
             }
         }
         return result
+    }
+}
+
+extension GainMap {
+    /// This gain map where new content covers the base: `coverage` holds, for each base pixel of a
+    /// `baseWidth × baseHeight` base, how much of it is now something the map never described (1 for
+    /// a background that shows through where the picture was transparent, a watermark's alpha),
+    /// and the map fades to no boost there. The rule for steps that draw over the picture or
+    /// flatten it onto a colour: what was not in the HDR photo is not boosted.
+    public func covered(by coverage: [Float], baseWidth: Int, baseHeight: Int) -> GainMap {
+        guard baseWidth > 0, baseHeight > 0, coverage.count == baseWidth * baseHeight, coverage.contains(where: { $0 > 0 }) else { return self }
+        let horizontal = GainMapResampling.weights(from: 0, length: Double(baseWidth), source: baseWidth, output: width)
+        let vertical = GainMapResampling.weights(from: 0, length: Double(baseHeight), source: baseHeight, output: height)
+        var rows = [Float](repeating: 0, count: baseHeight * width)
+        for y in 0..<baseHeight {
+            for x in 0..<width {
+                var sum: Float = 0
+                for tap in horizontal[x] where tap.index >= 0 { sum += coverage[y * baseWidth + tap.index] * tap.weight }
+                rows[y * width + x] = sum
+            }
+        }
+        let none = noBoostValue
+        let target: [Float] = [Float(none.0), Float(none.1), Float(none.2)]
+        var result = pixels
+        for y in 0..<height {
+            for x in 0..<width {
+                var amount: Float = 0
+                for tap in vertical[y] where tap.index >= 0 { amount += rows[tap.index * width + x] * tap.weight }
+                amount = min(max(amount, 0), 1)
+                guard amount > 0 else { continue }
+                let offset = (y * width + x) * 4
+                for channel in 0..<3 {
+                    let value = Float(result[offset + channel]) * (1 - amount) + target[channel] * amount
+                    result[offset + channel] = UInt8(min(max(value.rounded(), 0), 255))
+                }
+            }
+        }
+        return GainMap(width: width, height: height, pixels: result, channelCount: channelCount, metadata: metadata)
     }
 }

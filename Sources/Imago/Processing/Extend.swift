@@ -69,7 +69,7 @@ extension ImageProcessors {
         public func process(_ image: Image) throws(ImagoError) -> Image {
             guard image.metadata.hasAlpha else { return image }
             let back = [Int(background.red), Int(background.green), Int(background.blue)]
-            return image.mapFrames(width: image.width, height: image.height, hasAlpha: false, gainMap: .unchanged) { pixels in
+            var flattened = image.mapFrames(width: image.width, height: image.height, hasAlpha: false, gainMap: .unchanged) { pixels in
                 var result = pixels
                 result.withUnsafeMutableBufferPointer { buffer in
                     var offset = 0
@@ -85,6 +85,14 @@ extension ImageProcessors {
                 }
                 return result
             }
+            // Where the background now shows, the gain map has nothing to boost.
+            if let map = flattened.gainMap {
+                let coverage = image.pixels.withUnsafeBufferPointer { pixels in
+                    (0..<(image.width * image.height)).map { 1 - Float(pixels[$0 * 4 + 3]) / 255 }
+                }
+                flattened.gainMap = map.covered(by: coverage, baseWidth: image.width, baseHeight: image.height)
+            }
+            return flattened
         }
     }
 }

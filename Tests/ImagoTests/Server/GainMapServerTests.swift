@@ -113,3 +113,25 @@ struct GainMapServerTests {
         #expect(text.contains("HDR gain map: 160×120 grey JPEG (ISO 21496-1), boosts up to 4.00×"))
     }
 }
+
+@Suite("HDR gain maps: watermarks")
+struct GainMapWatermarkTests {
+    @Test("a watermark's footprint gets no boost, in proportion to its alpha; the rest of the map is untouched")
+    func watermark() throws {
+        let image = GainMapHostileTests.image()
+        let map = try #require(image.gainMap)
+        // An opaque 16×16 mark over the boosted block (top right), a half-transparent one bottom left.
+        let opaque = [UInt8](repeating: 255, count: 16 * 16 * 4)
+        var half = opaque
+        for index in stride(from: 3, to: half.count, by: 4) { half[index] = 128 }
+        let marked = FramePixels.unboosted(
+            FramePixels.unboosted(image, under: opaque, width: 16, height: 16, at: [(x: 40, y: 4)]), under: half, width: 16, height: 16, at: [(x: 0, y: 32)])
+        let result = try #require(marked.gainMap)
+        let none = Int(map.noBoostValue.0)
+        func value(_ map: GainMap, _ x: Int, _ y: Int) -> Int { Int(map.pixels[(y * map.width + x) * 4]) }
+        #expect(value(result, 24, 4) == none && value(map, 24, 4) == 240, "under the opaque mark: no boost")
+        let halfway = (value(map, 4, 20) + none) / 2
+        #expect(abs(value(result, 4, 20) - halfway) <= 1, "under the half-transparent mark: halfway")
+        #expect(value(result, 16, 8) == value(map, 16, 8) && value(result, 30, 2) == value(map, 30, 2), "elsewhere: untouched")
+    }
+}

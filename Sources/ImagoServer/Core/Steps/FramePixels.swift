@@ -36,4 +36,25 @@ enum FramePixels {
             index += 4
         }
     }
+
+    /// `image` with its gain map faded to no boost under copies of an overlay (RGBA8,
+    /// `overlayWidth × overlayHeight`) drawn at `spots` with their alpha times `opacity`: a
+    /// watermark is not part of the HDR photo, so it is not boosted (``GainMap/covered(by:baseWidth:baseHeight:)``).
+    static func unboosted(
+        _ image: Image, under overlay: [UInt8], width overlayWidth: Int, height overlayHeight: Int, at spots: [(x: Int, y: Int)], opacity: Float = 1
+    ) -> Image {
+        guard let map = image.gainMap else { return image }
+        var coverage = [Float](repeating: 0, count: image.width * image.height)
+        for spot in spots {
+            for y in max(0, spot.y)..<max(max(0, spot.y), min(image.height, spot.y + overlayHeight)) {
+                for x in max(0, spot.x)..<max(max(0, spot.x), min(image.width, spot.x + overlayWidth)) {
+                    let alpha = Float(overlay[((y - spot.y) * overlayWidth + (x - spot.x)) * 4 + 3]) / 255 * opacity
+                    coverage[y * image.width + x] = 1 - (1 - coverage[y * image.width + x]) * (1 - alpha)
+                }
+            }
+        }
+        var result = image
+        result.gainMap = map.covered(by: coverage, baseWidth: image.width, baseHeight: image.height)
+        return result
+    }
 }

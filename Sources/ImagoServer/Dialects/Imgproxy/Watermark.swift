@@ -65,7 +65,8 @@ struct Watermark: Sendable {
         }
         metadata.hasAlpha = target.metadata.hasAlpha
         result.metadata = metadata
-        return result
+        return FramePixels.unboosted(
+            result, under: overlay.frames[0].pixels, width: overlay.width, height: overlay.height, at: positions, opacity: Float(opacity))
     }
 
     /// Porter–Duff "over" of `overlay` at `position`, its alpha times `opacity`, on straight-alpha pixels.

@@ -197,13 +197,14 @@ extension ThumborTransformation {
             for j in 0..<max(0, y.count) { spots.append((x, j * space + j * markSize.1)) }
         }
         let top = watermark.frames[0].pixels
-        return FramePixels.eachFrame(image, alpha: true) { pixels in
+        let marked = FramePixels.eachFrame(image, alpha: true) { pixels in
             if !image.metadata.hasAlpha { FramePixels.makeOpaque(&pixels) }
             for (x, y) in spots {
                 ThumborPixels.composite(
                     top, width: markSize.0, height: markSize.1, over: &pixels, width: image.width, height: image.height, x: x, y: y, merge: true)
             }
         }
+        return FramePixels.unboosted(marked, under: top, width: markSize.0, height: markSize.1, at: spots.map { (x: $0.0, y: $0.1) })
     }
 
     /// `frame(url)`: the image padded by the nine-patch's padding and drawn over by its stretched
