@@ -102,51 +102,30 @@ enum GainMapResampling {
 
     static func resample(_ map: GainMap, horizontal: Weights, vertical: Weights, outWidth: Int, outHeight: Int) -> [UInt8] {
         let none = map.noBoostValue
-        let noBoost: [Float] = [Float(none.0), Float(none.1), Float(none.2)]
+        let noBoost = SIMD3<Float>(Float(none.0), Float(none.1), Float(none.2))
         let (width, height) = (map.width, map.height)
-        // Rows first: height × outWidth × 3.
-        var rows = [Float](repeating: 0, count: height * outWidth * 3)
+        /// The taps' weighted sum of `sample(index)`, outside (index -1) counting as no boost.
+        func blend(_ taps: [(index: Int, weight: Float)], _ sample: (Int) -> SIMD3<Float>) -> SIMD3<Float> {
+            taps.reduce(SIMD3<Float>()) { sum, tap in sum + (tap.index < 0 ? noBoost : sample(tap.index)) * tap.weight }
+        }
+        // Rows first: height × outWidth.
+        var rows = [SIMD3<Float>](repeating: SIMD3<Float>(), count: height * outWidth)
         map.pixels.withUnsafeBufferPointer { source in
             for y in 0..<height {
                 for x in 0..<outWidth {
-                    var sum: (Float, Float, Float) = (0, 0, 0)
-                    for tap in horizontal[x] {
-                        if tap.index < 0 {
-                            sum.0 += noBoost[0] * tap.weight
-                            sum.1 += noBoost[1] * tap.weight
-                            sum.2 += noBoost[2] * tap.weight
-                        } else {
-                            let offset = (y * width + tap.index) * 4
-                            sum.0 += Float(source[offset]) * tap.weight
-                            sum.1 += Float(source[offset + 1]) * tap.weight
-                            sum.2 += Float(source[offset + 2]) * tap.weight
-                        }
+                    rows[y * outWidth + x] = blend(horizontal[x]) { index in
+                        let offset = (y * width + index) * 4
+                        return SIMD3<Float>(Float(source[offset]), Float(source[offset + 1]), Float(source[offset + 2]))
                     }
-                    let target = (y * outWidth + x) * 3
-                    (rows[target], rows[target + 1], rows[target + 2]) = sum
                 }
             }
         }
         var result = [UInt8](repeating: 255, count: outWidth * outHeight * 4)
         for y in 0..<outHeight {
             for x in 0..<outWidth {
-                var sum: (Float, Float, Float) = (0, 0, 0)
-                for tap in vertical[y] {
-                    if tap.index < 0 {
-                        sum.0 += noBoost[0] * tap.weight
-                        sum.1 += noBoost[1] * tap.weight
-                        sum.2 += noBoost[2] * tap.weight
-                    } else {
-                        let offset = (tap.index * outWidth + x) * 3
-                        sum.0 += rows[offset] * tap.weight
-                        sum.1 += rows[offset + 1] * tap.weight
-                        sum.2 += rows[offset + 2] * tap.weight
-                    }
-                }
+                let value = blend(vertical[y]) { rows[$0 * outWidth + x] }
                 let target = (y * outWidth + x) * 4
-                result[target] = UInt8(min(max(sum.0.rounded(), 0), 255))
-                result[target + 1] = UInt8(min(max(sum.1.rounded(), 0), 255))
-                result[target + 2] = UInt8(min(max(sum.2.rounded(), 0), 255))
+                for channel in 0..<3 { result[target + channel] = UInt8(min(max(value[channel].rounded(), 0), 255)) }
             }
         }
         return result
