@@ -5,7 +5,8 @@ import Foundation
 /// Hostile Ultra HDR JPEGs and their parts: the whole file decoded with the gain map kept (the MPF
 /// index, the container XMP's length, the secondary JPEG and its metadata found and decoded, turned
 /// and scaled with the base), then every geometric step and the encoder over what came out; and
-/// the readers alone on the raw bytes (ISO 21496-1, hdrgm and Apple XMP, the MPF index). The first
+/// the readers alone on the raw bytes (ISO 21496-1, hdrgm and Apple XMP, Apple's maker note, the
+/// MPF index). The first
 /// byte picks limits and a reduced decode.
 enum GainMapFeed {
     static func run(_ data: Data) {
@@ -14,6 +15,7 @@ enum GainMapFeed {
         _ = ISOGainMapMetadata.read(body)
         _ = GainMapXMP.read(body)
         _ = GainMapXMP.readApple(body)
+        _ = AppleMakerNote.headroom(exif: body)
         _ = GainMapXMP.gainMapLength(in: body)
         _ = body.withUnsafeBytes { MultiPictureIndex(tiff: $0) }
         var options = DecodingOptions()

@@ -219,6 +219,21 @@ struct GainMapHostileTests {
         let reread = try JPEGDecoder().decode(try JPEGEncoder().encode(thumbnail), options: Self.keep())
         #expect(reread.width == 72 && reread.height == 96 && reread.gainMap?.width == 36 && reread.gainMap?.height == 48)
     }
+
+    @Test("an earlier iPhone photo whose headroom is only in Apple's EXIF maker note: 3 stops (8×), as libvips reads it")
+    func appleMakerNoteSample() throws {
+        let data = try Data(contentsOf: Samples.url("ultrahdr/apple-gainmap-ios16.jpg"))
+        let image = try JPEGDecoder().decode(data, options: Self.keep())
+        let map = try #require(image.gainMap)
+        #expect(image.metadata.sourceGainMap?.metadataSource == "apple" && map.width == 192 && map.height == 256)
+        // libvips 8.18 reports max content boost and HDR capacity 8.0 for this file.
+        #expect(abs(map.metadata.maxBoost - 8) < 1e-9 && abs(map.metadata.hdrCapacityMax - 8) < 1e-9)
+        // The maker note read from a hostile block: cut anywhere, never a trap, never a headroom.
+        let exif = try #require(data.withUnsafeBytes { JPEGMarkers($0).exif($0) })
+        #expect(AppleMakerNote.headroom(exif: exif) == 3)
+        for cut in stride(from: 0, to: exif.count, by: 97) { _ = AppleMakerNote.headroom(exif: exif.prefix(cut)) }
+        #expect(AppleMakerNote.headroom(exif: Data("Exif\0\0MM\0*\0\0\0\u{8}".utf8)) == nil)
+    }
 }
 
 /// The written rule for steps that are not geometric: tone steps keep the map, content put over the

@@ -35,14 +35,14 @@ enum GainMapXMP {
 
     /// The metadata of an Apple gain map (iOS 14–17 HEIC/JPEG auxiliary image
     /// `urn:com:apple:photo:2020:aux:hdrgainmap`) from its `HDRGainMap:HDRGainMapHeadroom` (stops),
-    /// read as libultrahdr reads it: gains from 1 to 2^headroom, gamma 1, no offsets. Files that
-    /// keep the headroom only in Apple's EXIF maker note (version 1) are not read.
-    static func readApple(_ data: Data) -> GainMapMetadata? {
+    /// read as libultrahdr reads it: gains from 1 to 2^headroom, gamma 1, no offsets. Without it
+    /// (iOS 14–16), the headroom comes from the primary's EXIF maker note (``AppleMakerNote``).
+    static func readApple(_ data: Data, primaryEXIF: Data? = nil) -> GainMapMetadata? {
         guard let xmp = XMP(data) else { return nil }
         let text = String(decoding: xmp.data, as: UTF8.self)
-        guard text.contains("urn:com:apple:photo:2020:aux:hdrgainmap"), let raw = rawValues(of: "HDRGainMap:HDRGainMapHeadroom", in: text)?.first,
-            let headroom = Double(raw.trimmingCharacters(in: .whitespacesAndNewlines))
-        else { return nil }
+        guard text.contains("urn:com:apple:photo:2020:aux:hdrgainmap") else { return nil }
+        let stated = rawValues(of: "HDRGainMap:HDRGainMapHeadroom", in: text)?.first.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard let headroom = stated ?? primaryEXIF.flatMap(AppleMakerNote.headroom(exif:)) else { return nil }
         let metadata = GainMapMetadata(
             gainMapMin: [0], gainMapMax: [headroom], gamma: [1], baseOffset: [0], alternateOffset: [0], baseHeadroom: 0, alternateHeadroom: headroom)
         return metadata.isUsable ? metadata : nil

@@ -41,7 +41,7 @@ enum UltraHDRContainer {
             var source = "iso21496"
             if metadata == nil, let xmp = gainMarkers.xmp(secondary) {
                 (metadata, source) = (GainMapXMP.read(xmp), "hdrgm")
-                if metadata == nil { (metadata, source) = (GainMapXMP.readApple(xmp), "apple") }
+                if metadata == nil { (metadata, source) = (GainMapXMP.readApple(xmp, primaryEXIF: markers.exif(bytes)), "apple") }
             }
             guard let metadata else { continue }
             return GainMapLocation(
