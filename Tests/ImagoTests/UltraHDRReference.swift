@@ -54,9 +54,19 @@ enum UltraHDRReference {
     }
 
     static func facts(_ data: Data, in directory: URL) async throws -> Facts {
-        let file = directory.appendingPathComponent("facts-\(UUID().uuidString).jpg")
-        try data.write(to: file)
-        return try JSONDecoder().decode(Facts.self, from: try await run(["facts", file.path]))
+        try await facts([data], in: directory)[0]
+    }
+
+    /// What libvips finds in each file, in one process.
+    static func facts(_ files: [Data], in directory: URL) async throws -> [Facts] {
+        var paths: [String] = []
+        for data in files {
+            let file = directory.appendingPathComponent("facts-\(UUID().uuidString).jpg")
+            try data.write(to: file)
+            paths.append(file.path)
+        }
+        let lines = try await run(["facts"] + paths).split(separator: 0x0A)
+        return try lines.map { try JSONDecoder().decode(Facts.self, from: Data($0)) }
     }
 
     /// libvips' HDR rendition of `data`: width, height and linear RGB floats.

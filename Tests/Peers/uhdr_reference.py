@@ -4,8 +4,8 @@
   scene OUT.jpg W H [O]  an HDR scene (a gradient, a block at 4x SDR white in the right half's
                          upper part) saved by libultrahdr as Ultra HDR (uhdrsave, Q 90), its
                          EXIF orientation O (default 1)
-  facts IN.jpg           JSON: the size and, when libvips finds one, the gain map's size, bands
-                         and metadata
+  facts IN.jpg...        JSON, a line per file: the size and, when libvips finds one, the gain
+                         map's size, bands and metadata
   hdr IN.jpg OUT.f32     the HDR rendition libvips reconstructs (uhdr2scRGB): little-endian
                          float32 RGB, row by row, 1.0 = SDR white; prints W H
   thumbnail IN OUT W H   libvips' own thumbnail (gain map kept), saved as Ultra HDR
@@ -67,7 +67,8 @@ if __name__ == "__main__":
     if command == "scene":
         scene(arguments[0], int(arguments[1]), int(arguments[2]), int(arguments[3]) if len(arguments) > 3 else 1)
     elif command == "facts":
-        facts(arguments[0])
+        for path in arguments:
+            facts(path)
     elif command == "hdr":
         hdr(arguments[0], arguments[1])
     elif command == "thumbnail":
