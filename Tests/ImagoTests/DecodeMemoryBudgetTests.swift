@@ -3,7 +3,7 @@ import Foundation
 import ImagoTestSupport
 import Testing
 
-@Suite("Decode memory budget", .timeLimit(.minutes(1)))
+@Suite("Decode memory budget", .timeLimit(.minutes(3)))
 struct DecodeMemoryBudgetTests {
     /// Yields until `budget` has `count` waiters: they queue on another task.
     static func waitForWaiters(_ budget: DecodeMemoryBudget, _ count: Int) async {

@@ -69,7 +69,7 @@ private final class GatedDecoder: ImageDecoding {
     }
 }
 
-@Suite("Decoding in the pipeline", .timeLimit(.minutes(1)))
+@Suite("Decoding in the pipeline", .timeLimit(.minutes(3)))
 struct PipelineDecodingTests {
     /// Decodes run on Imago's CPU stage (as many at once as there are cores), not on Swift's
     /// cooperative pool, which is as wide: were they there, a decode blocked on every core would

@@ -128,7 +128,7 @@ struct ProxyTests {
 }
 
 /// Proxies that misbehave: each a clear error naming the proxy.
-@Suite("proxies: hostile proxies", .timeLimit(.minutes(1)))
+@Suite("proxies: hostile proxies", .timeLimit(.minutes(3)))
 struct HostileProxyTests {
     @Test(
         "a proxy that answers CONNECT with garbage, closes at once, answers too long, or sends bytes after its 200 is a clear error; a refusal with a page is the refusal",
