@@ -21,3 +21,15 @@ extension RandomAccessCollection where Element == UInt8, Index == Int {
         return value <= UInt64(Int.max) ? Int(value) : nil
     }
 }
+
+extension ByteOrder {
+    /// The order a TIFF header's first two bytes name (`II` little-endian, `MM` big-endian), as EXIF
+    /// blocks, MPF indexes and maker notes start; nil for anything else.
+    init?<Bytes: Collection>(tiffHeader bytes: Bytes) where Bytes.Element == UInt8 {
+        switch (bytes.first, bytes.dropFirst().first) {
+        case (0x49, 0x49): self = .littleEndian
+        case (0x4D, 0x4D): self = .bigEndian
+        default: return nil
+        }
+    }
+}

@@ -14,13 +14,7 @@ enum AppleMakerNote {
     static func headroom(exif data: Data) -> Double? {
         var bytes = [UInt8](data)
         if bytes.starts(with: Array("Exif\0\0".utf8)) { bytes.removeFirst(6) }
-        guard bytes.count >= 8 else { return nil }
-        let order: ByteOrder
-        switch (bytes[0], bytes[1]) {
-        case (0x49, 0x49): order = .littleEndian
-        case (0x4D, 0x4D): order = .bigEndian
-        default: return nil
-        }
+        guard bytes.count >= 8, let order = ByteOrder(tiffHeader: bytes) else { return nil }
         /// The entries of the IFD at `offset`: tag, type and the value field's position.
         func entries(at offset: Int, _ order: ByteOrder) -> [(tag: Int, type: Int, field: Int)] {
             guard let count = bytes.integer(2, at: offset, order), count <= 64 else { return [] }

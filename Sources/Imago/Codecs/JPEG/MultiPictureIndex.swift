@@ -20,13 +20,7 @@ struct MultiPictureIndex: Sendable, Hashable {
 
     /// Reads the index from an `APP2` payload after `MPF\0`; nil when it is not a well-formed one.
     init?(tiff payload: UnsafeRawBufferPointer) {
-        guard payload.count >= 8 else { return nil }
-        let order: ByteOrder
-        switch (payload[0], payload[1]) {
-        case (0x49, 0x49): order = .littleEndian
-        case (0x4D, 0x4D): order = .bigEndian
-        default: return nil
-        }
+        guard payload.count >= 8, let order = ByteOrder(tiffHeader: payload) else { return nil }
         guard let ifd = payload.integer(4, at: 4, order), let count = payload.integer(2, at: ifd, order), count <= 64 else { return nil }
         var entryCount: Int?
         var entryTable: (offset: Int, bytes: Int)?
