@@ -67,6 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
         )
         let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+        // The requests in flight are answered: what the service keeps is let go before exit.
+        await service.shutDown()
     }
 
     /// glibc raises its mmap threshold after a large block is freed (up to 32 MB), after which

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 @testable import Imago
 import ImagoTestSupport
@@ -75,6 +76,36 @@ import Testing
         #expect(reopened.placeholder(for: key) == nil)
         reopened.flush()
         #expect(reopened.placeholder(for: key) == nil)
+    }
+
+    @Test(
+        "queued writes are bounded: past maxPendingBytes a store is not made and its key's older queued bytes go with it; the queue's bytes are reported and empty once written"
+    )
+    func pendingWritesAreBounded() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try DiskCache(configuration: .init(directory: directory, maxPendingBytes: 100_000))
+        // The writer is held busy, as a slow disk would hold it, until the stores are queued.
+        let hold = DispatchSemaphore(value: 0)
+        cache.writer.async { hold.wait() }
+        let first = payload(60_000)
+        cache.store(first, for: "a", metadata: Self.metadata)
+        cache.store(payload(30_000), for: "b", metadata: Self.metadata)
+        #expect(cache.inMemory.pendingBytes == 90_000)
+        cache.store(payload(20_000), for: "c", metadata: Self.metadata)  // 110,000: refused
+        cache.store(payload(50_000), for: "b", metadata: Self.metadata)  // replaces 30,000: 110,000, refused, and b's queued bytes go
+        #expect(cache.inMemory.pendingBytes == 60_000)
+        #expect(cache.entry(for: "a")?.data == first)
+        #expect(cache.entry(for: "b") == nil && cache.entry(for: "c") == nil)
+        let second = payload(40_000)
+        cache.store(second, for: "d", metadata: Self.metadata)  // 100,000: at the bound, kept
+        #expect(cache.inMemory.pendingBytes == 100_000)
+        hold.signal()
+        cache.flush()
+        #expect(cache.inMemory.pendingBytes == 0)
+        let reopened = try DiskCache(configuration: .init(directory: directory))
+        #expect(reopened.entry(for: "a")?.data == first && reopened.entry(for: "d")?.data == second)
+        #expect(reopened.entry(for: "b") == nil && reopened.entry(for: "c") == nil && reopened.count == 2)
     }
 
     @Test func replacingAndRemovingDeleteTheOldPayloadFile() throws {

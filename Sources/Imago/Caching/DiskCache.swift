@@ -29,15 +29,21 @@
             /// Whether each payload is synced to storage before its row commits (survives power loss,
             /// not only a crash). Default true.
             public var syncsWrites: Bool
+            /// Payload bytes queued for the writer at most. A store past it is not made (and any
+            /// older queued bytes for its key are dropped with it), so a disk slower than the traffic
+            /// costs cache entries, not memory. Default 64 MB.
+            public var maxPendingBytes: Int
 
             /// Makes a configuration; the directory defaults to ``defaultDirectory``.
             public init(
-                directory: URL = DiskCache.defaultDirectory, sizeLimit: Int = 512 << 20, maxAge: Duration = .seconds(30 * 24 * 3600), syncsWrites: Bool = true
+                directory: URL = DiskCache.defaultDirectory, sizeLimit: Int = 512 << 20, maxAge: Duration = .seconds(30 * 24 * 3600), syncsWrites: Bool = true,
+                maxPendingBytes: Int = 64 << 20
             ) {
                 self.directory = directory
                 self.sizeLimit = sizeLimit
                 self.maxAge = maxAge
                 self.syncsWrites = syncsWrites
+                self.maxPendingBytes = maxPendingBytes
             }
         }
 
@@ -46,11 +52,18 @@
             case write(Data, CacheMetadata)
             case refresh(CacheMetadata)
             case remove
+
+            /// The payload bytes the change holds until it is written.
+            var payloadBytes: Int {
+                if case .write(let data, _) = self { data.count } else { 0 }
+            }
         }
 
         struct State {
             var sequence: UInt64 = 0
             var pending: [String: (change: Change, sequence: UInt64)] = [:]
+            /// The payload bytes in ``pending``.
+            var pendingBytes = 0
             var touches: [String: Double] = [:]
             /// Placeholders to record, written after the batch that may create their rows.
             var placeholders: [String: Data] = [:]
@@ -170,6 +183,13 @@
             (try? index.count()) ?? 0
         }
 
+        /// What the cache holds in memory now: the rows it remembers to skip the index on a repeated
+        /// read (at most 16,384, about 200 bytes each) and the payload bytes queued for the writer (at
+        /// most ``Configuration-swift.struct/maxPendingBytes``).
+        public var inMemory: (rows: Int, pendingBytes: Int) {
+            state.withLock { ($0.rows.count, $0.pendingBytes) }
+        }
+
         /// The payload bytes the index accounts for.
         public var totalSize: Int {
             (try? index.totalSize()) ?? 0
@@ -232,6 +252,7 @@
             writer.sync {
                 state.withLock {
                     $0.pending = [:]
+                    $0.pendingBytes = 0
                     $0.touches = [:]
                     $0.placeholders = [:]
                     $0.rows = [:]
@@ -260,7 +281,14 @@
         }
 
         private func enqueue(_ change: Change, for key: String) {
+            let limit = configuration.maxPendingBytes
             let schedule = state.withLock { state -> Bool in
+                var change = change
+                let replaced = state.pending[key]?.change.payloadBytes ?? 0
+                // Over the bound the new bytes are not kept, nor the older ones queued for the key:
+                // its entry is removed instead, so no stale version is written after a newer one.
+                if state.pendingBytes - replaced + change.payloadBytes > limit { change = .remove }
+                state.pendingBytes += change.payloadBytes - replaced
                 state.sequence += 1
                 state.pending[key] = (change, state.sequence)
                 defer { state.isWriting = true }
@@ -291,7 +319,10 @@
                 state.withLock { state in
                     for item in batch {
                         state.rows[item.key] = nil
-                        if state.pending[item.key]?.sequence == item.sequence { state.pending[item.key] = nil }
+                        if state.pending[item.key]?.sequence == item.sequence {
+                            state.pending[item.key] = nil
+                            state.pendingBytes -= item.change.payloadBytes
+                        }
                     }
                 }
             }

@@ -51,6 +51,11 @@ final class ResumableDataStore: Sendable {
         }
     }
 
+    /// Drops everything kept in memory (what is beside the disk cache stays).
+    func removeAllFromMemory() {
+        state.withLock { $0 = State() }
+    }
+
     /// Bytes kept in memory now.
     var bytes: Int {
         state.withLock { $0.bytes }

@@ -38,6 +38,11 @@ extension ColorProfile {
     /// Profiles built so far: every PNG of a site with the same `gAMA` gets the same bytes, made once.
     private static let built = Locked<[BuildKey: ColorProfile?]>([:])
 
+    /// Profiles built and kept now.
+    static var builtProfileCount: Int {
+        built.withLock { $0.count }
+    }
+
     /// Forgets the profiles built so far.
     static func forgetBuiltProfiles() {
         built.withLock { $0 = [:] }

@@ -45,6 +45,11 @@ final class ColorTransforms: Sendable {
         }
     }
 
+    /// Transforms and refusals kept now.
+    var count: Int {
+        entries.withLock { $0.byKey.count }
+    }
+
     /// Forgets every transform and refusal.
     func removeAll() {
         entries.withLock { $0 = Entries() }
@@ -59,5 +64,10 @@ package enum ColorCaches {
     package static func removeAll() {
         ColorTransforms.shared.removeAll()
         ColorProfile.forgetBuiltProfiles()
+    }
+
+    /// Transforms (at most 64) and built profiles (at most 64) kept now, for a service's memory report.
+    package static var count: (transforms: Int, profiles: Int) {
+        (ColorTransforms.shared.count, ColorProfile.builtProfileCount)
     }
 }

@@ -22,11 +22,16 @@ public protocol DataLoading: Sendable {
     /// then the disk cache keeps and revalidates its sources as it does http(s) ones (an object
     /// store's). Default false; http(s) URLs are cached whichever loader loads them.
     var supportsHTTPCaching: Bool { get }
+
+    /// Connections this loader keeps open between transfers (a keep-alive pool's), for a service's
+    /// memory report. Default 0.
+    var keptConnectionCount: Int { get }
 }
 
 extension DataLoading {
     public var loaderPriority: Int { 0 }
     public var supportsHTTPCaching: Bool { false }
+    public var keptConnectionCount: Int { 0 }
 }
 
 /// Everything a loader needs to make one transfer, already resolved by the pipeline:

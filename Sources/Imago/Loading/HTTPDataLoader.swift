@@ -44,6 +44,9 @@
             http1.shutdown()
         }
 
+        /// Idle keep-alive connections and HTTP/2 connections held open between transfers.
+        public var keptConnectionCount: Int { http1.keptConnectionCount }
+
         public func canLoad(_ url: URL) -> Bool {
             guard let scheme = url.scheme?.lowercased() else { return false }
             return scheme == "http" || scheme == "https"

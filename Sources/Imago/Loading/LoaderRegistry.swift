@@ -29,6 +29,11 @@ public final class LoaderRegistry: Sendable {
         loaders.withLock { $0.append(loader) }
     }
 
+    /// Connections the loaders keep open between transfers, all together.
+    public var keptConnectionCount: Int {
+        loaders.withLock { $0.reduce(0) { $0 + $1.keptConnectionCount } }
+    }
+
     /// The loader that will load `url`, or nil when none can.
     public func loader(for url: URL) -> (any DataLoading)? {
         loaders.withLock { loaders in

@@ -33,4 +33,12 @@ extension ImagePipeline {
         state.withLock { $0.isInvalidated = true }
         cancelAll()
     }
+
+    /// Empties what the pipeline keeps in memory between requests: its memory cache and the kept
+    /// bytes of downloads that broke off (the disk cache stays as it is). A service calls it when
+    /// it stops, so that a heap profiler's list of what was never freed names only real leaks.
+    public func removeAllFromMemory() {
+        configuration.memoryCache?.removeAll()
+        resumables.removeAllFromMemory()
+    }
 }

@@ -18,8 +18,9 @@ public final class ServerMetrics: Sendable {
     let encodes: Counter
     let keptBytes: Gauge
     let shedForMemory: Counter
-    /// Bytes kept between requests, by part (`variants`, `paths`, `resumable`, `overlays`).
+    /// Bytes kept between requests by part, and entries by kind (``MemoryReport``), made as first reported.
     private let memoryParts = Locked<[String: Gauge]>([:])
+    private let memoryEntries = Locked<[String: Gauge]>([:])
     /// The resident set and glibc's heap by kind, read at each scrape.
     private let processMemory: [(kind: String, gauge: Gauge, value: @Sendable (ProcessMemory) -> Int64)]
 
@@ -57,22 +58,29 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    /// Records what the service keeps, by part, and reads the process's memory: done at each scrape.
-    func recordMemory(parts: [(name: String, bytes: Int)]) {
-        for (name, bytes) in parts {
-            let gauge =
-                memoryParts.withLock { $0[name] }
-                ?? {
-                    let made = registry.makeGauge(
-                        descriptor: Self.name("memory_part", "bytes", "Bytes kept between requests, by part; their sum is memory_kept plus overlays."),
-                        labels: [("part", name)])
-                    memoryParts.withLock { $0[name] = made }
-                    return made
-                }()
-            gauge.set(Int64(bytes))
+    /// Records what the service keeps, by part and by kind, and reads the process's memory: done at
+    /// each scrape.
+    func recordMemory(_ report: MemoryReport) {
+        for (part, bytes) in report.bytes {
+            gauge(in: memoryParts, label: ("part", part)) {
+                Self.name("memory_part", "bytes", "Bytes kept between requests, by part; variants, paths and resumable are within IMAGO_MEMORY_BYTES.")
+            }.set(Int64(bytes))
+        }
+        for (kind, count) in report.entries {
+            gauge(in: memoryEntries, label: ("kind", kind)) {
+                Self.name(
+                    "kept_entries", "", "Entries kept between requests, by kind (variants, paths, disk_rows, connections, color_transforms, color_profiles).")
+            }.set(Int64(count))
         }
         let now = ProcessMemory.now()
         for (_, gauge, value) in processMemory { gauge.set(value(now)) }
+    }
+
+    private func gauge(in gauges: Locked<[String: Gauge]>, label: (String, String), descriptor: () -> MetricNameDescriptor) -> Gauge {
+        if let made = gauges.withLock({ $0[label.1] }) { return made }
+        let made = registry.makeGauge(descriptor: descriptor(), labels: [label])
+        gauges.withLock { $0[label.1] = made }
+        return made
     }
 
     /// `imago_serve_NAME_UNIT`.

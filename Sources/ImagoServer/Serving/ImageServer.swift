@@ -30,7 +30,7 @@ public enum ImageServer {
             }
         }
         router.get("/metrics") { _, _ in
-            service.metrics.recordMemory(parts: service.memoryParts)
+            service.metrics.recordMemory(service.memoryReport)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))

@@ -111,13 +111,38 @@ public final class ImageService: Sendable {
     /// the kept bytes of sources that broke off), at most ``ServerConfiguration/memoryBytes``.
     public var memoryInUse: Int { variants.totalCost + answeredPaths.totalCost + pipeline.resumableBytes }
 
-    /// What the service keeps between requests, part by part: the encoded variants, the answered
-    /// paths, the kept bytes of sources that broke off, thumbor's overlay images.
-    public var memoryParts: [(name: String, bytes: Int)] {
-        [
-            ("variants", variants.totalCost), ("paths", answeredPaths.totalCost), ("resumable", pipeline.resumableBytes),
-            ("overlays", thumborOverlays.totalCost),
-        ]
+    /// What the service keeps in memory between requests: bytes by part, entries by kind.
+    public var memoryReport: MemoryReport {
+        var report = MemoryReport(
+            bytes: [
+                ("variants", variants.totalCost), ("paths", answeredPaths.totalCost), ("resumable", pipeline.resumableBytes),
+                ("overlays", thumborOverlays.totalCost),
+            ],
+            entries: [("variants", variants.count), ("paths", answeredPaths.count), ("connections", pipeline.loaders.keptConnectionCount)])
+        #if DiskCache
+            if let disk = pipeline.configuration.diskCache as? DiskCache {
+                let held = disk.inMemory
+                report.bytes.append(("disk_pending", held.pendingBytes))
+                report.entries.append(("disk_rows", held.rows))
+            }
+        #endif
+        let colour = ColorCaches.count
+        report.entries += [("color_transforms", colour.transforms), ("color_profiles", colour.profiles)]
+        return report
+    }
+
+    /// Empties what the service keeps in memory, once no image is being made: kept variants and
+    /// paths, thumbor's overlays, the pipeline's kept bytes and the process's colour caches; the disk
+    /// cache's queued writes are written. `imago serve` calls it after its graceful shutdown, so a
+    /// heap profiler's list of what was never freed names only real leaks.
+    public func shutDown() async {
+        await untilNoWork()
+        variants.removeAll()
+        answeredPaths.removeAll()
+        thumborOverlays.removeAll()
+        pipeline.removeAllFromMemory()
+        pipeline.configuration.diskCache?.flush()
+        ColorCaches.removeAll()
     }
 
     /// Requests making an image now.

@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 import ImagoServer
 import InMemoryTracing
 import Testing
@@ -62,9 +63,13 @@ struct ServerObservabilityTests {
                 metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int64($0) }
             }
             let variants = try #require(value(#"imago_serve_memory_part_bytes{part="variants"}"#), "\(metrics)")
-            #expect(variants >= Int64(answer.body.count) && variants == Int64(server.service.memoryParts.first { $0.name == "variants" }?.bytes ?? -1))
+            #expect(variants >= Int64(answer.body.count) && variants == Int64(server.service.memoryReport.bytes(of: "variants") ?? -1))
             #expect(try #require(value(#"imago_serve_memory_part_bytes{part="paths"}"#)) > 0)
             #expect(value(#"imago_serve_memory_part_bytes{part="resumable"}"#) == 0)
+            #expect(value(#"imago_serve_kept_entries{kind="variants"}"#) == 1 && value(#"imago_serve_kept_entries{kind="paths"}"#) == 1)
+            // The origin keeps its connection alive; the source's was given back to the pool.
+            #expect(try #require(value(#"imago_serve_kept_entries{kind="connections"}"#)) >= 1)
+            #expect(value(#"imago_serve_kept_entries{kind="color_transforms"}"#) != nil)
             #expect(try #require(value(#"imago_serve_resident_bytes{kind="anonymous"}"#)) > 1 << 20)
             #expect(try #require(value(#"imago_serve_resident_bytes{kind="file"}"#)) > 0)
             let arena = try #require(value(#"imago_serve_heap_bytes{kind="arena"}"#))
@@ -74,6 +79,32 @@ struct ServerObservabilityTests {
             if !runsUnderSanitizer {
                 #expect(inUse > 0 && inUse + freeHeld == arena, "mallinfo2: uordblks + fordblks is the arena")
             }
+        }
+    }
+
+    @Test("shutDown empties what the service keeps (variants, paths, overlays, colour caches) and writes the disk cache's queued entries")
+    func shutDownLetsGo() async throws {
+        let cache = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        try await withServer({ $0.cacheDirectory = cache }) { server in
+            // A PNG whose gAMA makes a colour profile and a transform.
+            let png = server.origin.serve(try Corpus.data("png/basn2c08.png"), at: "/gamma.png")
+            #expect(try await server.get(ServerHarness.path(png.absoluteString, ["rs:fit:16:16"], extension: "png")).status == 200)
+            let before = server.service.memoryReport
+            #expect(before.entries(of: "variants") == 1 && (before.bytes(of: "variants") ?? 0) > 0)
+            #expect((before.entries(of: "color_transforms") ?? 0) >= 1 && (before.entries(of: "color_profiles") ?? 0) >= 1)
+            #expect(before.bytes(of: "disk_pending") != nil && before.entries(of: "disk_rows") != nil)
+            await server.stop()
+            await server.stopped()
+            await server.service.shutDown()
+            let after = server.service.memoryReport
+            let emptied = after.bytes.allSatisfy { $0.bytes == 0 }
+            #expect(emptied, "\(after.bytes)")
+            for kind in ["variants", "paths", "color_transforms", "color_profiles"] {
+                #expect(after.entries(of: kind) == 0, "\(kind)")
+            }
+            let stored = try DiskCache(configuration: .init(directory: cache)).count
+            #expect(stored == 2, "the source and the variant")
         }
     }
 }

@@ -177,6 +177,11 @@
             }
         }
 
+        /// Connections kept open between exchanges: idle HTTP/1.1 ones and each origin's HTTP/2 one.
+        var keptConnectionCount: Int {
+            pool.withLock { pool in pool.idle.values.reduce(0) { $0 + $1.count } + pool.http2.count }
+        }
+
         /// Closes the idle connections; running exchanges finish, and their connections close after
         /// (an HTTP/2 connection once its streams have ended and it has idled).
         func shutdown() {

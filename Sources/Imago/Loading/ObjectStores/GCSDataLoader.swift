@@ -29,6 +29,9 @@
             token = configuration.account.map(GCSAccessToken.init)
         }
 
+        /// Idle keep-alive connections and HTTP/2 connections held open between transfers.
+        public var keptConnectionCount: Int { http.keptConnectionCount }
+
         public func canLoad(_ url: URL) -> Bool {
             url.scheme?.lowercased() == "gs"
         }

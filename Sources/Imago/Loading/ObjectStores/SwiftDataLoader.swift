@@ -27,6 +27,9 @@
             session = SwiftSession(configuration)
         }
 
+        /// Idle keep-alive connections and HTTP/2 connections held open between transfers.
+        public var keptConnectionCount: Int { http.keptConnectionCount }
+
         public func canLoad(_ url: URL) -> Bool {
             url.scheme?.lowercased() == "swift"
         }
