@@ -10,7 +10,7 @@ SWIFT ?= swift
 # ukui-wallpapers (large sample photos for the demo and benchmarks); librsvg (SVG sources) and its
 # rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against);
 # chromium (the headless browser the /gallery page is tested in).
-APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium
+APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps peers build demo test test-thumbor cluster-demo soak lint format docs bench bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
@@ -51,11 +51,11 @@ test: deps peers
 # The real servers the loader tests talk to, in a git-ignored venv: moto (an S3 API server that
 # checks signatures, Tests/Peers/s3_peer.py) and boto3 to fill it; gcp-storage-emulator (GCS's API);
 # libvips 8.18 with libultrahdr (pyvips-binary), the HDR gain-map reference (Tests/Peers/uhdr_reference.py).
-PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19 pyvips-binary==8.18.7 pyvips==3.2.0
+PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19 pyvips-binary==8.18.7 pyvips==3.2.0 opencv-python-headless==4.14.0.94
 peers:
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
-	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
+	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips, cv2" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
 
 # The thumbor parity suite: the same URLs sent to thumbor 7.8 (installed in the bench venv) and to
 # imago serve --dialect thumbor; status, type, size and pixels compared. Per-URL differences go to
