@@ -56,6 +56,8 @@ peers:
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
 	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips, cv2" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
+	@# scikit-image's wheel for its sample pictures only (faces for the detectors): no dependencies.
+	@[ -f .venv-peers/lib/python3*/site-packages/skimage/data/astronaut.png ] 2>/dev/null || .venv-peers/bin/pip install -q --no-deps scikit-image==0.25.2
 
 # The thumbor parity suite: the same URLs sent to thumbor 7.8 (installed in the bench venv) and to
 # imago serve --dialect thumbor; status, type, size and pixels compared. Per-URL differences go to
@@ -166,7 +168,7 @@ soak: deps
 # DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
 # a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf placeholder object-store gain-map
+FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf placeholder object-store gain-map cascade
 FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
 	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
 fuzz-build: deps

@@ -215,6 +215,7 @@ struct Harness: Sendable {
         Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },
         Harness(name: "object-store") { data in ObjectStoreFeed.run(data) },
         Harness(name: "gain-map") { data in GainMapFeed.run(data) },
+        Harness(name: "cascade") { data in CascadeFeed.run(data) },
     ]
 
     /// The harness IMAGO_FUZZ_TARGET names (default `decode`).

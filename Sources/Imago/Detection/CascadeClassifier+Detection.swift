@@ -94,8 +94,9 @@ extension CascadeClassifier {
         }.sorted { ($0.y, $0.x, $0.width) < ($1.y, $1.x, $1.width) }
     }
 
-    /// Hits kept for grouping at most.
-    static let maxHits = 20_000
+    /// Hits kept for grouping at most (a face gives tens; a picture every window passes, without
+    /// this bound, hundreds of thousands, which grouping compares pair by pair).
+    static let maxHits = 4096
 
     /// The windows that pass every stage at one scale, in the plane's pixels.
     private func detections(in plane: GrayPlane, scale: Float) -> [Detection] {
