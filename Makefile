@@ -66,6 +66,8 @@ test-thumbor: deps
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
+	@# thumbor's detectors import OpenCV (4.x: 5.0 has no CascadeClassifier in its main module).
+	@Benchmarks/.venv/bin/python -c "import cv2; cv2.CascadeClassifier" 2>/dev/null || Benchmarks/.venv/bin/pip install -q opencv-python-headless==4.14.0.94
 	$(SWIFT) build --build-tests $(TEST_TRAITS)
 	rm -f $(CURDIR)/.build-thumbor-parity.tsv
 	IMAGO_THUMBOR=$(CURDIR)/Benchmarks/.venv/bin/thumbor IMAGO_PARITY_REPORT=$(CURDIR)/.build-thumbor-parity.tsv \

@@ -73,9 +73,18 @@ struct CascadeHostileTests {
             ("a tilted rectangle leaving the window", Self.cascade(features: "<_><rects><_>0 0 2 2 -1.</_><_>1 0 2 2 1.</_></rects><tilted>1</tilted></_>")),
             ("four rectangles", Self.cascade(features: "<_><rects>" + String(repeating: "<_>0 0 1 1 1.</_>", count: 4) + "</rects></_>")),
             ("no features", Self.cascade(features: "")),
-            ("an LBP grid outside the window", Self.cascade(featureType: "LBP", nodes: "0 -1 0 1 2 3 4 5 6 7 8", features: "<_><rect>0 0 2 2</rect></_>", maxCatCount: "256")),
-            ("LBP codes of the wrong count", Self.cascade(featureType: "LBP", nodes: "0 -1 0 1 2", features: "<_><rect>0 0 1 1</rect></_>", maxCatCount: "256")),
-            ("a code word past 32 bits", Self.cascade(featureType: "LBP", nodes: "0 -1 0 1 2 3 4 5 6 7 4294967296", features: "<_><rect>0 0 1 1</rect></_>", maxCatCount: "256")),
+            (
+                "an LBP grid outside the window",
+                Self.cascade(featureType: "LBP", nodes: "0 -1 0 1 2 3 4 5 6 7 8", features: "<_><rect>0 0 2 2</rect></_>", maxCatCount: "256")
+            ),
+            (
+                "LBP codes of the wrong count",
+                Self.cascade(featureType: "LBP", nodes: "0 -1 0 1 2", features: "<_><rect>0 0 1 1</rect></_>", maxCatCount: "256")
+            ),
+            (
+                "a code word past 32 bits",
+                Self.cascade(featureType: "LBP", nodes: "0 -1 0 1 2 3 4 5 6 7 4294967296", features: "<_><rect>0 0 1 1</rect></_>", maxCatCount: "256")
+            ),
         ] as [(String, Data)])
     func refused(_ name: String, _ data: Data) {
         #expect(throws: CascadeClassifier.LoadError.self, "\(name)") { try CascadeClassifier(xml: data) }
@@ -115,7 +124,9 @@ struct CascadeHostileTests {
         let cascade = try CascadeClassifier(xml: Self.cascade())
         var generator = SystemRandomNumberGenerator()
         let count = width * height
-        for pixels in [[UInt8](repeating: 0, count: count), [UInt8](repeating: 255, count: count), (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }] {
+        for pixels in [
+            [UInt8](repeating: 0, count: count), [UInt8](repeating: 255, count: count), (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) },
+        ] {
             let plane = GrayPlane(width: width, height: height, pixels: pixels)
             let found = cascade.detect(in: plane, options: .init(scaleFactor: 1, minNeighbors: 3))
             for box in found {

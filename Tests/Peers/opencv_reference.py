@@ -4,6 +4,7 @@ pictures from scikit-image's data (its wheel, installed without its dependencies
 
   picture NAME OUT.pgm        scikit-image's NAME.png (or .jpg) as 8-bit grey, written as binary PGM
                               (colour made grey by OpenCV's BGR2GRAY)
+  colour NAME OUT             scikit-image's NAME as it is (colour), written in OUT's format (by extension)
   group OUT.pgm COLUMNS ROWS SIDE
                               a group photo: the first COLUMNS x ROWS faces of scikit-image's
                               lfw_subset, each enlarged to SIDE pixels (bilinear), on mid grey with a
@@ -34,6 +35,12 @@ def picture(name, out):
     image = cv2.imread(path, cv2.IMREAD_COLOR)
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     cv2.imwrite(out, grey)
+
+
+def colour(name, out):
+    folder = data_folder()
+    path = next(os.path.join(folder, name + ext) for ext in (".png", ".jpg") if os.path.exists(os.path.join(folder, name + ext)))
+    cv2.imwrite(out, cv2.imread(path, cv2.IMREAD_COLOR))
 
 
 def group(out, columns, rows, side):
@@ -69,6 +76,8 @@ if __name__ == "__main__":
     command, arguments = sys.argv[1], sys.argv[2:]
     if command == "picture":
         picture(*arguments)
+    elif command == "colour":
+        colour(*arguments)
     elif command == "group":
         group(arguments[0], *map(int, arguments[1:]))
     elif command == "detect":

@@ -100,7 +100,9 @@ public struct CascadeClassifier: Sendable {
         let root: CascadeXML.Element
         do { root = try CascadeXML.parse(Substring(text)) } catch { throw LoadError(description: error.description) }
         guard root.name == "opencv_storage", let cascade = root.children.first else { throw LoadError(description: "not an OpenCV storage file") }
-        guard cascade.child("stageType")?.text.trimmed == "BOOST" else { throw LoadError(description: "not a boosted cascade (OpenCV's old format is not read)") }
+        guard cascade.child("stageType")?.text.trimmed == "BOOST" else {
+            throw LoadError(description: "not a boosted cascade (OpenCV's old format is not read)")
+        }
         switch cascade.child("featureType")?.text.trimmed {
         case "HAAR": featureKind = .haar
         case "LBP": featureKind = .lbp

@@ -73,45 +73,54 @@ public struct CornerDetector: Sendable, Hashable {
         return chosen
     }
 
-    /// The smaller eigenvalue of each pixel's gradient covariance, summed over its 3×3 block.
+    /// The smaller eigenvalue of each pixel's gradient covariance, summed over its 3×3 block, in
+    /// OpenCV's order of operations (Sobel as two separable passes in single precision, the block
+    /// sums in double rounded once), so equal measures in OpenCV are equal here.
     private func minEigenvalues(_ plane: GrayPlane) -> [Float] {
         let width = plane.width, height = plane.height
         // OpenCV scales Sobel so an 8-bit edge of 255 over a 3×3 block measures 1.
         let scale = Float(1.0 / (4.0 * 3.0 * 255.0))
         func reflect(_ i: Int, _ n: Int) -> Int { i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i) }
-        var xx = [Float](repeating: 0, count: width * height)
-        var xy = xx, yy = xx
+        let count = width * height
+        // The rows' horizontal passes: the difference across (for x) and the smoothing (for y).
+        var across = [Float](repeating: 0, count: count), smoothed = [Float](repeating: 0, count: count)
         plane.pixels.withUnsafeBufferPointer { p in
-            func at(_ x: Int, _ y: Int) -> Float { Float(p[reflect(y, height) * width + reflect(x, width)]) }
             for y in 0..<height {
+                let row = y * width
                 for x in 0..<width {
-                    let dxAbove = at(x + 1, y - 1) - at(x - 1, y - 1), dxHere = at(x + 1, y) - at(x - 1, y), dxBelow = at(x + 1, y + 1) - at(x - 1, y + 1)
-                    let dx = 2 * scale * dxHere + scale * (dxAbove + dxBelow)
-                    let dyLeft = at(x - 1, y + 1) - at(x - 1, y - 1), dyHere = at(x, y + 1) - at(x, y - 1), dyRight = at(x + 1, y + 1) - at(x + 1, y - 1)
-                    let dy = 2 * scale * dyHere + scale * (dyLeft + dyRight)
-                    let index = y * width + x
-                    xx[index] = dx * dx
-                    xy[index] = dx * dy
-                    yy[index] = dy * dy
+                    let left = Float(p[row + reflect(x - 1, width)]), here = Float(p[row + x]), right = Float(p[row + reflect(x + 1, width)])
+                    across[row + x] = right - left
+                    smoothed[row + x] = (2 * scale) * here + scale * (left + right)
                 }
             }
         }
-        var result = [Float](repeating: 0, count: width * height)
+        var xx = [Float](repeating: 0, count: count)
+        var xy = xx, yy = xx
+        for y in 0..<height {
+            let above = reflect(y - 1, height) * width, row = y * width, below = reflect(y + 1, height) * width
+            for x in 0..<width {
+                let dx = (2 * scale) * across[row + x] + scale * (across[above + x] + across[below + x])
+                let dy = smoothed[below + x] - smoothed[above + x]
+                xx[row + x] = dx * dx
+                xy[row + x] = dx * dy
+                yy[row + x] = dy * dy
+            }
+        }
+        var result = [Float](repeating: 0, count: count)
         for y in 0..<height {
             for x in 0..<width {
-                var a: Float = 0, b: Float = 0, c: Float = 0
+                var a = 0.0, b = 0.0, c = 0.0
                 for dy in -1...1 {
                     let row = reflect(y + dy, height) * width
                     for dx in -1...1 {
                         let index = row + reflect(x + dx, width)
-                        a += xx[index]
-                        b += xy[index]
-                        c += yy[index]
+                        a += Double(xx[index])
+                        b += Double(xy[index])
+                        c += Double(yy[index])
                     }
                 }
-                a *= 0.5
-                c *= 0.5
-                result[y * width + x] = (a + c) - ((a - c) * (a - c) + b * b).squareRoot()
+                let halfA = Float(a) * 0.5, covariance = Float(b), halfC = Float(c) * 0.5
+                result[y * width + x] = (halfA + halfC) - ((halfA - halfC) * (halfA - halfC) + covariance * covariance).squareRoot()
             }
         }
         return result

@@ -42,7 +42,9 @@ struct WindowEvaluator: Sendable {
                             r.x + r.width - r.height + stride * (r.y + r.width + r.height),
                         ]
                     } else {
-                        offsets += [r.x + stride * r.y, r.x + r.width + stride * r.y, r.x + stride * (r.y + r.height), r.x + r.width + stride * (r.y + r.height)]
+                        offsets += [
+                            r.x + stride * r.y, r.x + r.width + stride * r.y, r.x + stride * (r.y + r.height), r.x + r.width + stride * (r.y + r.height),
+                        ]
                     }
                     weights.append(r.weight)
                 }
@@ -137,7 +139,9 @@ struct WindowEvaluator: Sendable {
     private func lbp(_ feature: Int, _ origin: Int, _ sum: UnsafeBufferPointer<UInt32>, _ offsets: UnsafeBufferPointer<Int>) -> UInt8 {
         let base = feature * 16
         func block(_ a: Int, _ b: Int, _ c: Int, _ d: Int) -> Int32 {
-            Int32(bitPattern: sum[origin + offsets[base + a]] &- sum[origin + offsets[base + b]] &- sum[origin + offsets[base + c]] &+ sum[origin + offsets[base + d]])
+            Int32(
+                bitPattern: sum[origin + offsets[base + a]] &- sum[origin + offsets[base + b]] &- sum[origin + offsets[base + c]]
+                    &+ sum[origin + offsets[base + d]])
         }
         let centre = block(5, 6, 9, 10)
         var code: UInt8 = 0

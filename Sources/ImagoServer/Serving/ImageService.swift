@@ -42,6 +42,8 @@ public final class ImageService: Sendable {
     let thumborOverlays = MemoryCache<String, Image>(limits: .init(cost: 16 << 20))
     /// thumbor's overlay images being loaded.
     let overlayFlights = SingleFlight<String, Image>()
+    /// thumbor's detectors, their cascades read once.
+    let thumborDetectors: ThumborDetectors
     /// `/gallery`'s page, made on first request (made again after a failure).
     let gallery = KeptOnce<String>()
     /// The mounted dialects, the longest prefix first (the order a path is matched in).
@@ -72,6 +74,7 @@ public final class ImageService: Sendable {
         MemoryPressureMonitor.shared.register(thumborOverlays)
         stages = StageRecorder(tracer: tracer, metrics: metrics)
         watermarks = try WatermarkLoader(configuration.watermark, opacity: configuration.watermarkOpacity, pipeline: self.pipeline)
+        thumborDetectors = try ThumborDetectors(configuration.thumborDetectors, files: configuration.thumborCascadeFiles)
     }
 
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are

@@ -259,6 +259,12 @@ public struct ServerConfiguration: Sendable {
     /// thumbor's `HEALTHCHECK_ROUTE` (`IMAGO_THUMBOR_HEALTHCHECK_ROUTE`): under thumbor's mount,
     /// answered `WORKING` as thumbor answers it (with or without a final `/`). Default `/healthcheck`.
     public var thumborHealthcheckRoute = "/healthcheck"
+    /// thumbor's `DETECTORS` (`IMAGO_THUMBOR_DETECTORS`): what `/smart/` URLs look for, in order
+    /// (faces, profiles, glasses, features). Empty (the default, as thumbor): Imago's saliency.
+    public var thumborDetectors: [ThumborDetectors.Kind] = []
+    /// The cascade files thumbor's detectors read (`FACE_DETECTOR_CASCADE_FILE` and the others),
+    /// relative to Debian's `/usr/share/opencv4/haarcascades` unless absolute.
+    public var thumborCascadeFiles = ThumborDetectors.CascadeFiles()
 
     /// The defaults.
     public init() {}

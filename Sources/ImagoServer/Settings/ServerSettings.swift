@@ -602,6 +602,33 @@ public enum ServerSettings {
             let path = route.hasSuffix("/?") ? String(route.dropLast(2)) : route
             configuration.thumborHealthcheckRoute = try ServerSetting.plainPath(path, "--thumbor-healthcheck-route", "IMAGO_THUMBOR_HEALTHCHECK_ROUTE")
         },
+        ServerSetting(
+            "--thumbor-detectors", "IMAGO_THUMBOR_DETECTORS", peers: [.thumbor("DETECTORS")],
+            "thumbor's DETECTORS: what /smart/ URLs look for, in order, comma-separated names or module paths: face_detector, profile_detector, glasses_detector, feature_detector (default none: Imago's saliency)"
+        ) { configuration, text, _ throws(ServerError) in
+            configuration.thumborDetectors = try ServerSetting.list(text).map { module throws(ServerError) in
+                guard let kind = ThumborDetectors.Kind(module: module) else {
+                    throw ServerError(status: 500, "--thumbor-detectors (IMAGO_THUMBOR_DETECTORS): Imago has no detector \(module)")
+                }
+                return kind
+            }
+        },
+        .text(
+            "--thumbor-cascade-dir", "IMAGO_THUMBOR_CASCADE_DIR",
+            "the folder thumbor's cascade file names are read from when not absolute (default /usr/share/opencv4/haarcascades, Debian's opencv-data)"
+        ) { $0.thumborCascadeFiles.directory = $1 },
+        .text(
+            "--thumbor-face-cascade", "IMAGO_THUMBOR_FACE_CASCADE", peers: [.thumbor("FACE_DETECTOR_CASCADE_FILE")],
+            "thumbor's FACE_DETECTOR_CASCADE_FILE: the face detector's OpenCV cascade (default haarcascade_frontalface_alt.xml)"
+        ) { $0.thumborCascadeFiles.face = $1 },
+        .text(
+            "--thumbor-profile-cascade", "IMAGO_THUMBOR_PROFILE_CASCADE", peers: [.thumbor("PROFILE_DETECTOR_CASCADE_FILE")],
+            "thumbor's PROFILE_DETECTOR_CASCADE_FILE (default haarcascade_profileface.xml)"
+        ) { $0.thumborCascadeFiles.profile = $1 },
+        .text(
+            "--thumbor-glasses-cascade", "IMAGO_THUMBOR_GLASSES_CASCADE", peers: [.thumbor("GLASSES_DETECTOR_CASCADE_FILE")],
+            "thumbor's GLASSES_DETECTOR_CASCADE_FILE (default haarcascade_eye_tree_eyeglasses.xml)"
+        ) { $0.thumborCascadeFiles.glasses = $1 },
         .seconds(
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
             "seconds a client may take to send a request's head before its connection is closed (default 10)"

@@ -172,6 +172,61 @@ struct ThumborParityTests {
         }
     }
 
+    /// thumbor's DETECTORS (faces, then features) on photos with faces and without: the same
+    /// status and size, the crop window (from `meta/`) overlapping thumbor's by at least 0.9 of its
+    /// area, and the focal points within 3 pixels, with their origins and weights. The pictures
+    /// are scikit-image's (the peers' venv); thumbor reads its own copy of the cascade, Imago
+    /// Debian's (the same file).
+    @Test("smart/ with thumbor's face and feature detectors crops where thumbor does", .enabled(if: OpenCVReference.isInstalled))
+    func smartDetectors() async throws {
+        let settings = "DETECTORS = ['thumbor.detectors.face_detector', 'thumbor.detectors.feature_detector']"
+        try await ThumborPeer.with(settings: settings, pictures: true) { peer, server in
+            let shapes = ["150x150/smart", "300x100/smart", "100x300/smart", "60x90/smart"]
+            let pictures = ["astronaut.png", "group.png", "camera.png", "coffee.png", "chelsea.png"]
+            // Not coords.png: its checkerboard has hundreds of corners of equal strength but for
+            // rounding, and which 20 OpenCV keeps is decided by its single-precision rounding alone.
+            let paths = pictures.flatMap { picture in shapes.map { "\($0)/\(picture)" } }
+            try await Self.compare(paths, peer, server)
+            let answered = try await server.get("/unsafe/" + paths[0])
+            #expect(answered.status == 200, "the pictures are there")
+            var facesFound = 0
+            for path in paths {
+                let ours = try await server.get("/unsafe/meta/" + path)
+                let theirs = try await peer.get("/unsafe/meta/" + path)
+                #expect(
+                    ours.status == 200 && theirs.status == 200,
+                    "\(path): imago \(ours.status) \(String(decoding: ours.body, as: UTF8.self)), thumbor \(theirs.status)")
+                guard ours.status == 200, theirs.status == 200 else { continue }
+                let a = try #require(JSONSerialization.jsonObject(with: ours.body) as? [String: Any])["thumbor"] as? [String: Any]
+                let b = try #require(JSONSerialization.jsonObject(with: theirs.body) as? [String: Any])["thumbor"] as? [String: Any]
+                let ourPoints = (a?["focal_points"] as? [[String: Any]]) ?? [], theirPoints = (b?["focal_points"] as? [[String: Any]]) ?? []
+                #expect(ourPoints.count == theirPoints.count, "\(path): imago \(ourPoints), thumbor \(theirPoints)")
+                // OpenCV lists its boxes in the order its threads found them: each of thumbor's
+                // points must be one of Imago's.
+                for reference in theirPoints {
+                    let matched = ourPoints.contains { mine in
+                        ["x", "y", "width", "height"].allSatisfy { abs(((mine[$0] as? Double) ?? -99) - ((reference[$0] as? Double) ?? 99)) <= 3 }
+                            && (mine["origin"] as? String) == (reference["origin"] as? String)
+                    }
+                    #expect(matched, "\(path): thumbor's \(reference) against imago's \(ourPoints)")
+                }
+                facesFound += theirPoints.filter { ($0["origin"] as? String) == "Face Detection" }.count
+                func cropBox(_ meta: [String: Any]?) -> [Double]? {
+                    let crop = ((meta?["operations"] as? [[String: Any]]) ?? []).first { ($0["type"] as? String) == "crop" }
+                    return crop.map { c in ["left", "top", "right", "bottom"].map { (c[$0] as? Double) ?? 0 } }
+                }
+                let ourCrop = cropBox(a), theirCrop = cropBox(b)
+                #expect((ourCrop == nil) == (theirCrop == nil), "\(path): imago \(String(describing: ourCrop)), thumbor \(String(describing: theirCrop))")
+                if let p = ourCrop, let q = theirCrop {
+                    let overlap = max(0, min(p[2], q[2]) - max(p[0], q[0])) * max(0, min(p[3], q[3]) - max(p[1], q[1]))
+                    let area = (q[2] - q[0]) * (q[3] - q[1])
+                    #expect(area > 0 && overlap / area >= 0.9, "\(path): imago \(p), thumbor \(q)")
+                }
+            }
+            #expect(facesFound > 0, "thumbor found faces in the pictures at all")
+        }
+    }
+
     @Test("URLs signed by thumbor's own signer are answered; a changed byte, a missing signature or unsafe/ when refused are thumbor's 400")
     func signatures() async throws {
         let signed = try await ThumborPeer.sign(width: 120, height: 80, image: "coords.png")
@@ -280,12 +335,22 @@ enum ThumborPeer {
 
     /// Starts thumbor and `imago serve` from the same thumbor.conf (file loader over the images,
     /// the key, `settings` added), so Imago reads thumbor's own file; stops thumbor after `body`.
-    static func with(allowsUnsafe: Bool = true, settings: String = "", _ body: (Client, ServerHarness) async throws -> Void) async throws {
+    static func with(
+        allowsUnsafe: Bool = true, settings: String = "", pictures: Bool = false, _ body: (Client, ServerHarness) async throws -> Void
+    ) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imago-thumbor-\(UUID().uuidString)")
         let images = folder.appendingPathComponent("images")
         try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try await makeImages(in: images)
+        if pictures {
+            // Photos with faces and without (scikit-image's), and a group of twelve faces, as PNG.
+            for name in ["astronaut", "camera", "coffee", "chelsea"] {
+                _ = try await runProcess(ObjectStorePeer.python, [OpenCVReference.script, "colour", name, images.appendingPathComponent("\(name).png").path])
+            }
+            _ = try await runProcess(
+                ObjectStorePeer.python, [OpenCVReference.script, "group", images.appendingPathComponent("group.png").path, "4", "3", "80"])
+        }
         let port = Int.random(in: 20_000...40_000)
         let conf = folder.appendingPathComponent("thumbor.conf")
         try """

@@ -35,8 +35,10 @@ extension ImageService {
             + (configuration.thumborRespectsOrientation ? "\noriented" : "") + (maxSize != (0, 0) ? "\nmax:\(maxSize.width)x\(maxSize.height)" : "")
             + (configuration.thumborFilters != ThumborFilter.builtinNames ? "\nfilters:" + configuration.thumborFilters.sorted().joined(separator: ",") : "")
             + (configuration.thumborAutoPNGToJPG ? "\nauto-png-to-jpg" : "")
+            + (url.smart && !thumborDetectors.isEmpty ? "\ndetectors:" + thumborDetectors.identity : "")
         var transformation = ThumborTransformation(url: url, filters: filters, maxSize: maxSize)
         transformation.focalPoints = plan.focalPoints
+        transformation.detectors = thumborDetectors
         transformation.respectsOrientation = configuration.thumborRespectsOrientation
         transformation.maxPixels = configuration.maxSourcePixels
         transformation.identity = key

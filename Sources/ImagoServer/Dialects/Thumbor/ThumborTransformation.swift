@@ -2,7 +2,7 @@ import Foundation
 import Imago
 
 /// thumbor's transformer and its filters as plan steps, as `Transformer.transform` and the
-/// handler run them: the after-load filters, trim, smart detection (Imago's saliency), the manual
+/// handler run them: the after-load filters, trim, smart detection (thumbor's detectors, else Imago's saliency), the manual
 /// crop, the target size, the focal points, then `fit-in` or the crop to the box's aspect around
 /// the focal points' centre of mass, the resize and the flips; then the post-transform filters in
 /// the URL's order. Sizes are worked out with thumbor's own Python arithmetic (floats, banker's
@@ -12,6 +12,8 @@ struct ThumborTransformation: StepPlanning {
     var filters: [ThumborFilter]
     /// Focal points from the pre-load filters (`focal`, `extract_focal`), in source pixels.
     var focalPoints: [FocalPoint] = []
+    /// thumbor's `DETECTORS`, which `/smart/` runs; none: Imago's saliency.
+    var detectors = ThumborDetectors.none
     /// Whether the EXIF orientation is applied (thumbor's `RESPECT_ORIENTATION`, off by default).
     var respectsOrientation = false
     /// Images the watermark and frame filters place, by their URL, loaded beforehand.
@@ -95,7 +97,13 @@ struct ThumborTransformation: StepPlanning {
         var focal = focalPoints
         if url.smart, size.width > 0, size.height > 0 {
             guard let picture = try look.picture(after: plan) else { return nil }
-            focal.append(Self.salientPoint(picture))
+            // thumbor's detectors when configured (none finding anything leaves the alignment);
+            // else Imago's saliency.
+            if detectors.isEmpty {
+                focal.append(Self.salientPoint(picture))
+            } else {
+                focal += detectors.focalPoints(in: picture)
+            }
         }
         // Manual crop, clamped; an empty one is none.
         if let box = crop {
