@@ -61,8 +61,9 @@ peers:
 
 # The thumbor parity suite: the same URLs sent to thumbor 7.8 (installed in the bench venv) and to
 # imago serve --dialect thumbor; status, type, size and pixels compared. Per-URL differences go to
-# .build-thumbor-parity.tsv. Run by .ci/run after `make test`.
-test-thumbor: deps
+# .build-thumbor-parity.tsv. Then the detectors against OpenCV's own (the peers' venv). Run by
+# .ci/run after `make test`.
+test-thumbor: deps peers
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
@@ -72,6 +73,7 @@ test-thumbor: deps
 	rm -f $(CURDIR)/.build-thumbor-parity.tsv
 	IMAGO_THUMBOR=$(CURDIR)/Benchmarks/.venv/bin/thumbor IMAGO_PARITY_REPORT=$(CURDIR)/.build-thumbor-parity.tsv \
 		$(SWIFT) test --skip-build $(TEST_TRAITS) --filter ThumborParity
+	IMAGO_DETECTION_REFERENCE=1 $(SWIFT) test --skip-build $(TEST_TRAITS) --filter CascadeDetectionTests
 
 # Two `imago serve` nodes behind nginx (deploy/nginx.conf) on loopback: 1,000 requests over 100
 # variants, what was fetched and made where, nginx's hit ratio, then one node killed.

@@ -121,21 +121,12 @@ extension CascadeClassifier {
                 integrals.squares.withUnsafeBufferPointer { squares in
                     integrals.tilted.withUnsafeBufferPointer { tilted in
                         let tables = WindowEvaluator.Tables(sum: sum, squares: squares, tilted: tilted)
-                        var y = stripe * stripeRows
-                        while y < min((stripe + 1) * stripeRows, rows) {
-                            var x = 0
-                            while x < columns {
-                                let result = evaluator.run(at: y * integrals.stride + x, tables)
-                                if result > 0 {
-                                    local.append(
-                                        Detection(
-                                            x: Int((Float(x) * scale).rounded(.toNearestOrEven)), y: Int((Float(y) * scale).rounded(.toNearestOrEven)),
-                                            width: boxWidth, height: boxHeight, neighbors: 0))
-                                }
-                                // Rejected by the first stage: the next position is skipped too.
-                                x += result == 0 ? 2 * step : step
-                            }
-                            y += step
+                        let rowRange = Swift.stride(from: stripe * stripeRows, to: min((stripe + 1) * stripeRows, rows), by: step)
+                        for (x, y) in evaluator.scan(rows: rowRange, columns: columns, step: step, tables) {
+                            local.append(
+                                Detection(
+                                    x: Int((Float(x) * scale).rounded(.toNearestOrEven)), y: Int((Float(y) * scale).rounded(.toNearestOrEven)),
+                                    width: boxWidth, height: boxHeight, neighbors: 0))
                         }
                     }
                 }

@@ -11,6 +11,8 @@ struct WindowEvaluator: Sendable {
     }
 
     private let cascade: CascadeClassifier
+    /// Entries per row of the integral images.
+    private let stride: Int
     /// Haar: per feature 12 offsets (3 rectangles × 4 corners); LBP: per feature 16 (a 4×4 grid).
     private let offsets: [Int]
     /// Haar: per feature 3 weights.
@@ -23,6 +25,7 @@ struct WindowEvaluator: Sendable {
 
     init(cascade: CascadeClassifier, stride: Int) {
         self.cascade = cascade
+        self.stride = stride
         var offsets: [Int] = []
         var weights: [Float] = []
         var tiltedFeature: [Bool] = []
@@ -65,11 +68,52 @@ struct WindowEvaluator: Sendable {
         normArea = Double(w * h)
     }
 
+    /// The windows of rows `rows` (every `step`th, from the range's start) and columns
+    /// `0..<columns` (every `step`th, the next skipped after a first-stage rejection) that pass
+    /// every stage, as (column, row).
+    func scan(rows: StrideTo<Int>, columns: Int, step: Int, _ tables: Tables) -> [(x: Int, y: Int)] {
+        var passed: [(x: Int, y: Int)] = []
+        offsets.withUnsafeBufferPointer { offsets in
+            weights.withUnsafeBufferPointer { weights in
+                cascade.subsets.withUnsafeBufferPointer { subsets in
+                    cascade.nodes.withUnsafeBufferPointer { nodes in
+                        cascade.leaves.withUnsafeBufferPointer { leaves in
+                            cascade.trees.withUnsafeBufferPointer { trees in
+                                let lookups = Lookups(offsets: offsets, weights: weights, subsets: subsets, nodes: nodes, leaves: leaves, trees: trees)
+                                for y in rows {
+                                    var x = 0
+                                    while x < columns {
+                                        let result = run(at: y * stride + x, tables, lookups)
+                                        if result > 0 { passed.append((x, y)) }
+                                        // Rejected by the first stage: the next position is skipped too.
+                                        x += result == 0 ? 2 * step : step
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return passed
+    }
+
+    /// The tables a window's test reads, lent for a whole scan.
+    private struct Lookups {
+        var offsets: UnsafeBufferPointer<Int>
+        var weights: UnsafeBufferPointer<Float>
+        var subsets: UnsafeBufferPointer<Int32>
+        var nodes: UnsafeBufferPointer<CascadeClassifier.Node>
+        var leaves: UnsafeBufferPointer<Float>
+        var trees: UnsafeBufferPointer<CascadeClassifier.Tree>
+    }
+
     /// The window whose top-left integral entry is `origin`: 1 when every stage passes, 0 when the
     /// first stage rejects it, −n when stage n does, −1 when its contrast is too low to test.
-    func run(at origin: Int, _ tables: Tables) -> Int {
+    private func run(at origin: Int, _ tables: Tables, _ lookups: Lookups) -> Int {
         var normFactor: Float = 1
-        if cascade.featureKind == .haar {
+        let isHaar = cascade.featureKind == .haar
+        if isHaar {
             let (n0, n1, n2, n3) = normCorners
             let sum = Int32(bitPattern: tables.sum[origin + n0] &- tables.sum[origin + n1] &- tables.sum[origin + n2] &+ tables.sum[origin + n3])
             let squares = tables.squares[origin + n0] &- tables.squares[origin + n1] &- tables.squares[origin + n2] &+ tables.squares[origin + n3]
@@ -79,43 +123,33 @@ struct WindowEvaluator: Sendable {
             // OpenCV skips windows of too little contrast (a flat wall, a clear sky).
             guard normArea * Double(normFactor) < 0.1 else { return -1 }
         }
-        return offsets.withUnsafeBufferPointer { offsets in
-            weights.withUnsafeBufferPointer { weights in
-                cascade.subsets.withUnsafeBufferPointer { subsets in
-                    cascade.nodes.withUnsafeBufferPointer { nodes in
-                        cascade.leaves.withUnsafeBufferPointer { leaves in
-                            for (index, stage) in cascade.stages.enumerated() {
-                                var total = 0.0
-                                for treeIndex in stage.trees {
-                                    let tree = cascade.trees[treeIndex]
-                                    var node = 0
-                                    while true {
-                                        let current = nodes[tree.nodes.lowerBound + node]
-                                        let goesLeft: Bool
-                                        if cascade.featureKind == .haar {
-                                            let value = haar(current.feature, origin, tables, offsets, weights) * normFactor
-                                            goesLeft = Double(value) < Double(current.threshold)
-                                        } else {
-                                            let code = Int(lbp(current.feature, origin, tables.sum, offsets))
-                                            let word = subsets[(tree.nodes.lowerBound + node) * 8 + (code >> 5)]
-                                            goesLeft = word & (1 << Int32(code & 31)) != 0
-                                        }
-                                        let next = goesLeft ? current.left : current.right
-                                        if next <= 0 {
-                                            total += Double(leaves[tree.leaves.lowerBound - next])
-                                            break
-                                        }
-                                        node = next
-                                    }
-                                }
-                                if total < Double(stage.threshold) { return -index }
-                            }
-                            return 1
-                        }
+        for (index, stage) in cascade.stages.enumerated() {
+            var total = 0.0
+            for treeIndex in stage.trees {
+                let tree = lookups.trees[treeIndex]
+                var node = 0
+                while true {
+                    let current = lookups.nodes[tree.nodes.lowerBound + node]
+                    let goesLeft: Bool
+                    if isHaar {
+                        let value = haar(current.feature, origin, tables, lookups.offsets, lookups.weights) * normFactor
+                        goesLeft = Double(value) < Double(current.threshold)
+                    } else {
+                        let code = Int(lbp(current.feature, origin, tables.sum, lookups.offsets))
+                        let word = lookups.subsets[(tree.nodes.lowerBound + node) * 8 + (code >> 5)]
+                        goesLeft = word & (1 << Int32(code & 31)) != 0
                     }
+                    let next = goesLeft ? current.left : current.right
+                    if next <= 0 {
+                        total += Double(lookups.leaves[tree.leaves.lowerBound - next])
+                        break
+                    }
+                    node = next
                 }
             }
+            if total < Double(stage.threshold) { return -index }
         }
+        return 1
     }
 
     /// A Haar feature's weighted rectangle sums, before normalising.
