@@ -193,9 +193,6 @@ public struct CascadeClassifier: Sendable {
         self.subsets = subsets
     }
 
-    /// Whether every weak classifier is a single node (OpenCV's stump path; the same result).
-    var isStumps: Bool { trees.allSatisfy { $0.nodes.count == 1 } }
-
     // MARK: - Reading
 
     private static func haarFeature(_ element: CascadeXML.Element, width: Int, height: Int) throws(LoadError) -> HaarFeature {

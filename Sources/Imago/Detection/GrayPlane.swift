@@ -39,7 +39,11 @@ public struct GrayPlane: Sendable {
     /// pixel, each row rounded to 1/256 before rows are combined. The same size is a copy.
     func resized(width newWidth: Int, height newHeight: Int) -> GrayPlane {
         if newWidth == width && newHeight == height { return self }
-        guard newWidth > 0, newHeight > 0, width > 0, height > 0 else { return GrayPlane(width: max(newWidth, 0), height: max(newHeight, 0), pixels: []) }
+        guard newWidth > 0, newHeight > 0, width > 0, height > 0 else {
+            // Nothing to sample: a black plane of the size asked for (never a trap on an empty source).
+            let (w, h) = (max(newWidth, 0), max(newHeight, 0))
+            return GrayPlane(width: w, height: h, pixels: [UInt8](repeating: 0, count: w * h))
+        }
         let columns = Self.linearTaps(source: width, destination: newWidth)
         let rows = Self.linearTaps(source: height, destination: newHeight)
         var output = [UInt8](repeating: 0, count: newWidth * newHeight)
