@@ -17,6 +17,14 @@ struct InfoCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per input in an array.")
     var json = false
 
+    @Flag(help: "Find faces (an OpenCV frontal-face cascade, as thumbor's face detector) and list their boxes in the upright image's pixels.")
+    var faces = false
+
+    @Option(
+        name: .customLong("face-cascade"),
+        help: ArgumentHelp("The OpenCV cascade --faces uses (default Debian's opencv-data haarcascade_frontalface_alt.xml).", valueName: "FILE"))
+    var faceCascade = FaceDetector.systemCascadePath
+
     struct Info: Encodable {
         struct Colour: Encodable {
             /// rgb, gray, cmyk or other; nil when the file states no colour (sRGB assumed).
@@ -84,17 +92,27 @@ struct InfoCommand: AsyncParsableCommand {
         var gainMap: GainMap?
         var thumbhash: String?
         var blurhash: String?
+        /// With `--faces`: the faces found, largest first, in the upright full-size image's pixels.
+        var faces: [FaceDetector.Face]?
     }
 
     mutating func run() async throws {
         let target = try PixelSize(parsing: box, option: "--for")
         let items = try InputList.expand(inputs)
         let pipeline = ImagePipeline(configuration: try .commandLine(), loaders: .commandLine())
+        var detector: FaceDetector?
+        if faces {
+            do {
+                detector = try FaceDetector(contentsOf: URL(fileURLWithPath: faceCascade))
+            } catch {
+                throw ValidationError("--face-cascade \(faceCascade): \(error.description) (Debian's opencv-data installs the cascades)")
+            }
+        }
         var infos: [Info] = []
         for item in items {
             switch item {
             case .failure(let invalid): infos.append(Info(input: invalid.text, status: "error", error: invalid.reason))
-            case .success(let url): infos.append(await Self.info(url, box: target, pipeline: pipeline))
+            case .success(let url): infos.append(await Self.info(url, box: target, pipeline: pipeline, faces: detector))
             }
         }
         if json {
@@ -106,8 +124,9 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     /// The facts of the image at `url`, from one decode reduced for `box`, its colour and
-    /// metadata kept so they can be told.
-    static func info(_ url: URL, box: PixelSize, pipeline: ImagePipeline) async -> Info {
+    /// metadata kept so they can be told; with `faces`, a second decode reduced for the detector
+    /// finds the faces.
+    static func info(_ url: URL, box: PixelSize, pipeline: ImagePipeline, faces detector: FaceDetector? = nil) async -> Info {
         let input = url.isFileURL ? url.path : url.redactedString
         do {
             let data = try await pipeline.data(for: ImageRequest(url: url)).data
@@ -124,6 +143,13 @@ struct InfoCommand: AsyncParsableCommand {
             let scale = Self.fraction(decodedWidth, of: metadata.originalWidth)
             // The placeholders in sRGB, as any decode that does not keep the profile gives them.
             let placeholders = try PlaceholderCommand.placeholders(of: image.convertedToSRGB(), kind: .both, components: (4, 3))
+            var faces: [FaceDetector.Face]?
+            if let detector {
+                var faceOptions = DecodingOptions()
+                faceOptions.targetSize = PixelSize(width: detector.maxSide, height: detector.maxSide)
+                let picture = try DecoderRegistry.standard().decode(data, options: faceOptions)
+                faces = Self.upright(detector.faces(in: picture), from: picture, metadata: metadata)
+            }
             return Info(
                 input: input, status: "ok", format: metadata.format.rawValue, width: metadata.originalWidth, height: metadata.originalHeight,
                 frames: image.frames.count,
@@ -134,9 +160,22 @@ struct InfoCommand: AsyncParsableCommand {
                 metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
                 decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale),
                 gainMap: metadata.sourceGainMap.map(Info.GainMap.init),
-                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash)
+                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces)
         } catch {
             return Info(input: input, status: "error", error: "\(error)")
+        }
+    }
+
+    /// `found` in `picture`, a reduced upright decode, as boxes in the upright full-size image.
+    static func upright(_ found: [FaceDetector.Face], from picture: Image, metadata: ImageMetadata) -> [FaceDetector.Face] {
+        let turned = metadata.orientationApplied.swapsDimensions
+        let full = turned ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
+        let scaleX = Double(full.0) / Double(max(picture.width, 1)), scaleY = Double(full.1) / Double(max(picture.height, 1))
+        return found.map { face in
+            let x = Int((Double(face.x) * scaleX).rounded()), y = Int((Double(face.y) * scaleY).rounded())
+            let right = min(full.0, Int((Double(face.x + face.width) * scaleX).rounded()))
+            let bottom = min(full.1, Int((Double(face.y + face.height) * scaleY).rounded()))
+            return FaceDetector.Face(x: x, y: y, width: max(1, right - x), height: max(1, bottom - y))
         }
     }
 
@@ -191,6 +230,10 @@ struct InfoCommand: AsyncParsableCommand {
                     + "full on a display with \(String(format: "%.2f", map.headroom))× headroom (\(String(format: "%.2f", map.hdrCapacityMax)) stops)")
         }
         if let thumbhash = info.thumbhash, let blurhash = info.blurhash { lines.append("  placeholders: thumbhash \(thumbhash), blurhash \(blurhash)") }
+        if let faces = info.faces {
+            let boxes = faces.map { "\($0.width)×\($0.height) at \($0.x),\($0.y)" }
+            lines.append(faces.isEmpty ? "  faces: none found" : "  faces: " + boxes.joined(separator: "; "))
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -47,6 +47,28 @@ enum OpenCVReference {
         return (try readPGM(file), file)
     }
 
+    /// A 960×240 scene: three LFW faces of 80 pixels in a row at the left (x 20…320, y 60…140, on
+    /// grey), and a red and green checkerboard at the right (x 780…900), which saliency prefers to
+    /// the grey faces.
+    static func faceScene(in directory: URL) async throws -> Image {
+        let (group, _) = try await Self.group(columns: 3, rows: 1, side: 80, in: directory)
+        let (width, height) = (960, 240)
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                var value: (UInt8, UInt8, UInt8) = (128, 128, 128)
+                if x < group.width, y >= 60, y - 60 < group.height {
+                    let grey = group.pixels[(y - 60) * group.width + x]
+                    value = (grey, grey, grey)
+                } else if (780..<900).contains(x), (40..<200).contains(y) {
+                    value = (x / 10 + y / 10) % 2 == 0 ? (230, 20, 20) : (20, 200, 40)
+                }
+                paint(&pixels, width: width, x, y, value)
+            }
+        }
+        return Image.test(width, height, pixels)
+    }
+
     /// OpenCV's boxes for `cascade` on the picture in `file`.
     static func detect(_ cascade: URL, file: URL, options: CascadeClassifier.DetectionOptions) async throws -> [[Int]] {
         let output = try await run([

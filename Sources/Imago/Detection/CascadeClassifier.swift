@@ -32,6 +32,9 @@ public struct CascadeClassifier: Sendable {
     public let windowHeight: Int
     /// The kind of features.
     public let featureKind: FeatureKind
+    /// A 64-bit FNV-1a digest of the file's bytes, in hex: what stands for the cascade in the
+    /// identifiers of processors that use it.
+    public let digest: String
 
     /// A stage: its weak classifiers (a range of ``trees``) and the sum it must reach.
     struct Stage: Sendable {
@@ -97,6 +100,9 @@ public struct CascadeClassifier: Sendable {
     public init(xml data: Data) throws(LoadError) {
         guard data.count <= Self.maxFileSize else { throw LoadError(description: "larger than \(Self.maxFileSize) bytes") }
         guard let text = String(data: data, encoding: .utf8) else { throw LoadError(description: "not UTF-8") }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        digest = String(hash, radix: 16)
         let root: CascadeXML.Element
         do { root = try CascadeXML.parse(Substring(text)) } catch { throw LoadError(description: error.description) }
         guard root.name == "opencv_storage", let cascade = root.children.first else { throw LoadError(description: "not an OpenCV storage file") }

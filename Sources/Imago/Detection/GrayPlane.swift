@@ -33,6 +33,37 @@ public struct GrayPlane: Sendable {
         self.init(width: image.width, height: image.height, pixels: grey)
     }
 
+    /// The luma of `image`'s first frame as ``init(_:)`` makes it, each `shrink × shrink` block
+    /// averaged into one pixel (the blocks that fit; a side shorter than `shrink` makes one block
+    /// of what there is). A shrink of 1 or less is ``init(_:)``.
+    public init(_ image: Image, shrunkBy shrink: Int) {
+        guard shrink > 1 else {
+            self.init(image)
+            return
+        }
+        let width = max(1, image.width / shrink), height = max(1, image.height / shrink)
+        let columns = min(width * shrink, image.width), blockWidth = min(shrink, image.width)
+        var grey = [UInt8](repeating: 0, count: width * height)
+        var sums = [UInt32](repeating: 0, count: width)
+        image.pixels.withUnsafeBufferPointer { rgba in
+            for y in 0..<height {
+                for i in sums.indices { sums[i] = 0 }
+                let rows = y * shrink..<min((y + 1) * shrink, image.height)
+                for row in rows {
+                    let start = row * image.width * 4
+                    for x in 0..<columns {
+                        let at = start + x * 4
+                        let r = UInt32(rgba[at]), g = UInt32(rgba[at + 1]), b = UInt32(rgba[at + 2])
+                        sums[x / shrink] += (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16
+                    }
+                }
+                let area = UInt32(max(1, blockWidth * rows.count))
+                for x in 0..<width { grey[y * width + x] = UInt8((sums[x] + area / 2) / area) }
+            }
+        }
+        self.init(width: width, height: height, pixels: grey)
+    }
+
     /// The plane resized to `width × height` by bilinear interpolation as OpenCV's `resize` with
     /// `INTER_LINEAR_EXACT` does it for 8-bit images (what its cascade detector uses): pixel centres
     /// aligned, 8-bit fixed-point weights, columns and rows past either edge taking the edge's

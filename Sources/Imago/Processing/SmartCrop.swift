@@ -6,28 +6,47 @@ extension ImageProcessors {
     /// (edges of the lightness, skin tones, saturated colour), blurred at a tenth of the window's
     /// size and weighted gently toward the centre; then the window with the highest sum. An image
     /// already within the size is left as it is.
+    ///
+    /// With a ``FaceDetector``, faces come first: when it finds any, the window is the one that
+    /// holds the most of their area, as near to centring them as that allows
+    /// (``FaceDetector/window(width:height:in:around:)``); the saliency decides only a picture
+    /// without faces.
     public struct SmartCrop: ImageProcessing, Hashable {
         /// The window's width.
         public let width: Int
         /// The window's height.
         public let height: Int
+        /// What finds the faces to keep, if anything does.
+        public let faces: FaceDetector?
 
-        /// Makes a smart crop. Throws unless the window is at least 1 × 1.
-        public init(width: Int, height: Int) throws(ImagoError) {
+        /// Makes a smart crop, keeping the faces `faces` finds when it is given. Throws unless the
+        /// window is at least 1 × 1.
+        public init(width: Int, height: Int, faces: FaceDetector? = nil) throws(ImagoError) {
             guard width > 0, height > 0, width <= Resize.maxSide, height <= Resize.maxSide else {
                 throw .processing("smart crop to \(width)×\(height): sides must be 1…\(Resize.maxSide)")
             }
             self.width = width
             self.height = height
+            self.faces = faces
         }
 
-        public var identifier: String { "imago.smartcrop(\(width)x\(height))" }
+        public var identifier: String { "imago.smartcrop(\(width)x\(height)\(faces.map { "," + $0.identifier } ?? ""))" }
 
         /// The window's top left corner in `image`; its size is this crop's, less any side the
         /// image does not have.
         public func origin(in image: Image) -> (x: Int, y: Int) {
             let cropWidth = min(width, image.width), cropHeight = min(height, image.height)
             guard cropWidth < image.width || cropHeight < image.height else { return (0, 0) }
+            if let faces,
+                let window = FaceDetector.window(width: cropWidth, height: cropHeight, in: (image.width, image.height), around: faces.faces(in: image))
+            {
+                return window
+            }
+            return salientOrigin(in: image, width: cropWidth, height: cropHeight)
+        }
+
+        /// The most salient `cropWidth × cropHeight` window's corner.
+        private func salientOrigin(in image: Image, width cropWidth: Int, height cropHeight: Int) -> (x: Int, y: Int) {
             let map = Self.saliency(of: image)
             let scaleX = Double(map.width) / Double(image.width), scaleY = Double(map.height) / Double(image.height)
             let windowWidth = max(1, min(map.width, Int((Double(cropWidth) * scaleX).rounded())))

@@ -114,7 +114,8 @@ extension ImageService {
         switch steps {
         case .imgproxy(let options):
             let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
-            let planner = ImgproxySteps(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
+            var planner = ImgproxySteps(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
+            planner.faces = imgproxyFaces
             return (PlanProcessor(planner, maxPixels: configuration.maxSourcePixels), "\n" + (watermark?.identifier ?? ""))
         case .thumbor(let transformation, let overlays):
             return (PlanProcessor(try await loaded(transformation, overlays: overlays), maxPixels: configuration.maxSourcePixels), "")

@@ -44,6 +44,8 @@ public final class ImageService: Sendable {
     let overlayFlights = SingleFlight<String, Image>()
     /// thumbor's detectors, their cascades read once.
     let thumborDetectors: ThumborDetectors
+    /// imgproxy's face settings, the cascade read once.
+    let imgproxyFaces: ImgproxySteps.FaceSettings
     /// `/gallery`'s page, made on first request (made again after a failure).
     let gallery = KeptOnce<String>()
     /// The mounted dialects, the longest prefix first (the order a path is matched in).
@@ -75,6 +77,26 @@ public final class ImageService: Sendable {
         stages = StageRecorder(tracer: tracer, metrics: metrics)
         watermarks = try WatermarkLoader(configuration.watermark, opacity: configuration.watermarkOpacity, pipeline: self.pipeline)
         thumborDetectors = try ThumborDetectors(configuration.thumborDetectors, files: configuration.thumborCascadeFiles)
+        imgproxyFaces = try Self.faceSettings(configuration)
+    }
+
+    /// imgproxy's face settings from `configuration`: the cascade it names (or Debian's, when
+    /// installed) read once; one named, or needed by face-aware smart crop, that cannot be read
+    /// stops the service with the reason.
+    static func faceSettings(_ configuration: ServerConfiguration) throws(ServerError) -> ImgproxySteps.FaceSettings {
+        var settings = ImgproxySteps.FaceSettings()
+        settings.smartCropFindsFaces = configuration.imgproxySmartCropFindsFaces
+        settings.objectsFallBackToSmart = configuration.imgproxyObjectsFallBackToSmart
+        let path = configuration.faceCascade ?? FaceDetector.systemCascadePath
+        let required = configuration.faceCascade != nil || configuration.imgproxySmartCropFindsFaces
+        guard required || FileManager.default.fileExists(atPath: path) else { return settings }
+        do {
+            settings.detector = try FaceDetector(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ServerError(
+                status: 500, "--face-cascade (IMAGO_FACE_CASCADE) cannot use \(path): \(error.description) (Debian's opencv-data installs the cascades)")
+        }
+        return settings
     }
 
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are

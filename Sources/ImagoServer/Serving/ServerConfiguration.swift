@@ -265,6 +265,17 @@ public struct ServerConfiguration: Sendable {
     /// The cascade files thumbor's detectors read (`FACE_DETECTOR_CASCADE_FILE` and the others),
     /// relative to Debian's `/usr/share/opencv4/haarcascades` unless absolute.
     public var thumborCascadeFiles = ThumborDetectors.CascadeFiles()
+    /// The face cascade imgproxy URLs' object gravity (`g:obj:face`) and, with
+    /// ``imgproxySmartCropFindsFaces``, smart gravity find faces with (`IMAGO_FACE_CASCADE`).
+    /// nil: Debian's `haarcascade_frontalface_alt.xml` when it is installed (without it, object
+    /// gravity finds no faces). A file named here that cannot be read stops the service.
+    public var faceCascade: String?
+    /// imgproxy Pro's `IMGPROXY_SMART_CROP_FACE_DETECTION`: smart gravity keeps the faces the face
+    /// cascade finds before it looks at saliency. Default false. The cascade must then be readable.
+    public var imgproxySmartCropFindsFaces = false
+    /// imgproxy Pro's `IMGPROXY_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP`: an object gravity that
+    /// finds nothing is smart gravity (true, the default) or the centre.
+    public var imgproxyObjectsFallBackToSmart = true
 
     /// The defaults.
     public init() {}

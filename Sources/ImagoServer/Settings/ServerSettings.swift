@@ -629,6 +629,19 @@ public enum ServerSettings {
             "--thumbor-glasses-cascade", "IMAGO_THUMBOR_GLASSES_CASCADE", peers: [.thumbor("GLASSES_DETECTOR_CASCADE_FILE")],
             "thumbor's GLASSES_DETECTOR_CASCADE_FILE (default haarcascade_eye_tree_eyeglasses.xml)"
         ) { $0.thumborCascadeFiles.glasses = $1 },
+        .text(
+            "--face-cascade", "IMAGO_FACE_CASCADE",
+            "the OpenCV face cascade imgproxy's object gravity (g:obj:face) and face-aware smart gravity use (default Debian's haarcascade_frontalface_alt.xml, when installed)"
+        ) { $0.faceCascade = $1 },
+        .boolean(
+            "--smart-crop-face-detection", "IMAGO_SMART_CROP_FACE_DETECTION", peers: [.boolean("IMGPROXY_SMART_CROP_FACE_DETECTION")],
+            "imgproxy's smart gravity keeps the faces --face-cascade finds before saliency decides (default false)"
+        ) { $0.imgproxySmartCropFindsFaces = $1 },
+        .boolean(
+            "--object-detection-fallback-to-smart-crop", "IMAGO_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP",
+            peers: [.boolean("IMGPROXY_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP")],
+            "an object gravity (g:obj) that finds no face is smart gravity; false: the centre (default true)"
+        ) { $0.imgproxyObjectsFallBackToSmart = $1 },
         .seconds(
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
             "seconds a client may take to send a request's head before its connection is closed (default 10)"

@@ -11,9 +11,10 @@ enum PixelStep: Sendable {
     case firstFrame
     /// The box cut out.
     case crop(PixelBox)
-    /// A `width × height` window where the picture is most interesting (a side larger than the
-    /// picture's is kept whole).
-    case smartCrop(width: Int, height: Int)
+    /// A `width × height` window (a side larger than the picture's is kept whole) around the
+    /// faces `faces` finds, when it is given and finds any; else where the picture is most
+    /// interesting, or its centre.
+    case smartCrop(width: Int, height: Int, faces: FaceDetector?, withoutFaces: WithoutFaces)
     /// Scaled to exactly `width × height` (each side at least 1).
     case resize(width: Int, height: Int)
     /// Turned clockwise by a multiple of 90°.
@@ -33,13 +34,22 @@ enum PixelStep: Sendable {
         case .undoOrientation(let orientation): orientation.swapsDimensions ? size.turned : size
         case .firstFrame, .flip, .flatten: size
         case .crop(let box): PixelSize(width: max(1, box.width), height: max(1, box.height))
-        case .smartCrop(let width, let height): PixelSize(width: min(width, size.width), height: min(height, size.height))
+        case .smartCrop(let width, let height, _, _): PixelSize(width: min(width, size.width), height: min(height, size.height))
         case .resize(let width, let height): PixelSize(width: max(1, width), height: max(1, height))
         case .rotate(let degrees): degrees % 180 == 0 ? size : size.turned
         case .extend(let width, let height, _, _, _): PixelSize(width: width, height: height)
         case .filter(let filter): filter.size(after: size)
         }
     }
+}
+
+/// Where a ``PixelStep/smartCrop(width:height:faces:withoutFaces:)`` window goes when no face
+/// decides it.
+enum WithoutFaces: Sendable {
+    /// The most interesting window (``Imago/ImageProcessors/SmartCrop``'s saliency).
+    case saliency
+    /// The centre.
+    case centre
 }
 
 /// A box by its edges (right and bottom exclusive), as thumbor's `meta/` reports crops.

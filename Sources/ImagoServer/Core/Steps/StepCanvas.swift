@@ -49,9 +49,20 @@ final class StepCanvas {
         case .firstFrame:
             if image.frames.count > 1 { (image.frames, image.loopCount) = ([image.frames[0]], 0) }
         case .crop(let box): image = try Self.crop(image, box, scale: scale)
-        case .smartCrop(let width, let height):
-            let mapped = (max(1, Int((Double(width) * scale.x).rounded())), max(1, Int((Double(height) * scale.y).rounded())))
-            image = try ImageProcessors.SmartCrop(width: mapped.0, height: mapped.1).process(image)
+        case .smartCrop(let width, let height, let faces, let withoutFaces):
+            let mapped = (width: max(1, Int((Double(width) * scale.x).rounded())), height: max(1, Int((Double(height) * scale.y).rounded())))
+            switch withoutFaces {
+            case .saliency: image = try ImageProcessors.SmartCrop(width: mapped.width, height: mapped.height, faces: faces).process(image)
+            case .centre:
+                let window = (width: min(mapped.width, image.width), height: min(mapped.height, image.height))
+                let found = faces?.faces(in: image) ?? []
+                let corner =
+                    FaceDetector.window(width: window.width, height: window.height, in: (image.width, image.height), around: found)
+                    ?? (Self.centred(window.width, in: image.width), Self.centred(window.height, in: image.height))
+                if window.width < image.width || window.height < image.height {
+                    image = try ImageProcessors.Crop(x: corner.x, y: corner.y, width: window.width, height: window.height).process(image)
+                }
+            }
         case .resize(let width, let height):
             let target = PixelSize(width: max(1, width), height: max(1, height))
             if target != PixelSize(width: image.width, height: image.height) {
@@ -68,6 +79,10 @@ final class StepCanvas {
         }
         size = step.size(after: size) ?? PixelSize(width: image.width, height: image.height)
     }
+
+    /// Where a `side` centres in `outer`: half the difference plus one, rounded half to even, as
+    /// imgproxy centres.
+    static func centred(_ side: Int, in outer: Int) -> Int { min(max(0, Int((Double(outer - side + 1) / 2).rounded(.toNearestOrEven))), outer - side) }
 
     /// `box`, in the steps' pixels, cut from `image`, which has `scale` of them; kept inside it.
     static func crop(_ image: Image, _ box: PixelBox, scale: (x: Double, y: Double)) throws(ImagoError) -> Image {

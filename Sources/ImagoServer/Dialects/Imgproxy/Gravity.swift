@@ -25,6 +25,11 @@ public struct Gravity: Sendable, Hashable, Codable {
         case smart = "sm"
         /// A focus point (`fp:x:y`), each coordinate a fraction 0…1 of the image.
         case focusPoint = "fp"
+        /// imgproxy Pro's object gravity (`obj:class…`, or `objw:class:weight…`): the window that
+        /// holds the most of the faces the server's face cascade finds. Faces are the one class
+        /// Imago detects; without any, smart gravity or the centre, as
+        /// `IMGPROXY_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP` says.
+        case objects = "obj"
         /// Tiled over the whole image (`re`, watermarks only).
         case replicate = "re"
 
@@ -39,12 +44,20 @@ public struct Gravity: Sendable, Hashable, Codable {
     public var x: Double
     /// The vertical offset, as ``x``.
     public var y: Double
+    /// The classes an object gravity asks for (`all` for any), those `objw` weighs above 0;
+    /// empty asks for all.
+    public var objectClasses: [String] = []
 
     /// A gravity of `kind` with offsets.
     public init(_ kind: Kind = .center, x: Double = 0, y: Double = 0) {
         self.kind = kind
         self.x = x
         self.y = y
+    }
+
+    /// Whether this is an object gravity that faces answer: it names `face` or `all`, or no class.
+    var wantsFaces: Bool {
+        kind == .objects && (objectClasses.isEmpty || objectClasses.contains("face") || objectClasses.contains("all"))
     }
 
     /// This gravity after the image it applies to is turned `angle` degrees clockwise and

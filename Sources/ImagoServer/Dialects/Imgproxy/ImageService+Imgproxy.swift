@@ -64,9 +64,12 @@ extension ImageService {
         answer.usesServerAutoQuality = true
         answer.maxBytes = options.maxBytes
         answer.passesSVGThrough = explicit == nil && !configuration.alwaysRasterizesSVG
-        let recipe = ImageRecipe(steps: .imgproxy(options), requestOptions: requestOptions, answer: answer, identity: options.key)
+        // The server's face cascade and settings decide smart and object gravities' windows.
+        let faces = imgproxyFaces.identity(for: options)
+        let identity = options.key + (faces.isEmpty ? "" : "\n" + faces)
+        let recipe = ImageRecipe(steps: .imgproxy(options), requestOptions: requestOptions, answer: answer, identity: identity)
         return VariantPlan(
-            source: url, key: url.absoluteString + "\n" + options.key + "\n" + (explicit?.rawValue ?? "") + "\n" + negotiation.classes,
+            source: url, key: url.absoluteString + "\n" + identity + "\n" + (explicit?.rawValue ?? "") + "\n" + negotiation.classes,
             limits: SourceLimits(options: options), delivery: delivery, varies: configuration.variesWithAccept(named: explicit), errors: .imgproxy,
             product: .image(recipe))
     }

@@ -12,8 +12,32 @@ struct ImgproxySteps: StepPlanning {
     let maxResultDimension: Int
     /// The server's watermark, when it has one and the URL asks for it.
     let watermark: Watermark?
+    /// What smart and object gravities look for faces with.
+    var faces = FaceSettings()
 
-    var identifier: String { "imgproxy(\(options.key)\(watermark.map { ",wm:" + $0.identifier } ?? ""))" }
+    /// The server's face settings, as imgproxy Pro's.
+    struct FaceSettings: Sendable {
+        /// The face cascade, when the server has one.
+        var detector: FaceDetector?
+        /// `IMGPROXY_SMART_CROP_FACE_DETECTION`: smart gravity keeps faces first.
+        var smartCropFindsFaces = false
+        /// `IMGPROXY_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP`: an object gravity without faces
+        /// is smart gravity (else the centre).
+        var objectsFallBackToSmart = true
+
+        /// What `options` gives faces to decide: part of its variants' keys (empty when nothing).
+        func identity(for options: ProcessingOptions) -> String {
+            let gravities = [options.gravity] + (options.crop?.gravity.map { [$0] } ?? [])
+            let smart = smartCropFindsFaces && gravities.contains { $0.kind == .smart || ($0.kind == .objects && objectsFallBackToSmart) }
+            let objects = gravities.contains { $0.wantsFaces }
+            guard smart || objects, let detector else { return "" }
+            return "faces:\(detector.identifier),smart:\(smartCropFindsFaces),fallback:\(objectsFallBackToSmart)"
+        }
+    }
+
+    var identifier: String {
+        "imgproxy(\(options.key)\(watermark.map { ",wm:" + $0.identifier } ?? "")\(faces.identity(for: options).isEmpty ? "" : "," + faces.identity(for: options)))"
+    }
 
     private var effectiveMaxResultDimension: Int {
         let asked = options.maxResultDimension
@@ -87,15 +111,27 @@ struct ImgproxySteps: StepPlanning {
         plan.append(.extend(width: canvas.width, height: canvas.height, x: x, y: y, background: fill))
     }
 
-    /// imgproxy's `cropImage`: a `width × height` window (0: the whole side) at `gravity`, or the
-    /// most interesting one for smart gravity.
+    /// imgproxy's `cropImage`: a `width × height` window (0: the whole side) at `gravity`, the
+    /// most interesting one for smart gravity (faces first with `IMGPROXY_SMART_CROP_FACE_DETECTION`),
+    /// the one holding the most of the faces for an object gravity.
     private func crop(_ plan: inout StepPlan, width: Int, height: Int, gravity: Gravity, dpr: Double) {
         guard width > 0 || height > 0, let size = plan.size else { return }
         let cropWidth = VariantGeometry.minNonZero(width, size.width), cropHeight = VariantGeometry.minNonZero(height, size.height)
         guard cropWidth < size.width || cropHeight < size.height else { return }
-        if gravity.kind == .smart {
-            plan.append(.smartCrop(width: cropWidth, height: cropHeight))
+        let smartFaces = faces.smartCropFindsFaces ? faces.detector : nil
+        switch gravity.kind {
+        case .smart:
+            plan.append(.smartCrop(width: cropWidth, height: cropHeight, faces: smartFaces, withoutFaces: .saliency))
             return
+        case .objects:
+            let detector = gravity.wantsFaces ? faces.detector : nil
+            if detector != nil || faces.objectsFallBackToSmart {
+                plan.append(
+                    .smartCrop(
+                        width: cropWidth, height: cropHeight, faces: detector ?? smartFaces, withoutFaces: faces.objectsFallBackToSmart ? .saliency : .centre))
+                return
+            }
+        default: break
         }
         let (x, y) = VariantGeometry.position(outer: (size.width, size.height), inner: (cropWidth, cropHeight), gravity: gravity, dpr: dpr)
         plan.append(.crop(PixelBox(x: x, y: y, width: cropWidth, height: cropHeight)))

@@ -82,13 +82,13 @@ private struct Parser {
         case "extend_aspect_ratio", "extend_ar", "exar":
             o.extendAspectRatio = try extensionValue(a, o.extendAspectRatio)
         case "gravity", "g":
-            o.gravity = try a.gravity(from: 0, allowing: Gravity.Kind.common + [.smart, .focusPoint]) ?? o.gravity
+            o.gravity = try a.gravity(from: 0, allowing: Gravity.Kind.common + [.smart, .focusPoint, .objects]) ?? o.gravity
         case "crop", "c":
             try a.count(1...5)
             var crop = o.crop ?? .init()
             crop.width = try a.number(0, 0...65_535) ?? crop.width
             crop.height = try a.number(1, 0...65_535) ?? crop.height
-            if arguments.count > 2 { crop.gravity = try a.gravity(from: 2, allowing: Gravity.Kind.common + [.smart, .focusPoint]) }
+            if arguments.count > 2 { crop.gravity = try a.gravity(from: 2, allowing: Gravity.Kind.common + [.smart, .focusPoint, .objects]) }
             o.crop = crop.width == 0 && crop.height == 0 ? nil : crop
         case "trim", "t":
             try a.count(1...4)
@@ -337,12 +337,30 @@ private struct Arguments {
     }
 
     /// A gravity from the argument at `start`: its type, then offsets (`fp` takes exactly two
-    /// fractions; `sm` none).
+    /// fractions; `sm` none; `obj` class names, `objw` names and weights).
     func gravity(from start: Int, allowing kinds: [Gravity.Kind]) throws(ServerError) -> Gravity? {
         guard let text = value(start) else { return nil }
-        guard let kind = Gravity.Kind(rawValue: text), kinds.contains(kind) else { throw bad("unknown gravity '\(text)'") }
         let given = values.count - start
+        if text == "objw", kinds.contains(.objects) {
+            guard given % 2 == 1 else { throw bad("objw takes class names and weights in pairs") }
+            var gravity = Gravity(.objects)
+            for index in stride(from: start + 1, to: values.count, by: 2) {
+                guard let name = value(index), !name.isEmpty else { throw bad("objw's class names cannot be empty") }
+                if try number(index + 1, 0...1_000_000) ?? 1 > 0 { gravity.objectClasses.append(name.lowercased()) }
+            }
+            // Every class weighed at 0 asks for none: no object can centre the window.
+            if gravity.objectClasses.isEmpty { gravity.objectClasses = ["none"] }
+            return gravity
+        }
+        guard let kind = Gravity.Kind(rawValue: text), kinds.contains(kind) else { throw bad("unknown gravity '\(text)'") }
         switch kind {
+        case .objects:
+            var gravity = Gravity(.objects)
+            for index in start + 1..<values.count {
+                guard let name = value(index), !name.isEmpty else { throw bad("obj's class names cannot be empty") }
+                gravity.objectClasses.append(name.lowercased())
+            }
+            return gravity
         case .smart:
             guard given == 1 else { throw bad("smart gravity takes no offsets") }
             return Gravity(.smart)
