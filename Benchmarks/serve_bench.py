@@ -126,7 +126,7 @@ def start_imago(binary, folder, extra=()):
     return Server("imago", command, port, health="/health")
 
 
-def start_thumbor(folder, result_storage):
+def start_thumbor(folder, result_storage, extra_conf=()):
     port = free_port()
     conf = f"{folder}/thumbor-{port}.conf"
     with open(conf, "w") as out:
@@ -141,6 +141,7 @@ def start_thumbor(folder, result_storage):
                     "ALLOW_UNSAFE_URL = True",
                     "AUTO_WEBP = False",
                     "MAX_AGE = 31536000",
+                    *extra_conf,
                 ]
             )
             + "\n"
@@ -453,6 +454,71 @@ def thumbor_dialect_benchmarks(binary, folder, origin):
     )
 
 
+DETECTORS = ["thumbor.detectors.face_detector", "thumbor.detectors.feature_detector"]
+
+
+def make_face_sources(folder):
+    """The 100 sources with a 4×3 group of LFW faces (scikit-image's lfw_subset, 120 px each)
+    pasted into every second one at a different place: faces-NNN.jpg, quality 90."""
+    import importlib.util
+
+    import numpy as np
+
+    faces = np.load(os.path.join(os.path.dirname(importlib.util.find_spec("skimage").origin), "data", "lfw_subset.npy"))
+    side, gap = 120, 30
+    group = Image.new("L", (4 * side + 5 * gap, 3 * side + 4 * gap), 128)
+    for index in range(12):
+        face = Image.fromarray((faces[index] * 255).round().astype(np.uint8)).resize((side, side), Image.BILINEAR)
+        row, column = divmod(index, 4)
+        group.paste(face, (gap + column * (side + gap), gap + row * (side + gap)))
+    group = group.convert("RGB")
+    for index in range(SOURCES):
+        with Image.open(f"{folder}/src-{index:03d}.jpg") as source:
+            image = source.convert("RGB")
+            if index % 2 == 0:
+                x = (index * 7919) % (image.width - group.width)
+                y = (index * 104729) % (image.height - group.height)
+                image.paste(group, (x, y))
+            image.save(f"{folder}/faces-{index:03d}.jpg", quality=90)
+
+
+def smart_detector_benchmarks(binary, folder, origin):
+    """`/smart/` cold with thumbor's face and feature detectors: the same thumbor URLs to thumbor
+    7.8 (OpenCV 4.14) and to `imago serve --dialect thumbor --thumbor-detectors`, half the sources
+    with a group of faces; the same status, type, size and focal points checked first."""
+    make_face_sources(f"{folder}/origin")
+    paths = [f"/unsafe/300x300/smart/127.0.0.1:{origin}/faces-{i:03d}.jpg" for i in range(SOURCES)]
+    start_dialect = lambda: start_imago(binary, folder, ["--dialect", "thumbor", "--thumbor-detectors", ",".join(DETECTORS)])
+    start_peer = lambda: start_thumbor(folder, result_storage=False, extra_conf=[f"DETECTORS = {DETECTORS!r}"])
+    imago, thumbor = start_dialect(), start_peer()
+    try:
+        for index in (0, 1, 2, 3):
+            path = paths[index]
+            answers = [fetch(server.port, path) for server in (imago, thumbor)]
+            sizes = [Image.open(io.BytesIO(body)).size if status == 200 else None for status, _, body in answers]
+            if [a[:2] for a in answers] != [answers[1][:2]] * 2 or sizes[0] != sizes[1]:
+                raise RuntimeError(f"imago differs from thumbor for {path}: {[a[:2] for a in answers]} {sizes}")
+            import json
+
+            meta = [json.loads(fetch(server.port, path.replace("/unsafe/", "/unsafe/meta/"))[2]) for server in (imago, thumbor)]
+            points = [sorted((p["x"], p["y"], p["origin"]) for p in m["thumbor"]["focal_points"]) for m in meta]
+            print(f"  {path.rsplit('/', 1)[1]}: imago {len(points[0])} focal points ({points[0][0][2] if points[0] else 'none'}), "
+                  f"thumbor {len(points[1])} ({points[1][0][2] if points[1] else 'none'}), the same: {points[0] == points[1]}")
+    finally:
+        imago.stop()
+        thumbor.stop()
+    found = cold_rounds([("imago", start_dialect, paths), ("thumbor", start_peer, paths)])
+    (ir, i50, i99, irss, stages), (tr, t50, t99, trss, _) = found["imago"], found["thumbor"]
+    report(
+        f"serve cold /smart/ with DETECTORS = face, feature (thumbor's URLs to both), {SOURCES} sources of 1800×1100, half with 12 faces, "
+        f"300x300/smart, median of {ROUNDS} alternating rounds",
+        f"{ir:.1f} req/s, p50 {i50:.0f} ms, p99 {i99:.0f} ms, peak RSS {irss:.0f} MB, decode + detect + process {stages.get('decode_process', 0):.1f} ms per image",
+        f"thumbor {tr:.1f} req/s, p50 {t50:.0f} ms, p99 {t99:.0f} ms, peak RSS {trss:.0f} MB",
+        ir / tr,
+        2,
+    )
+
+
 def imago_arms(binary, folder, origin, option_sets):
     """Imago alone, cold over the sources as JPEG with each option set: the median round of each."""
     path = lambda options, i: f"/insecure/{options}/plain/http%3A%2F%2F127.0.0.1%3A{origin}%2Fsrc-{i:03d}.jpg@jpg"
@@ -534,6 +600,9 @@ def main():
 
         if os.environ.get("SERVE_BENCH_ONLY") == "hot":
             hot_benchmarks(binary, folder, origin)
+            return
+        if os.environ.get("SERVE_BENCH_ONLY") == "smart-detectors":
+            smart_detector_benchmarks(binary, folder, origin)
             return
         if os.environ.get("SERVE_BENCH_ONLY") == "thumbor-dialect":
             # Only the thumbor-dialect rows (they need the watermark the options rows make).

@@ -15,13 +15,13 @@ case "decode-rss":
 case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr]` runs those groups
+    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr] [faces]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` and `http2` the first two of
     // `network`); no
     // argument runs all.
     let groups =
         arguments.isEmpty
-        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders", "hdr"]
+        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders", "hdr", "faces"]
         : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
@@ -49,4 +49,5 @@ default:
     if groups.contains("autoquality") { try AutoQualityBenchmark.run() }
     if groups.contains("hostile") { try HostileBenchmark.run() }
     if groups.contains("server") { try ServerBenchmark.run() }
+    if groups.contains("faces") { try FacesBenchmark.run() }
 }

@@ -1,0 +1,76 @@
+import Foundation
+import Imago
+
+/// Faces (issue 44): Imago's cascade detection against OpenCV 4.14's `detectMultiScale` on the
+/// same grey pictures with thumbor's parameters, both on their own threads (OpenCV's default
+/// pool, Imago's stripes over the cores); then `/smart/` cold with thumbor's face and feature
+/// detectors against thumbor 7.8 with the same, through serve_bench.py.
+enum FacesBenchmark {
+    static let rounds = 7
+    static let cascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml"
+
+    static func run() throws {
+        let python = ProcessInfo.processInfo.environment["IMAGO_BENCH_PYTHON"] ?? "/usr/bin/python3"
+        let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let script = here.appendingPathComponent("../../faces_bench.py").standardized.path
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("imago-bench-faces-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let files = try Measure.run(python, [script, "make", work.path]).split(separator: "\n").map(String.init)
+        let classifier = try CascadeClassifier(contentsOf: URL(fileURLWithPath: cascade))
+        var imagoTotal = 0.0
+        var rows: [(name: String, imago: Double, faces: Int)] = []
+        for file in files {
+            let plane = try readPGM(file)
+            let options = CascadeClassifier.DetectionOptions.thumbor(width: plane.width, height: plane.height)
+            let found = classifier.detect(in: plane, options: options)
+            var times: [Double] = []
+            for _ in 0..<rounds { times.append(Measure.elapsed { _ = classifier.detect(in: plane, options: options) }) }
+            let median = Measure.median(times)
+            imagoTotal += median
+            rows.append(((file as NSString).lastPathComponent + " \(plane.width)×\(plane.height)", median, found.count))
+        }
+        let opencv = try Measure.run(python, [script, "time", "\(rounds)", cascade] + files).split(separator: "\n").map { $0.split(separator: " ") }
+        var opencvTotal = 0.0
+        for (index, row) in rows.enumerated() {
+            let seconds = Double(opencv[index][0]) ?? .nan, faces = Int(opencv[index][1]) ?? -1
+            opencvTotal += seconds
+            print(String(format: "  %@: imago %.2f ms (%d faces), OpenCV %.2f ms (%d faces)", row.name, row.imago * 1000, row.faces, seconds * 1000, faces))
+        }
+        report(
+            "Face detection: haarcascade_frontalface_alt, thumbor's parameters, \(files.count) grey pictures, median of \(rounds) each, summed",
+            imago: String(format: "%.1f ms", imagoTotal * 1000), peer: String(format: "OpenCV 4.14 detectMultiScale: %.1f ms", opencvTotal * 1000),
+            ratio: opencvTotal / imagoTotal, target: "≥ 1×", met: opencvTotal >= imagoTotal)
+
+        guard let cli = ProcessInfo.processInfo.environment["IMAGO_CLI"], FileManager.default.isExecutableFile(atPath: cli) else {
+            throw BenchmarkError("the faces group's server rows need IMAGO_CLI, the release imago binary (make bench sets it)")
+        }
+        fflush(nil)  // every stream: `stdout` itself is shared mutable state to Swift 6
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [here.appendingPathComponent("../../serve_bench.py").standardized.path, cli]
+        process.environment = ProcessInfo.processInfo.environment.merging(["SERVE_BENCH_ONLY": "smart-detectors"]) { $1 }
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("serve_bench.py exited with \(process.terminationStatus)") }
+    }
+
+    /// A binary PGM (P5, 8-bit) as a grey plane.
+    static func readPGM(_ path: String) throws -> GrayPlane {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var fields: [Int] = [], index = 2
+        guard data.prefix(2) == Data("P5".utf8) else { throw BenchmarkError("\(path) is not a binary PGM") }
+        while fields.count < 3 {
+            while index < data.count, [0x20, 0x0A, 0x0D, 0x09].contains(data[index]) { index += 1 }
+            var number = 0
+            while index < data.count, (0x30...0x39).contains(data[index]) {
+                number = number * 10 + Int(data[index] - 0x30)
+                index += 1
+            }
+            fields.append(number)
+        }
+        index += 1
+        guard fields[2] == 255, data.count - index == fields[0] * fields[1] else { throw BenchmarkError("\(path) is an unexpected PGM") }
+        return GrayPlane(width: fields[0], height: fields[1], pixels: [UInt8](data[index...]))
+    }
+}
