@@ -6,12 +6,14 @@ import Imago
 enum PlanCompilers {
     /// A service with the default settings (no local root, no disk cache).
     static let service = try! ImageService(configuration: ServerConfiguration())
+    /// Faces for smart and object gravities: Debian's face cascade when installed.
+    static let faces: FaceDetector? = try? FaceDetector(contentsOf: URL(fileURLWithPath: FaceDetector.systemCascadePath))
     /// A client that accepts WebP.
     static let negotiation = Negotiation(ServiceRequest(path: "/", accept: "image/webp,*/*"), ServerConfiguration())
 }
 
 /// The `imgproxy-options` harness's input read as a small image and an imgproxy options path: the
-/// first two bytes give the image's sides (1…64), the rest is text split at `/` into option
+/// first two bytes give the image's sides (1…64; the first's top bits the face settings), the rest is text split at `/` into option
 /// segments, parsed as a URL's and, when they parse, run through imgproxy's processing on the
 /// image (and, with `aq`, encoded by auto quality's search); and as `/info` options, their facts taken. Every input must end in an image, a 4xx, or
 /// an ImagoError, within the pixel bound.
@@ -40,7 +42,10 @@ enum ImgproxyOptionsFeed {
         }
         guard (try? ImgproxySteps.checkRequestedSize(options, maxPixels: 1 << 20)) != nil else { return }
         let image = pattern(width: width, height: height)
-        var processor = PlanProcessor(ImgproxySteps(options: options, maxResultDimension: 0, watermark: nil))
+        var planner = ImgproxySteps(options: options, maxResultDimension: 0, watermark: nil)
+        // The first byte's top bits turn face-aware smart crop and the object fallback on and off.
+        planner.faces = .init(detector: PlanCompilers.faces, smartCropFindsFaces: data[0] & 0x80 != 0, objectsFallBackToSmart: data[0] & 0x40 != 0)
+        var processor = PlanProcessor(planner)
         processor.maxPixels = 1 << 20
         guard let result = try? processor.process(image) else { return }
         guard result.width * result.height <= 1 << 20, result.frames.allSatisfy({ $0.pixels.count == result.width * result.height * 4 }) else {

@@ -125,3 +125,29 @@ struct JPEGDecoderTests {
         }
     }
 }
+
+/// `DecodingOptions.smoothsChroma`: libjpeg's smooth chroma upsampling, as djpeg (and Pillow,
+/// libvips) decode by default; replication, as `djpeg -nosmooth`, otherwise.
+@Suite("JPEG chroma upsampling against djpeg")
+struct JPEGChromaUpsamplingTests {
+    @Test(
+        "smoothsChroma decodes djpeg's exact pixels; the default decodes djpeg -nosmooth's; the two differ",
+        arguments: ["video-001.q50.420.jpeg", "video-001.q50.422.jpeg", "video-001.q50.420.progressive.jpeg"])
+    func againstDjpeg(name: String) async throws {
+        let file = Corpus.root.appendingPathComponent("jpeg/\(name)")
+        let data = try Data(contentsOf: file)
+        var smooth = DecodingOptions()
+        smooth.smoothsChroma = true
+        let smoothed = try JPEGDecoder().decode(data, options: smooth)
+        let replicated = try JPEGDecoder().decode(data, options: DecodingOptions())
+        func djpeg(_ arguments: [String]) async throws -> Image {
+            let run = try await runProcess(URL(fileURLWithPath: "/usr/bin/djpeg"), arguments + ["-ppm", file.path])
+            #expect(run.status == 0)
+            return try DecoderRegistry.standard().decode(run.output)
+        }
+        let reference = try await djpeg([]), nosmooth = try await djpeg(["-nosmooth"])
+        #expect(Corpus.samePixels(smoothed.pixels, reference.pixels))
+        #expect(Corpus.samePixels(replicated.pixels, nosmooth.pixels))
+        #expect(!Corpus.samePixels(smoothed.pixels, replicated.pixels))
+    }
+}

@@ -5,6 +5,7 @@ pictures from scikit-image's data (its wheel, installed without its dependencies
   picture NAME OUT.pgm        scikit-image's NAME.png (or .jpg) as 8-bit grey, written as binary PGM
                               (colour made grey by OpenCV's BGR2GRAY)
   colour NAME OUT             scikit-image's NAME as it is (colour), written in OUT's format (by extension)
+  photo IN.jpg OUT.jpg WIDTH  a photo reduced to WIDTH pixels wide (area), written as a 4:2:0 JPEG
   group OUT.pgm COLUMNS ROWS SIDE
                               a group photo: the first COLUMNS x ROWS faces of scikit-image's
                               lfw_subset, each enlarged to SIDE pixels (bilinear), on mid grey with a
@@ -35,6 +36,13 @@ def picture(name, out):
     image = cv2.imread(path, cv2.IMREAD_COLOR)
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     cv2.imwrite(out, grey)
+
+
+def photo(source, out, width):
+    """A JPEG photo reduced to WIDTH (area filter), written as OpenCV's default JPEG: 4:2:0, q95."""
+    image = cv2.imread(source, cv2.IMREAD_COLOR)
+    height = round(image.shape[0] * int(width) / image.shape[1])
+    cv2.imwrite(out, cv2.resize(image, (int(width), height), interpolation=cv2.INTER_AREA))
 
 
 def colour(name, out):
@@ -78,6 +86,8 @@ if __name__ == "__main__":
         picture(*arguments)
     elif command == "colour":
         colour(*arguments)
+    elif command == "photo":
+        photo(*arguments)
     elif command == "group":
         group(arguments[0], *map(int, arguments[1:]))
     elif command == "detect":

@@ -9,7 +9,7 @@ enum FacesBenchmark {
     static let rounds = 7
     static let cascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml"
 
-    static func run() throws {
+    static func run(server: Bool) throws {
         let python = ProcessInfo.processInfo.environment["IMAGO_BENCH_PYTHON"] ?? "/usr/bin/python3"
         let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let script = here.appendingPathComponent("../../faces_bench.py").standardized.path
@@ -41,6 +41,7 @@ enum FacesBenchmark {
             "Face detection: haarcascade_frontalface_alt, thumbor's parameters, \(files.count) grey pictures, median of \(rounds) each, summed",
             imago: String(format: "%.1f ms", imagoTotal * 1000), peer: String(format: "OpenCV 4.14 detectMultiScale: %.1f ms", opencvTotal * 1000),
             ratio: opencvTotal / imagoTotal, target: "≥ 1×", met: opencvTotal >= imagoTotal)
+        guard server else { return }
 
         guard let cli = ProcessInfo.processInfo.environment["IMAGO_CLI"], FileManager.default.isExecutableFile(atPath: cli) else {
             throw BenchmarkError("the faces group's server rows need IMAGO_CLI, the release imago binary (make bench sets it)")

@@ -16,12 +16,15 @@ case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
     // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr] [faces]` runs those groups
-    // (`memory-cache` or `disk-cache` runs half of `cache`, `throughput` and `http2` the first two of
+    // (`memory-cache` or `disk-cache` runs half of `cache`, `faces-detection` the first half of `faces`, `throughput` and `http2` the first two of
     // `network`); no
     // argument runs all.
     let groups =
         arguments.isEmpty
-        ? ["network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders", "hdr", "faces"]
+        ? [
+            "network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders", "hdr",
+            "faces",
+        ]
         : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
     print("")
@@ -49,5 +52,5 @@ default:
     if groups.contains("autoquality") { try AutoQualityBenchmark.run() }
     if groups.contains("hostile") { try HostileBenchmark.run() }
     if groups.contains("server") { try ServerBenchmark.run() }
-    if groups.contains("faces") { try FacesBenchmark.run() }
+    if groups.contains("faces") || groups.contains("faces-detection") { try FacesBenchmark.run(server: groups.contains("faces")) }
 }

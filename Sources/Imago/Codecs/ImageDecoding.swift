@@ -111,6 +111,10 @@ public struct DecodingOptions: Sendable, Hashable {
     /// at the base's reduced scale. Default ``GainMapHandling/drop``: the SDR base alone, and the
     /// gain map never decoded.
     public var gainMapHandling = GainMapHandling.drop
+    /// JPEG: upsample subsampled chroma with libjpeg's smooth ("fancy") filter, as libjpeg's
+    /// default and Pillow, libvips and browsers decode, instead of by replication. Default false:
+    /// replication is faster, and a resize after the decode smooths it anyway.
+    public var smoothsChroma = false
     /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
     /// gray pixels are then delivered in their own profile's space, as with `.keep`.
     var defersColorConversion = false

@@ -18,6 +18,23 @@ struct WindowEvaluator: Sendable {
     /// Haar: per feature 3 weights.
     private let weights: [Float]
     private let tiltedFeature: [Bool]
+    /// When every tree is a single node (OpenCV's stumps: its shipped Haar cascades), each tree as
+    /// its feature, threshold and two leaf values, tested without walking nodes; else empty.
+    private let stumps: [Stump]
+    /// Each stage's first and past-the-end tree, and its threshold, laid out flat.
+    private let stageBounds: [(start: Int, end: Int, threshold: Float)]
+
+    /// A one-node tree with its Haar feature laid in: the three rectangles' corners as offsets
+    /// from a window's origin, their weights, the threshold and the two leaves' values. One read
+    /// of a few cache lines per tree, where the general walk reads four tables.
+    struct Stump {
+        var corners: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32)
+        var weights: (Float, Float, Float)
+        var tilted: Bool
+        var threshold: Float
+        var left: Float
+        var right: Float
+    }
     /// The corners of the window's inner rectangle (1 pixel in from each side), whose contrast
     /// normalises Haar features.
     private let normCorners: (Int, Int, Int, Int)
@@ -63,6 +80,25 @@ struct WindowEvaluator: Sendable {
         self.offsets = offsets
         self.weights = weights
         self.tiltedFeature = tiltedFeature
+        stageBounds = cascade.stages.map { ($0.trees.lowerBound, $0.trees.upperBound, $0.threshold) }
+        var stumps: [Stump] = []
+        if cascade.featureKind == .haar {
+            for tree in cascade.trees {
+                // A stump: one node whose both sides are leaves (the loader checked they are in range).
+                guard tree.nodes.count == 1, case let node = cascade.nodes[tree.nodes.lowerBound], node.left <= 0, node.right <= 0 else {
+                    stumps = []
+                    break
+                }
+                let o = offsets[node.feature * 12..<node.feature * 12 + 12].map { Int32(truncatingIfNeeded: $0) }
+                stumps.append(
+                    Stump(
+                        corners: (o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], o[8], o[9], o[10], o[11]),
+                        weights: (weights[node.feature * 3], weights[node.feature * 3 + 1], weights[node.feature * 3 + 2]),
+                        tilted: tiltedFeature[node.feature], threshold: node.threshold, left: cascade.leaves[tree.leaves.lowerBound - node.left],
+                        right: cascade.leaves[tree.leaves.lowerBound - node.right]))
+            }
+        }
+        self.stumps = stumps
         let w = cascade.windowWidth - 2, h = cascade.windowHeight - 2
         normCorners = (1 + stride, 1 + w + stride, 1 + stride * (1 + h), 1 + w + stride * (1 + h))
         normArea = Double(w * h)
@@ -79,14 +115,22 @@ struct WindowEvaluator: Sendable {
                     cascade.nodes.withUnsafeBufferPointer { nodes in
                         cascade.leaves.withUnsafeBufferPointer { leaves in
                             cascade.trees.withUnsafeBufferPointer { trees in
-                                let lookups = Lookups(offsets: offsets, weights: weights, subsets: subsets, nodes: nodes, leaves: leaves, trees: trees)
-                                for y in rows {
-                                    var x = 0
-                                    while x < columns {
-                                        let result = run(at: y * stride + x, tables, lookups)
-                                        if result > 0 { passed.append((x, y)) }
-                                        // Rejected by the first stage: the next position is skipped too.
-                                        x += result == 0 ? 2 * step : step
+                                tiltedFeature.withUnsafeBufferPointer { tilted in
+                                    stumps.withUnsafeBufferPointer { stumps in
+                                        stageBounds.withUnsafeBufferPointer { stages in
+                                            let lookups = Lookups(
+                                                offsets: offsets, weights: weights, tilted: tilted, subsets: subsets, nodes: nodes, leaves: leaves,
+                                                trees: trees, stumps: stumps, stages: stages)
+                                            for y in rows {
+                                                var x = 0
+                                                while x < columns {
+                                                    let result = run(at: y * stride + x, tables, lookups)
+                                                    if result > 0 { passed.append((x, y)) }
+                                                    // Rejected by the first stage: the next position is skipped too.
+                                                    x += result == 0 ? 2 * step : step
+                                                }
+                                            }
+                                        }
                                     }
                                 }
                             }
@@ -102,10 +146,13 @@ struct WindowEvaluator: Sendable {
     private struct Lookups {
         var offsets: UnsafeBufferPointer<Int>
         var weights: UnsafeBufferPointer<Float>
+        var tilted: UnsafeBufferPointer<Bool>
         var subsets: UnsafeBufferPointer<Int32>
         var nodes: UnsafeBufferPointer<CascadeClassifier.Node>
         var leaves: UnsafeBufferPointer<Float>
         var trees: UnsafeBufferPointer<CascadeClassifier.Tree>
+        var stumps: UnsafeBufferPointer<Stump>
+        var stages: UnsafeBufferPointer<(start: Int, end: Int, threshold: Float)>
     }
 
     /// The window whose top-left integral entry is `origin`: 1 when every stage passes, 0 when the
@@ -123,16 +170,31 @@ struct WindowEvaluator: Sendable {
             // OpenCV skips windows of too little contrast (a flat wall, a clear sky).
             guard normArea * Double(normFactor) < 0.1 else { return -1 }
         }
-        for (index, stage) in cascade.stages.enumerated() {
+        if !lookups.stumps.isEmpty {
+            // OpenCV's predictOrderedStump: the same sums in the same order, no node walk.
+            for index in 0..<lookups.stages.count {
+                let stage = lookups.stages[index]
+                var total = 0.0
+                for treeIndex in stage.start..<stage.end {
+                    let stump = lookups.stumps[treeIndex]
+                    let value = Self.stumpFeature(stump, (stump.tilted ? tables.tilted : tables.sum).baseAddress.unsafelyUnwrapped + origin) * normFactor
+                    total += Double(Double(value) < Double(stump.threshold) ? stump.left : stump.right)
+                }
+                if total < Double(stage.threshold) { return -index }
+            }
+            return 1
+        }
+        for index in 0..<lookups.stages.count {
+            let stage = lookups.stages[index]
             var total = 0.0
-            for treeIndex in stage.trees {
+            for treeIndex in stage.start..<stage.end {
                 let tree = lookups.trees[treeIndex]
                 var node = 0
                 while true {
                     let current = lookups.nodes[tree.nodes.lowerBound + node]
                     let goesLeft: Bool
                     if isHaar {
-                        let value = haar(current.feature, origin, tables, lookups.offsets, lookups.weights) * normFactor
+                        let value = haar(current.feature, origin, tables, lookups) * normFactor
                         goesLeft = Double(value) < Double(current.threshold)
                     } else {
                         let code = Int(lbp(current.feature, origin, tables.sum, lookups.offsets))
@@ -152,10 +214,24 @@ struct WindowEvaluator: Sendable {
         return 1
     }
 
+    /// A stump's Haar feature at the window whose origin entry `window` points to: OpenCV's
+    /// arithmetic (32-bit sums as floats, the third rectangle only when weighted).
+    @inline(__always)
+    private static func stumpFeature(_ stump: Stump, _ window: UnsafePointer<UInt32>) -> Float {
+        let c = stump.corners
+        @inline(__always) func rectangle(_ a: Int32, _ b: Int32, _ c: Int32, _ d: Int32) -> Float {
+            Float(Int32(bitPattern: window[Int(a)] &- window[Int(b)] &- window[Int(c)] &+ window[Int(d)]))
+        }
+        var value = stump.weights.0 * rectangle(c.0, c.1, c.2, c.3) + stump.weights.1 * rectangle(c.4, c.5, c.6, c.7)
+        if stump.weights.2 != 0 { value += stump.weights.2 * rectangle(c.8, c.9, c.10, c.11) }
+        return value
+    }
+
     /// A Haar feature's weighted rectangle sums, before normalising.
     @inline(__always)
-    private func haar(_ feature: Int, _ origin: Int, _ tables: Tables, _ offsets: UnsafeBufferPointer<Int>, _ weights: UnsafeBufferPointer<Float>) -> Float {
-        let table = tiltedFeature[feature] ? tables.tilted : tables.sum
+    private func haar(_ feature: Int, _ origin: Int, _ tables: Tables, _ lookups: Lookups) -> Float {
+        let (offsets, weights) = (lookups.offsets, lookups.weights)
+        let table = lookups.tilted[feature] ? tables.tilted : tables.sum
         let base = feature * 12
         func rectangle(_ index: Int) -> Float {
             let o = base + index * 4

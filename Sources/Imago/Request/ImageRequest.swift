@@ -161,6 +161,8 @@ public struct ImageRequest: Sendable, Hashable {
         var metadata: DecodingOptions.MetadataHandling?
         /// Whether the gain map is kept (``Options/keepsGainMap``).
         var keepsGainMap = false
+        /// Whether JPEG chroma is upsampled smoothly (``Options/smoothsChroma``).
+        var smoothsChroma = false
         /// The request's own decode limits (``Limits/maxPixels``, ``Limits/maxFrames``).
         var limits = Limits()
 
@@ -168,7 +170,7 @@ public struct ImageRequest: Sendable, Hashable {
         var full: DecodePlan {
             DecodePlan(
                 thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, keepsGainMap: keepsGainMap,
-                limits: limits)
+                smoothsChroma: smoothsChroma, limits: limits)
         }
         /// Whether this is a full-size decode.
         var isFull: Bool { self == full }
@@ -179,6 +181,7 @@ public struct ImageRequest: Sendable, Hashable {
             if keepsColorProfile { options.colorProfileHandling = .keep }
             if let metadata { options.metadataHandling = metadata }
             if keepsGainMap { options.gainMapHandling = .keep }
+            if smoothsChroma { options.smoothsChroma = true }
             if let maxPixels = limits.maxPixels { options.maxPixels = min(options.maxPixels, maxPixels) }
             if let maxFrames = limits.maxFrames { options.maxFrames = min(options.maxFrames, maxFrames) }
             return options
@@ -192,7 +195,8 @@ public struct ImageRequest: Sendable, Hashable {
             options.contains(.keepsMetadata) ? .all : options.contains(.keepsCopyright) ? .copyright : nil
         var plan = DecodePlan(
             thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata,
-            keepsGainMap: options.contains(.keepsGainMap), limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames))
+            keepsGainMap: options.contains(.keepsGainMap), smoothsChroma: options.contains(.smoothsChroma),
+            limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames))
         if thumbnail == nil, !scalesDown, resize == nil, let first = processors.first as? any ReducedDecodeProcessing {
             plan.requirement = DecodeSizeRequirement(first)
         }
@@ -213,7 +217,7 @@ public struct ImageRequest: Sendable, Hashable {
         diskCacheKey + "\nvariant:" + (thumbnail?.identifier ?? "") + "|" + processorsIdentifier
             + (options.contains(.keepsColorProfile) ? "|keeps-color-profile" : "")
             + (options.contains(.keepsMetadata) ? "|keeps-metadata" : options.contains(.keepsCopyright) ? "|keeps-copyright" : "")
-            + (options.contains(.keepsGainMap) ? "|keeps-gain-map" : "")
+            + (options.contains(.keepsGainMap) ? "|keeps-gain-map" : "") + (options.contains(.smoothsChroma) ? "|smooth-chroma" : "")
     }
 
     /// The disk cache's key: the URL (or ``imageID``), and the headers and user name when the request sets them
@@ -278,6 +282,10 @@ extension ImageRequest {
         /// and moved by every processor, so a JPEG written from it stays HDR
         /// (``GainMapHandling/keep`` for this request). Part of the cache key.
         public static let keepsGainMap = Options(rawValue: 1 << 12)
+        /// Upsample a JPEG's subsampled chroma smoothly, as libjpeg does by default and Pillow and
+        /// libvips decode, instead of by replication (``DecodingOptions/smoothsChroma`` for this
+        /// request). Part of the cache key: the pixels differ by a level or two at colour edges.
+        public static let smoothsChroma = Options(rawValue: 1 << 13)
 
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]

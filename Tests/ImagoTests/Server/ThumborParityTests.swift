@@ -182,7 +182,9 @@ struct ThumborParityTests {
         let settings = "DETECTORS = ['thumbor.detectors.face_detector', 'thumbor.detectors.feature_detector']"
         try await ThumborPeer.with(settings: settings, pictures: true) { peer, server in
             let shapes = ["150x150/smart", "300x100/smart", "100x300/smart", "60x90/smart"]
-            let pictures = ["astronaut.png", "group.png", "camera.png", "coffee.png", "chelsea.png"]
+            let pictures = [
+                "astronaut.png", "group.png", "camera.png", "coffee.png", "chelsea.png", "astronaut.jpg", "chelsea.jpg", "2004default.jpg", "rhythm.jpg",
+            ]
             // Not coords.png: its checkerboard has hundreds of corners of equal strength but for
             // rounding, and which 20 OpenCV keeps is decided by its single-precision rounding alone.
             let paths = pictures.flatMap { picture in shapes.map { "\($0)/\(picture)" } }
@@ -347,6 +349,17 @@ enum ThumborPeer {
             // Photos with faces and without (scikit-image's), and a group of twelve faces, as PNG.
             for name in ["astronaut", "camera", "coffee", "chelsea"] {
                 _ = try await runProcess(ObjectStorePeer.python, [OpenCVReference.script, "colour", name, images.appendingPathComponent("\(name).png").path])
+            }
+            // And two as 4:2:0 JPEG (OpenCV's default writer), whose chroma Pillow upsamples smoothly.
+            for name in ["astronaut", "chelsea"] {
+                _ = try await runProcess(ObjectStorePeer.python, [OpenCVReference.script, "colour", name, images.appendingPathComponent("\(name).jpg").path])
+            }
+            // Two of Debian's wallpapers (ukui-wallpapers), 1200 wide: photos whose corners tip over
+            // with a level of chroma.
+            for name in ["2004default", "rhythm"] {
+                _ = try await runProcess(
+                    ObjectStorePeer.python,
+                    [OpenCVReference.script, "photo", "/usr/share/backgrounds/\(name).jpg", images.appendingPathComponent("\(name).jpg").path, "1200"])
             }
             _ = try await runProcess(
                 ObjectStorePeer.python, [OpenCVReference.script, "group", images.appendingPathComponent("group.png").path, "4", "3", "80"])

@@ -9,7 +9,7 @@ import Foundation
 /// (TJFLAG_LIMITSCANS) against the progressive-JPEG DoS.
 /// A truncated stream yields what it has, as browsers show it: libjpeg's warning is not an error.
 /// Chroma is upsampled by replication (TJFLAG_FASTUPSAMPLE), which is faster and is how the corpus
-/// references were made.
+/// references were made, unless ``DecodingOptions/smoothsChroma`` asks for libjpeg's smooth filter.
 public struct JPEGDecoder: ImageDecoding {
     public let format = ImageFormat.jpeg
 
@@ -79,7 +79,7 @@ public struct JPEGDecoder: ImageDecoding {
             }
             let status = tjDecompress2(
                 handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),
-                Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE)
+                Int32(pixelFormat.rawValue), TJFLAG_LIMITSCANS | (options.smoothsChroma ? 0 : TJFLAG_FASTUPSAMPLE))
             // A warning (a truncated stream, damaged entropy data) still fills every row: accepted,
             // as browsers show such files. A fatal error is refused, even after a warning.
             if status != 0 {

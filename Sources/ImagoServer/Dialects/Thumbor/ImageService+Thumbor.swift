@@ -47,6 +47,9 @@ extension ImageService {
         // thumbor's answer is a JPEG for a JPEG source unless a filter or AUTO_WEBP says otherwise.
         let mayAnswerJPEG = (plan.format == nil || plan.format == "jpeg" || plan.format == "jpg") && !(acceptsWebP && plan.format == nil)
         if configuration.keepsGainMap, !url.meta, mayAnswerJPEG { requestOptions.insert(.keepsGainMap) }
+        // thumbor's detectors see Pillow's decode, whose chroma libjpeg upsamples smoothly: a level
+        // of difference moves corners and tips faces over the cascade's thresholds.
+        if url.smart, !thumborDetectors.isEmpty { requestOptions.insert(.smoothsChroma) }
         let product: VariantPlan.Product
         if url.meta {
             product = .thumborMeta(transformation, overlays: plan.overlayURLs, image: plan.image, requestOptions: requestOptions)
