@@ -75,52 +75,73 @@ public struct CornerDetector: Sendable, Hashable {
 
     /// The smaller eigenvalue of each pixel's gradient covariance, summed over its 3×3 block, in
     /// OpenCV's order of operations (Sobel as two separable passes in single precision, the block
-    /// sums in double rounded once), so equal measures in OpenCV are equal here.
+    /// sums in double rounded once), so equal measures in OpenCV are equal here. Rows stream
+    /// through three-row windows, so the work beyond the result is a few rows of memory.
     private func minEigenvalues(_ plane: GrayPlane) -> [Float] {
         let width = plane.width, height = plane.height
         // OpenCV scales Sobel so an 8-bit edge of 255 over a 3×3 block measures 1.
         let scale = Float(1.0 / (4.0 * 3.0 * 255.0))
+        // Borders reflect without repeating the edge (OpenCV's BORDER_REFLECT_101).
         func reflect(_ i: Int, _ n: Int) -> Int { i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i) }
-        let count = width * height
-        // The rows' horizontal passes: the difference across (for x) and the smoothing (for y).
-        var across = [Float](repeating: 0, count: count), smoothed = [Float](repeating: 0, count: count)
+        var result = [Float](repeating: 0, count: width * height)
+        // Per source row: the horizontal passes (the difference across, for x; the smoothing, for y).
+        var across = [[Float]](repeating: [Float](repeating: 0, count: width), count: 3)
+        var smoothed = across
+        // Per covariance row: the three products' sums across each pixel's three columns.
+        var sums = [[Double]](repeating: [Double](repeating: 0, count: width * 3), count: 3)
+        var products = [Float](repeating: 0, count: width * 3)
         plane.pixels.withUnsafeBufferPointer { p in
-            for y in 0..<height {
-                let row = y * width
-                for x in 0..<width {
-                    let left = Float(p[row + reflect(x - 1, width)]), here = Float(p[row + x]), right = Float(p[row + reflect(x + 1, width)])
-                    across[row + x] = right - left
-                    smoothed[row + x] = (2 * scale) * here + scale * (left + right)
-                }
-            }
-        }
-        var xx = [Float](repeating: 0, count: count)
-        var xy = xx, yy = xx
-        for y in 0..<height {
-            let above = reflect(y - 1, height) * width, row = y * width, below = reflect(y + 1, height) * width
-            for x in 0..<width {
-                let dx = (2 * scale) * across[row + x] + scale * (across[above + x] + across[below + x])
-                let dy = smoothed[below + x] - smoothed[above + x]
-                xx[row + x] = dx * dx
-                xy[row + x] = dx * dy
-                yy[row + x] = dy * dy
-            }
-        }
-        var result = [Float](repeating: 0, count: count)
-        for y in 0..<height {
-            for x in 0..<width {
-                var a = 0.0, b = 0.0, c = 0.0
-                for dy in -1...1 {
-                    let row = reflect(y + dy, height) * width
-                    for dx in -1...1 {
-                        let index = row + reflect(x + dx, width)
-                        a += Double(xx[index])
-                        b += Double(xy[index])
-                        c += Double(yy[index])
+            func horizontal(_ y: Int) {
+                let row = y * width, slot = y % 3
+                across[slot].withUnsafeMutableBufferPointer { a in
+                    smoothed[slot].withUnsafeMutableBufferPointer { s in
+                        for x in 0..<width {
+                            let left = Float(p[row + reflect(x - 1, width)]), here = Float(p[row + x]), right = Float(p[row + reflect(x + 1, width)])
+                            a[x] = right - left
+                            s[x] = (2 * scale) * here + scale * (left + right)
+                        }
                     }
                 }
-                let halfA = Float(a) * 0.5, covariance = Float(b), halfC = Float(c) * 0.5
-                result[y * width + x] = (halfA + halfC) - ((halfA - halfC) * (halfA - halfC) + covariance * covariance).squareRoot()
+            }
+            // The covariance row `y` (source rows y−1…y+1 made), summed across into slot y % 3.
+            func covariance(_ y: Int) {
+                let above = reflect(y - 1, height) % 3, here = y % 3, below = reflect(y + 1, height) % 3
+                products.withUnsafeMutableBufferPointer { q in
+                    for x in 0..<width {
+                        let dx = (2 * scale) * across[here][x] + scale * (across[above][x] + across[below][x])
+                        let dy = smoothed[below][x] - smoothed[above][x]
+                        q[x * 3] = dx * dx
+                        q[x * 3 + 1] = dx * dy
+                        q[x * 3 + 2] = dy * dy
+                    }
+                    sums[here].withUnsafeMutableBufferPointer { h in
+                        for x in 0..<width {
+                            let l = reflect(x - 1, width) * 3, c = x * 3, r = reflect(x + 1, width) * 3
+                            for k in 0..<3 { h[c + k] = Double(q[l + k]) + Double(q[c + k]) + Double(q[r + k]) }
+                        }
+                    }
+                }
+            }
+            // Rows are made ahead of their use: source row y+1 before covariance row y, covariance
+            // row y+1 before the measures of row y. A height of 1 or 2 reflects onto what exists.
+            horizontal(0)
+            if height > 1 { horizontal(1) }
+            covariance(0)
+            for y in 0..<height {
+                if y + 1 < height {
+                    if y + 2 < height { horizontal(y + 2) }
+                    covariance(y + 1)
+                }
+                let above = sums[reflect(y - 1, height) % 3], here = sums[y % 3], below = sums[reflect(y + 1, height) % 3]
+                result.withUnsafeMutableBufferPointer { out in
+                    for x in 0..<width {
+                        let a = above[x * 3] + here[x * 3] + below[x * 3]
+                        let b = above[x * 3 + 1] + here[x * 3 + 1] + below[x * 3 + 1]
+                        let c = above[x * 3 + 2] + here[x * 3 + 2] + below[x * 3 + 2]
+                        let halfA = Float(a) * 0.5, covariance = Float(b), halfC = Float(c) * 0.5
+                        out[y * width + x] = (halfA + halfC) - ((halfA - halfC) * (halfA - halfC) + covariance * covariance).squareRoot()
+                    }
+                }
             }
         }
         return result
