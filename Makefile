@@ -73,7 +73,7 @@ test-thumbor: deps peers
 	rm -f $(CURDIR)/.build-thumbor-parity.tsv
 	IMAGO_THUMBOR=$(CURDIR)/Benchmarks/.venv/bin/thumbor IMAGO_PARITY_REPORT=$(CURDIR)/.build-thumbor-parity.tsv \
 		$(SWIFT) test --skip-build $(TEST_TRAITS) --filter ThumborParity
-	IMAGO_DETECTION_REFERENCE=1 $(SWIFT) test --skip-build $(TEST_TRAITS) --filter CascadeDetectionTests
+	IMAGO_DETECTION_REFERENCE=1 $(SWIFT) test --skip-build $(TEST_TRAITS) --filter "CascadeDetectionTests|FaceDetectorTests|ImgproxyFacesTests|CLIFacesTests"
 
 # Two `imago serve` nodes behind nginx (deploy/nginx.conf) on loopback: 1,000 requests over 100
 # variants, what was fetched and made where, nginx's hit ratio, then one node killed.

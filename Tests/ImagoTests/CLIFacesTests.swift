@@ -6,7 +6,8 @@ import Testing
 @Suite("imago info --faces")
 struct CLIFacesTests {
     @Test(
-        "--json lists the faces of the scene in its pixels, the text tells them; a picture without faces lists none", .enabled(if: OpenCVReference.isInstalled))
+        "--json lists the faces of the scene in its pixels, the text tells them; a picture without faces lists none",
+        .enabled(if: OpenCVReference.isReferenceRun))
     func faces() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -34,7 +34,7 @@ struct FaceDetectorTests {
 
     @Test(
         "a picture over the search's side is searched reduced by whole blocks: the boxes are the reduced search's, scaled back",
-        .enabled(if: OpenCVReference.isInstalled))
+        .enabled(if: OpenCVReference.isReferenceRun))
     func reducedSearch() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -61,7 +61,7 @@ struct FaceDetectorTests {
         #expect(zip(found, found.dropFirst()).allSatisfy { $0.width * $0.height >= $1.width * $1.height })
     }
 
-    @Test("SmartCrop with a face detector keeps the faces where saliency alone takes the colourful board", .enabled(if: OpenCVReference.isInstalled))
+    @Test("SmartCrop with a face detector keeps the faces where saliency alone takes the colourful board", .enabled(if: OpenCVReference.isReferenceRun))
     func smartCropKeepsFaces() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

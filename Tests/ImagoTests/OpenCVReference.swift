@@ -20,6 +20,11 @@ enum OpenCVReference {
         return packages && FileManager.default.fileExists(atPath: cascade("haarcascades/haarcascade_frontalface_alt.xml").path)
     }
 
+    /// Whether this is `make test-thumbor`'s reference run (`IMAGO_DETECTION_REFERENCE` set, OpenCV
+    /// installed): the suites that spend seconds of both cores on detection run there, apart from
+    /// `make test`'s timed tests.
+    static var isReferenceRun: Bool { isInstalled && ProcessInfo.processInfo.environment["IMAGO_DETECTION_REFERENCE"] != nil }
+
     static func cascade(_ name: String) -> URL { cascades.appendingPathComponent(name) }
 
     struct Failure: Error, CustomStringConvertible {

@@ -70,7 +70,7 @@ struct ImgproxyFacesTests {
 
     @Test(
         "g:obj:face and face-aware g:sm hold the faces; plain g:sm takes the colourful board; no face falls back to smart or the centre",
-        .enabled(if: OpenCVReference.isInstalled))
+        .enabled(if: OpenCVReference.isReferenceRun))
     func crops() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
