@@ -41,6 +41,7 @@ enum FacesBenchmark {
             "Face detection: haarcascade_frontalface_alt, thumbor's parameters, \(files.count) grey pictures, median of \(rounds) each, summed",
             imago: String(format: "%.1f ms", imagoTotal * 1000), peer: String(format: "OpenCV 4.14 detectMultiScale: %.1f ms", opencvTotal * 1000),
             ratio: opencvTotal / imagoTotal, target: "≥ 1×", met: opencvTotal >= imagoTotal)
+        try breakdown()
         guard server else { return }
 
         guard let cli = ProcessInfo.processInfo.environment["IMAGO_CLI"], FileManager.default.isExecutableFile(atPath: cli) else {
@@ -54,6 +55,38 @@ enum FacesBenchmark {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw BenchmarkError("serve_bench.py exited with \(process.terminationStatus)") }
+    }
+
+    /// Where a `/smart/` with detectors spends its time on one 2 MP photo (the first ukui photo at
+    /// 1800 wide, JPEG q90 4:2:0 as serve_bench.py's sources): each stage's median of 7, one request
+    /// on its own (detection on both cores).
+    static func breakdown() throws {
+        let photo = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/backgrounds/2004default.jpg"))
+        var options = DecodingOptions()
+        options.targetSize = PixelSize(width: 1800, height: 1800)
+        options.targetMode = .fit
+        let reduced = try ImageProcessors.Resize(size: PixelSize(width: 1800, height: 1800), contentMode: .aspectFit)
+            .process(try JPEGDecoder().decode(photo, options: options))
+        let source = try JPEGEncoder(quality: 90).encode(reduced)
+        var smooth = DecodingOptions()
+        smooth.smoothsChroma = true
+        let classifier = try CascadeClassifier(contentsOf: URL(fileURLWithPath: cascade))
+        func median(_ body: () throws -> Void) rethrows -> Double {
+            var times: [Double] = []
+            for _ in 0..<rounds { times.append(try Measure.elapsed(body)) }
+            return Measure.median(times) * 1000
+        }
+        let image = try JPEGDecoder().decode(source, options: smooth)
+        let plane = GrayPlane(image)
+        let decode = try median { _ = try JPEGDecoder().decode(source, options: smooth) }
+        let grey = median { _ = GrayPlane(image) }
+        let faces = median { _ = classifier.detect(in: plane, options: .thumbor(width: plane.width, height: plane.height)) }
+        let corners = median { _ = CornerDetector().corners(in: plane) }
+        print(
+            String(
+                format: "  one %d×%d photo, each stage alone: decode (smooth chroma) %.1f ms, luma %.1f ms, faces %.1f ms, corners %.1f ms",
+                image.width, image.height, decode, grey, faces, corners))
+        print("")
     }
 
     /// A binary PGM (P5, 8-bit) as a grey plane.

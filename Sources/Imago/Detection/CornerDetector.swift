@@ -38,7 +38,28 @@ public struct CornerDetector: Sendable, Hashable {
         let strongest = measure.max() ?? 0
         guard strongest > 0 else { return [] }
         let floor = Float(Double(strongest) * qualityLevel)
+        // Corners closer than 1 pixel would be the same pixel: with thumbor's distance of 1 the
+        // answer is the strongest `maxCorners` local maxima, kept as they come in a short sorted
+        // list instead of sorting every candidate of a large photo.
+        let keepsTopOnly = maxCorners > 0 && minDistance <= 1
         var candidates: [(value: Float, index: Int)] = []
+        /// Whether `a` comes before `b`: stronger first, ties to the later pixel.
+        func precedes(_ a: (value: Float, index: Int), _ b: (value: Float, index: Int)) -> Bool {
+            a.value != b.value ? a.value > b.value : a.index > b.index
+        }
+        func consider(_ candidate: (value: Float, index: Int)) {
+            guard keepsTopOnly else {
+                candidates.append(candidate)
+                return
+            }
+            if candidates.count == maxCorners {
+                guard precedes(candidate, candidates[maxCorners - 1]) else { return }
+                candidates.removeLast()
+            }
+            var at = candidates.count
+            while at > 0, precedes(candidate, candidates[at - 1]) { at -= 1 }
+            candidates.insert(candidate, at: at)
+        }
         measure.withUnsafeBufferPointer { measure in
             func kept(_ index: Int) -> Float { measure[index] > floor ? measure[index] : 0 }
             for y in 1..<(height - 1) {
@@ -51,11 +72,11 @@ public struct CornerDetector: Sendable, Hashable {
                     for dy in -1...1 {
                         for dx in -1...1 { largest = max(largest, kept(index + dy * width + dx)) }
                     }
-                    if value == largest { candidates.append((value, index)) }
+                    if value == largest { consider((value, index)) }
                 }
             }
         }
-        candidates.sort { $0.value != $1.value ? $0.value > $1.value : $0.index > $1.index }
+        if !keepsTopOnly { candidates.sort(by: precedes) }
         var chosen: [Corner] = []
         let minimum = minDistance * minDistance
         for candidate in candidates {
@@ -84,56 +105,67 @@ public struct CornerDetector: Sendable, Hashable {
         // Borders reflect without repeating the edge (OpenCV's BORDER_REFLECT_101).
         func reflect(_ i: Int, _ n: Int) -> Int { i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i) }
         var result = [Float](repeating: 0, count: width * height)
-        // Per source row: the horizontal passes (the difference across, for x; the smoothing, for y).
-        var across = [[Float]](repeating: [Float](repeating: 0, count: width), count: 3)
-        var smoothed = across
-        // Per covariance row: the three products' sums across each pixel's three columns.
-        var sums = [[Double]](repeating: [Double](repeating: 0, count: width * 3), count: 3)
-        var products = [Float](repeating: 0, count: width * 3)
+        // Three rows of each: per source row the horizontal passes (the difference across, for x;
+        // the smoothing, for y); per covariance row the three products' sums across each pixel's
+        // three columns. Slot k of a ring holds rows k, k+3, k+6…
+        let across = UnsafeMutableBufferPointer<Float>.allocate(capacity: 3 * width)
+        let smoothed = UnsafeMutableBufferPointer<Float>.allocate(capacity: 3 * width)
+        let sums = UnsafeMutableBufferPointer<Double>.allocate(capacity: 9 * width)
+        let products = UnsafeMutableBufferPointer<Float>.allocate(capacity: 3 * width)
+        defer {
+            across.deallocate()
+            smoothed.deallocate()
+            sums.deallocate()
+            products.deallocate()
+        }
         plane.pixels.withUnsafeBufferPointer { p in
             func horizontal(_ y: Int) {
-                let row = y * width, slot = y % 3
-                across[slot].withUnsafeMutableBufferPointer { a in
-                    smoothed[slot].withUnsafeMutableBufferPointer { s in
-                        for x in 0..<width {
-                            let left = Float(p[row + reflect(x - 1, width)]), here = Float(p[row + x]), right = Float(p[row + reflect(x + 1, width)])
-                            a[x] = right - left
-                            s[x] = (2 * scale) * here + scale * (left + right)
-                        }
-                    }
+                let row = y * width, a = across.baseAddress.unsafelyUnwrapped + (y % 3) * width
+                let s = smoothed.baseAddress.unsafelyUnwrapped + (y % 3) * width
+                @inline(__always) func pass(_ x: Int, _ left: Float, _ here: Float, _ right: Float) {
+                    a[x] = right - left
+                    s[x] = (2 * scale) * here + scale * (left + right)
                 }
+                pass(0, Float(p[row + 1]), Float(p[row]), Float(p[row + 1]))
+                for x in 1..<(width - 1) { pass(x, Float(p[row + x - 1]), Float(p[row + x]), Float(p[row + x + 1])) }
+                pass(width - 1, Float(p[row + width - 2]), Float(p[row + width - 1]), Float(p[row + width - 2]))
             }
             // The covariance row `y` (source rows y−1…y+1 made), summed across into slot y % 3.
             func covariance(_ y: Int) {
-                let above = reflect(y - 1, height) % 3, here = y % 3, below = reflect(y + 1, height) % 3
-                products.withUnsafeMutableBufferPointer { q in
-                    for x in 0..<width {
-                        let dx = (2 * scale) * across[here][x] + scale * (across[above][x] + across[below][x])
-                        let dy = smoothed[below][x] - smoothed[above][x]
-                        q[x * 3] = dx * dx
-                        q[x * 3 + 1] = dx * dy
-                        q[x * 3 + 2] = dy * dy
-                    }
-                    sums[here].withUnsafeMutableBufferPointer { h in
-                        for x in 0..<width {
-                            let l = reflect(x - 1, width) * 3, c = x * 3, r = reflect(x + 1, width) * 3
-                            for k in 0..<3 { h[c + k] = Double(q[l + k]) + Double(q[c + k]) + Double(q[r + k]) }
-                        }
-                    }
+                let base = across.baseAddress.unsafelyUnwrapped, smooth = smoothed.baseAddress.unsafelyUnwrapped
+                let above = reflect(y - 1, height) % 3 * width, here = y % 3 * width, below = reflect(y + 1, height) % 3 * width
+                let q = products.baseAddress.unsafelyUnwrapped
+                for x in 0..<width {
+                    let dx = (2 * scale) * base[here + x] + scale * (base[above + x] + base[below + x])
+                    let dy = smooth[below + x] - smooth[above + x]
+                    q[x * 3] = dx * dx
+                    q[x * 3 + 1] = dx * dy
+                    q[x * 3 + 2] = dy * dy
                 }
+                let h = sums.baseAddress.unsafelyUnwrapped + (y % 3) * 3 * width
+                @inline(__always) func sum(_ c: Int, _ l: Int, _ r: Int) {
+                    h[c] = Double(q[l]) + Double(q[c]) + Double(q[r])
+                    h[c + 1] = Double(q[l + 1]) + Double(q[c + 1]) + Double(q[r + 1])
+                    h[c + 2] = Double(q[l + 2]) + Double(q[c + 2]) + Double(q[r + 2])
+                }
+                sum(0, 3, 3)
+                for x in 1..<(width - 1) { sum(x * 3, x * 3 - 3, x * 3 + 3) }
+                sum((width - 1) * 3, (width - 2) * 3, (width - 2) * 3)
             }
             // Rows are made ahead of their use: source row y+1 before covariance row y, covariance
-            // row y+1 before the measures of row y. A height of 1 or 2 reflects onto what exists.
+            // row y+1 before the measures of row y.
             horizontal(0)
-            if height > 1 { horizontal(1) }
+            horizontal(1)
             covariance(0)
-            for y in 0..<height {
-                if y + 1 < height {
-                    if y + 2 < height { horizontal(y + 2) }
-                    covariance(y + 1)
-                }
-                let above = sums[reflect(y - 1, height) % 3], here = sums[y % 3], below = sums[reflect(y + 1, height) % 3]
-                result.withUnsafeMutableBufferPointer { out in
+            result.withUnsafeMutableBufferPointer { out in
+                for y in 0..<height {
+                    if y + 1 < height {
+                        if y + 2 < height { horizontal(y + 2) }
+                        covariance(y + 1)
+                    }
+                    let base = sums.baseAddress.unsafelyUnwrapped
+                    let above = base + reflect(y - 1, height) % 3 * 3 * width, here = base + y % 3 * 3 * width
+                    let below = base + reflect(y + 1, height) % 3 * 3 * width
                     for x in 0..<width {
                         let a = above[x * 3] + here[x * 3] + below[x * 3]
                         let b = above[x * 3 + 1] + here[x * 3 + 1] + below[x * 3 + 1]
