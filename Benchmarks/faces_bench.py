@@ -2,7 +2,7 @@
 
 Usage (the bench venv's python: OpenCV 4.14 and scikit-image's data):
   python faces_bench.py make OUT_DIR
-      grey PGMs of what a face detector searches: scikit-image's astronaut, coffee and chelsea, a
+      grey PNGs of what a face detector searches: scikit-image's astronaut, coffee and chelsea, a
       4×3 group of LFW faces at 80 px, and the five ukui photos reduced to 800 px (what Imago's
       FaceDetector and thumbor search on a large photo); prints their paths, one a line
   python faces_bench.py time ROUNDS CASCADE FILE...
@@ -31,7 +31,7 @@ def make(out):
     for name in ("astronaut", "coffee", "chelsea"):
         folder = data_folder()
         source = next(os.path.join(folder, name + ext) for ext in (".png", ".jpg") if os.path.exists(os.path.join(folder, name + ext)))
-        path = os.path.join(out, name + ".pgm")
+        path = os.path.join(out, name + ".png")
         cv2.imwrite(path, cv2.cvtColor(cv2.imread(source, cv2.IMREAD_COLOR), cv2.COLOR_BGR2GRAY))
         paths.append(path)
     faces = np.load(os.path.join(data_folder(), "lfw_subset.npy"))
@@ -41,7 +41,7 @@ def make(out):
         face = cv2.resize((faces[index] * 255).round().astype(np.uint8), (side, side), interpolation=cv2.INTER_LINEAR)
         row, column = divmod(index, columns)
         canvas[gap + row * (side + gap) : gap + row * (side + gap) + side, gap + column * (side + gap) : gap + column * (side + gap) + side] = face
-    path = os.path.join(out, "group-4x3.pgm")
+    path = os.path.join(out, "group-4x3.png")
     cv2.imwrite(path, canvas)
     paths.append(path)
     for photo in PHOTOS:
@@ -49,7 +49,7 @@ def make(out):
         height, width = grey.shape
         scale = 800 / max(width, height)
         grey = cv2.resize(grey, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
-        path = os.path.join(out, os.path.splitext(os.path.basename(photo))[0] + "-800.pgm")
+        path = os.path.join(out, os.path.splitext(os.path.basename(photo))[0] + "-800.png")
         cv2.imwrite(path, grey)
         paths.append(path)
     print("\n".join(paths))
