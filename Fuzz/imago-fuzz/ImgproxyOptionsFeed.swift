@@ -7,7 +7,7 @@ enum PlanCompilers {
     /// A service with the default settings (no local root, no disk cache).
     static let service = try! ImageService(configuration: ServerConfiguration())
     /// Faces for smart and object gravities: Debian's face cascade when installed.
-    static let faces: FaceDetector? = try? FaceDetector(contentsOf: URL(fileURLWithPath: FaceDetector.systemCascadePath))
+    static let faces = FaceCascade(path: FaceDetector.systemCascadePath)
     /// A client that accepts WebP.
     static let negotiation = Negotiation(ServiceRequest(path: "/", accept: "image/webp,*/*"), ServerConfiguration())
 }
@@ -44,7 +44,7 @@ enum ImgproxyOptionsFeed {
         let image = pattern(width: width, height: height)
         var planner = ImgproxySteps(options: options, maxResultDimension: 0, watermark: nil)
         // The first byte's top bits turn face-aware smart crop and the object fallback on and off.
-        planner.faces = .init(detector: PlanCompilers.faces, smartCropFindsFaces: data[0] & 0x80 != 0, objectsFallBackToSmart: data[0] & 0x40 != 0)
+        planner.faces = .init(cascade: PlanCompilers.faces, smartCropFindsFaces: data[0] & 0x80 != 0, objectsFallBackToSmart: data[0] & 0x40 != 0)
         var processor = PlanProcessor(planner)
         processor.maxPixels = 1 << 20
         guard let result = try? processor.process(image) else { return }

@@ -171,12 +171,7 @@ struct InfoCommand: AsyncParsableCommand {
         let turned = metadata.orientationApplied.swapsDimensions
         let full = turned ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
         let scaleX = Double(full.0) / Double(max(picture.width, 1)), scaleY = Double(full.1) / Double(max(picture.height, 1))
-        return found.map { face in
-            let x = Int((Double(face.x) * scaleX).rounded()), y = Int((Double(face.y) * scaleY).rounded())
-            let right = min(full.0, Int((Double(face.x + face.width) * scaleX).rounded()))
-            let bottom = min(full.1, Int((Double(face.y + face.height) * scaleY).rounded()))
-            return FaceDetector.Face(x: x, y: y, width: max(1, right - x), height: max(1, bottom - y))
-        }
+        return found.map { $0.scaled(by: (scaleX, scaleY), within: full) }
     }
 
     /// `part / whole` as eighths in lowest terms when it is one (JPEG's DCT scales), else to 3 places.

@@ -26,6 +26,15 @@ public struct FaceDetector: Sendable, Hashable {
             self.width = width
             self.height = height
         }
+
+        /// This box in a picture `scale` times as large on each axis, its edges rounded and cut to
+        /// `bounds` (the larger picture's size), at least 1 × 1.
+        public func scaled(by scale: (x: Double, y: Double), within bounds: (width: Int, height: Int)) -> Face {
+            let left = Int((Double(x) * scale.x).rounded()), top = Int((Double(y) * scale.y).rounded())
+            let right = min(bounds.width, Int((Double(x + width) * scale.x).rounded()))
+            let bottom = min(bounds.height, Int((Double(y + height) * scale.y).rounded()))
+            return Face(x: left, y: top, width: max(1, right - left), height: max(1, bottom - top))
+        }
     }
 
     /// The cascade searched with.
@@ -63,10 +72,7 @@ public struct FaceDetector: Sendable, Hashable {
         let options = CascadeClassifier.DetectionOptions.thumbor(width: plane.width, height: plane.height)
         let scaleX = Double(image.width) / Double(max(plane.width, 1)), scaleY = Double(image.height) / Double(max(plane.height, 1))
         return cascade.detect(in: plane, options: options).map { box in
-            let x = Int((Double(box.x) * scaleX).rounded()), y = Int((Double(box.y) * scaleY).rounded())
-            let right = min(image.width, Int((Double(box.x + box.width) * scaleX).rounded()))
-            let bottom = min(image.height, Int((Double(box.y + box.height) * scaleY).rounded()))
-            return Face(x: x, y: y, width: max(1, right - x), height: max(1, bottom - y))
+            Face(x: box.x, y: box.y, width: box.width, height: box.height).scaled(by: (scaleX, scaleY), within: (image.width, image.height))
         }
         .sorted { ($0.width * $0.height, $1.y, $1.x) > ($1.width * $1.height, $0.y, $0.x) }
     }

@@ -81,17 +81,21 @@ public final class ImageService: Sendable {
     }
 
     /// imgproxy's face settings from `configuration`: the cascade it names (or Debian's, when
-    /// installed) read once; one named, or needed by face-aware smart crop, that cannot be read
-    /// stops the service with the reason.
+    /// installed) read once; one named, or needed by face-aware smart crop, is read now, and when
+    /// it cannot be read stops the service with the reason. Debian's default is read when a URL
+    /// first asks for faces.
     static func faceSettings(_ configuration: ServerConfiguration) throws(ServerError) -> ImgproxySteps.FaceSettings {
         var settings = ImgproxySteps.FaceSettings()
         settings.smartCropFindsFaces = configuration.imgproxySmartCropFindsFaces
         settings.objectsFallBackToSmart = configuration.imgproxyObjectsFallBackToSmart
         let path = configuration.faceCascade ?? FaceDetector.systemCascadePath
         let required = configuration.faceCascade != nil || configuration.imgproxySmartCropFindsFaces
-        guard required || FileManager.default.fileExists(atPath: path) else { return settings }
+        guard required else {
+            if FileManager.default.fileExists(atPath: path) { settings.cascade = FaceCascade(path: path) }
+            return settings
+        }
         do {
-            settings.detector = try FaceDetector(contentsOf: URL(fileURLWithPath: path))
+            settings.cascade = FaceCascade(try FaceDetector(contentsOf: URL(fileURLWithPath: path)))
         } catch {
             throw ServerError(
                 status: 500, "--face-cascade (IMAGO_FACE_CASCADE) cannot use \(path): \(error.description) (Debian's opencv-data installs the cascades)")
