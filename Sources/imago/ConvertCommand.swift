@@ -11,12 +11,12 @@ struct ConvertCommand: AsyncParsableCommand {
     @Argument(help: "A file path, or a URL loaded through the pipeline.")
     var input: String
 
-    @Argument(help: "Where to write: .jpg/.jpeg, .png, .webp or .avif. Written atomically.")
+    @Argument(help: ArgumentHelp("Where to write, its extension naming the format: \(ImageFormat.writtenExtensions()). Written atomically."))
     var output: String
 
     @Option(
         help: ArgumentHelp(
-            "Quality 1…100 for JPEG, lossy WebP and AVIF, or auto[:TARGET]: the smallest whose output scores TARGET (75) in SSIMULACRA2.",
+            "Quality 1…100 for \(ImageFormat.table.filter { $0.isWritten && $0.takesQuality }.map(\.format.preferredExtension).joined(separator: ", ")), or auto[:TARGET]: the smallest whose output scores TARGET (75) in SSIMULACRA2.",
             valueName: "Q"))
     var quality: QualityOption = .fixed(85)
 
@@ -26,7 +26,7 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("AVIF encoder speed 0 (slowest, smallest) … 10 (fastest).", valueName: "S"))
     var speed = 6
 
-    @Flag(help: "Write WebP losslessly.")
+    @Flag(help: "Write WebP, JPEG XL or HEIC losslessly.")
     var lossless = false
 
     @Flag(help: "Write a progressive JPEG.")
@@ -102,7 +102,7 @@ struct ConvertCommand: AsyncParsableCommand {
         var frames: Int
         var output: String
         var bytes: Int
-        /// The quality written at (JPEG, WebP, AVIF).
+        /// The quality written at (formats whose table row takes one).
         var quality: Int?
         /// The output's SSIMULACRA2 score against the image, with `--quality auto`.
         var score: Double?
@@ -111,7 +111,8 @@ struct ConvertCommand: AsyncParsableCommand {
     mutating func run() async throws {
         let destination = URL(fileURLWithPath: output)
         guard let format = ImageFormat(fileExtension: destination.pathExtension) else {
-            throw ValidationError("cannot tell the output format from '\(destination.lastPathComponent)': use .jpg, .png, .webp, .gif or .avif")
+            throw ValidationError(
+                "cannot tell the output format from '\(destination.lastPathComponent)': use .\(ImageFormat.writtenExtensions(separator: ", .", last: " or ."))")
         }
         guard (0...12).contains(compressionLevel), (0...10).contains(speed) else {
             throw ValidationError("--compression-level must be from 0 to 12 and --speed from 0 to 10")
@@ -125,8 +126,8 @@ struct ConvertCommand: AsyncParsableCommand {
             // Checked above: the format has an encoder.
             return format.encoder(settings) ?? PNGEncoder()
         }
-        // Lossless WebP has no quality to choose.
-        let quality = lossless && format == .webp ? QualityOption.fixed(quality.initial) : quality
+        // A lossless encode (WebP, JPEG XL, HEIC) has no quality to choose.
+        let quality = lossless && [.webp, .jxl, .heif].contains(format) ? QualityOption.fixed(quality.initial) : quality
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
         let image = try await ImagePipeline(configuration: .commandLine(), loaders: .commandLine()).image(

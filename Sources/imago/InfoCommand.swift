@@ -45,34 +45,6 @@ struct InfoCommand: AsyncParsableCommand {
             /// "1/4"), else a decimal.
             var scale: String
         }
-        struct GainMap: Encodable {
-            var width: Int
-            var height: Int
-            var channels: Int
-            var format: String
-            /// `iso21496`, `hdrgm` or `apple`.
-            var metadata: String
-            /// The largest boost it encodes and the display headroom at which it applies fully,
-            /// as linear factors over SDR white.
-            var maxBoost: Double
-            var headroom: Double
-            /// log2 values per channel, as the metadata states them.
-            var gainMapMin: [Double]
-            var gainMapMax: [Double]
-            var gamma: [Double]
-            var offsetSDR: [Double]
-            var offsetHDR: [Double]
-            var hdrCapacityMin: Double
-            var hdrCapacityMax: Double
-
-            init(_ stored: StoredGainMap) {
-                let meta = stored.metadata
-                (width, height, channels, format, metadata) = (stored.width, stored.height, stored.channelCount, stored.format.rawValue, stored.metadataSource)
-                (maxBoost, headroom) = (meta.maxBoost, meta.hdrCapacityMax)
-                (gainMapMin, gainMapMax, gamma, offsetSDR, offsetHDR) = (meta.gainMapMin, meta.gainMapMax, meta.gamma, meta.baseOffset, meta.alternateOffset)
-                (hdrCapacityMin, hdrCapacityMax) = (meta.baseHeadroom, meta.alternateHeadroom)
-            }
-        }
         var input: String
         var status: String
         var error: String?
@@ -89,7 +61,7 @@ struct InfoCommand: AsyncParsableCommand {
         var metadata: Metadata?
         var decode: Decode?
         /// The HDR gain map the file carries, if any.
-        var gainMap: GainMap?
+        var gainMap: StoredGainMap.Facts?
         var thumbhash: String?
         var blurhash: String?
         /// With `--faces`: the faces found, largest first, in the upright full-size image's pixels.
@@ -159,7 +131,7 @@ struct InfoCommand: AsyncParsableCommand {
                 colour: Info.Colour(kind: profile?.kind.rawValue, profile: profile?.description, profileBytes: profile?.data.count),
                 metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
                 decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale),
-                gainMap: metadata.sourceGainMap.map(Info.GainMap.init),
+                gainMap: metadata.sourceGainMap?.facts,
                 thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces)
         } catch {
             return Info(input: input, status: "error", error: "\(error)")

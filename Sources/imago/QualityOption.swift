@@ -38,20 +38,15 @@ enum QualityOption: ExpressibleByArgument, Sendable {
         switch self {
         case .fixed(let quality):
             let encoder = encoder(quality)
-            return (try encoder.encode(image), format.hasQuality ? quality : nil, nil)
+            return (try encoder.encode(image), format.info?.takesQuality == true ? quality : nil, nil)
         case .auto(let target):
             // A format without a quality (PNG, GIF), an animation, or an image the metric
             // cannot score is encoded once at the default.
-            guard format.hasQuality, !image.isAnimated, image.width >= 8, image.height >= 8,
+            guard format.info?.takesQuality == true, !image.isAnimated, image.width >= 8, image.height >= 8,
                 image.width * image.height <= SSIMULACRA2.maximumPixelCount
             else { return (try encoder(initial).encode(image), nil, nil) }
             let choice = try AutoQuality(.ssimulacra2(target: target)).encode(image, format: format, encoder: encoder)
             return (choice.data, choice.quality, choice.score)
         }
     }
-}
-
-extension ImageFormat {
-    /// Whether Imago's encoder for this format takes a quality (JPEG, WebP, AVIF).
-    var hasQuality: Bool { self == .jpeg || self == .webp || self == .avif }
 }

@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
         for variable in ServerSettings.unsupportedPeerVariables(in: values) {
             logger.warning("\(variable) is not supported by Imago and is ignored (docs/SERVER.md: moving from imgproxy or thumbor)")
         }
-        let unknownFilters = configuration.thumborFilters.subtracting(ThumborFilter.knownNames).sorted()
+        let unknownFilters = configuration.output.thumborFilters.subtracting(ThumborFilter.knownNames).sorted()
         if !unknownFilters.isEmpty {
             logger.warning("thumbor filters Imago does not have are skipped in URLs: \(unknownFilters.joined(separator: ", "))")
         }

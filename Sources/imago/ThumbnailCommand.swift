@@ -17,7 +17,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
     @Option(help: "How the image meets the box: contain (whole image inside), cover (cropped to fill), fill (stretched) or center (only shrunk).")
     var fit: ConvertCommand.Fit = .contain
 
-    @Option(help: "The format written: jpg, png, webp, gif, avif, jxl, heic, tif, bmp or ico (at most 256×256).")
+    @Option(help: ArgumentHelp("The format written: \(ImageFormat.writtenExtensions())."))
     var format = "jpg"
 
     @Option(
@@ -60,7 +60,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
     mutating func run() async throws {
         let box = try PixelSize(parsing: size, option: "--size")
         guard let outputFormat = ImageFormat(fileExtension: format), outputFormat.encoder() != nil else {
-            throw ValidationError("--format must be jpg, png, webp, gif, avif, jxl, heic, tif, bmp or ico, not '\(format)'")
+            throw ValidationError("--format must be \(ImageFormat.writtenExtensions()), not '\(format)'")
         }
         let encoding = Encoding(format: outputFormat, quality: quality)
         let fileExtension = outputFormat.preferredExtension

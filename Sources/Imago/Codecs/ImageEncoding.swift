@@ -20,10 +20,10 @@ extension ImageEncoding {
 }
 
 extension ImageFormat {
-    /// The format Imago writes that a file name's extension names (`.jpg`, `.jpeg`, `.png`,
-    /// `.webp`, `.gif`, `.avif`, `.bmp`, `.ico`, `.tif`), or nil: ``named(_:)`` for any format Imago reads.
+    /// The format Imago writes that a file name's extension names (any of ``table``'s rows that
+    /// ``ImageFormatInfo/isWritten``), or nil: ``named(_:)`` for any format Imago reads.
     public init?(fileExtension: String) {
-        guard let format = Self.named(fileExtension), format.encoder(EncoderSettings()) != nil else { return nil }
+        guard let format = Self.named(fileExtension), format.info?.isWritten == true else { return nil }
         self = format
     }
 

@@ -4,6 +4,9 @@ import Foundation
 /// gallery all know of a format, so that none keeps a list of its own. A format is told from
 /// bytes by the registered decoders (``ImageFormat/sniff(_:decoders:)``), never by its extension.
 public struct ImageFormatInfo: Sendable, Hashable {
+    /// Makes the format's encoder set up by the settings; nil when Imago does not write it.
+    public typealias EncoderMaker = @Sendable (ImageFormat.EncoderSettings) -> any ImageEncoding
+
     /// The format.
     public let format: ImageFormat
     /// The file name extensions it goes by, lower case; the first is the one Imago writes.
@@ -18,39 +21,101 @@ public struct ImageFormatInfo: Sendable, Hashable {
     public let carriesAnimation: Bool
     /// The largest side its encoder writes (ICO's 256, HEIC's 16,384); nil when the format sets none.
     public let maxSide: Int?
+    /// Imago's encoder for it (nil when Imago does not write it, or was built without its library):
+    /// the one place encoders are chosen, for the library, the CLI and the server.
+    public let makeEncoder: EncoderMaker?
+
+    /// Whether Imago writes this format.
+    public var isWritten: Bool { makeEncoder != nil }
 
     init(
         format: ImageFormat, extensions: [String], mimeType: String, takesQuality: Bool, carriesAlpha: Bool, carriesAnimation: Bool,
-        maxSide: Int? = nil
+        maxSide: Int? = nil, encoder: EncoderMaker? = nil
     ) {
         (self.format, self.extensions, self.mimeType) = (format, extensions, mimeType)
         (self.takesQuality, self.carriesAlpha, self.carriesAnimation, self.maxSide) = (takesQuality, carriesAlpha, carriesAnimation, maxSide)
+        makeEncoder = encoder
     }
+
+    /// Rows are the same when they describe the same format.
+    public static func == (left: ImageFormatInfo, right: ImageFormatInfo) -> Bool { left.format == right.format }
+
+    /// Hashes the format.
+    public func hash(into hasher: inout Hasher) { hasher.combine(format) }
 }
 
 extension ImageFormat {
     /// Every format Imago reads or writes.
     public static let table: [ImageFormatInfo] = [
-        ImageFormatInfo(format: .jpeg, extensions: ["jpg", "jpeg"], mimeType: "image/jpeg", takesQuality: true, carriesAlpha: false, carriesAnimation: false),
-        ImageFormatInfo(format: .png, extensions: ["png"], mimeType: "image/png", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
-        ImageFormatInfo(format: .webp, extensions: ["webp"], mimeType: "image/webp", takesQuality: true, carriesAlpha: true, carriesAnimation: true),
-        ImageFormatInfo(format: .gif, extensions: ["gif"], mimeType: "image/gif", takesQuality: false, carriesAlpha: true, carriesAnimation: true),
-        ImageFormatInfo(format: .avif, extensions: ["avif"], mimeType: "image/avif", takesQuality: true, carriesAlpha: true, carriesAnimation: false),
+        ImageFormatInfo(
+            format: .jpeg, extensions: ["jpg", "jpeg"], mimeType: "image/jpeg", takesQuality: true, carriesAlpha: false, carriesAnimation: false,
+            encoder: { JPEGEncoder(quality: $0.quality, progressive: $0.progressive, optimizesCoding: $0.optimizesCoding) }),
+        ImageFormatInfo(
+            format: .png, extensions: ["png"], mimeType: "image/png", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            encoder: { PNGEncoder(compressionLevel: $0.compressionLevel, interlaced: $0.interlaced, paletteColors: $0.paletteColors) }),
+        ImageFormatInfo(
+            format: .webp, extensions: ["webp"], mimeType: "image/webp", takesQuality: true, carriesAlpha: true, carriesAnimation: true,
+            encoder: {
+                WebPEncoder(
+                    quality: Float($0.quality), lossless: $0.lossless, nearLossless: $0.nearLossless, smartSubsample: $0.smartSubsample,
+                    effort: $0.webpEffort, preset: $0.webpPreset)
+            }),
+        ImageFormatInfo(
+            format: .gif, extensions: ["gif"], mimeType: "image/gif", takesQuality: false, carriesAlpha: true, carriesAnimation: true,
+            encoder: { _ in GIFEncoder() }),
+        ImageFormatInfo(
+            format: .avif, extensions: ["avif"], mimeType: "image/avif", takesQuality: true, carriesAlpha: true, carriesAnimation: false, encoder: avifEncoder),
         ImageFormatInfo(
             format: .heif, extensions: ["heic", "heif"], mimeType: "image/heif", takesQuality: true, carriesAlpha: true, carriesAnimation: false,
-            maxSide: 16_384),
-        ImageFormatInfo(format: .jxl, extensions: ["jxl"], mimeType: "image/jxl", takesQuality: true, carriesAlpha: true, carriesAnimation: true),
-        ImageFormatInfo(format: .tiff, extensions: ["tiff", "tif"], mimeType: "image/tiff", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
-        ImageFormatInfo(format: .bmp, extensions: ["bmp"], mimeType: "image/bmp", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+            maxSide: 16_384, encoder: heifEncoder),
+        ImageFormatInfo(
+            format: .jxl, extensions: ["jxl"], mimeType: "image/jxl", takesQuality: true, carriesAlpha: true, carriesAnimation: true, encoder: jxlEncoder),
+        ImageFormatInfo(
+            format: .tiff, extensions: ["tiff", "tif"], mimeType: "image/tiff", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            encoder: tiffEncoder),
+        ImageFormatInfo(
+            format: .bmp, extensions: ["bmp"], mimeType: "image/bmp", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            encoder: { _ in BMPEncoder() }),
         ImageFormatInfo(
             format: .ico, extensions: ["ico", "cur"], mimeType: "image/x-icon", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
-            maxSide: 256),
+            maxSide: 256, encoder: { _ in ICOEncoder() }),
         ImageFormatInfo(format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
         ImageFormatInfo(
             format: .pnm, extensions: ["pnm", "pbm", "pgm", "ppm", "pam"], mimeType: "image/x-portable-anymap", takesQuality: false, carriesAlpha: true,
             carriesAnimation: false),
         ImageFormatInfo(format: .svg, extensions: ["svg"], mimeType: "image/svg+xml", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
     ]
+
+    // The encoders of formats behind a trait: nil when Imago was built without their library.
+    #if AVIF
+        private static let avifEncoder: ImageFormatInfo.EncoderMaker? = { AVIFEncoder(quality: $0.quality, speed: $0.speed) }
+    #else
+        private static let avifEncoder: ImageFormatInfo.EncoderMaker? = nil
+    #endif
+    #if HEIF
+        private static let heifEncoder: ImageFormatInfo.EncoderMaker? = { HEIFEncoder(quality: $0.quality, lossless: $0.lossless) }
+    #else
+        private static let heifEncoder: ImageFormatInfo.EncoderMaker? = nil
+    #endif
+    #if JXL
+        private static let jxlEncoder: ImageFormatInfo.EncoderMaker? = { JXLEncoder(quality: $0.quality, effort: $0.effort, lossless: $0.lossless) }
+    #else
+        private static let jxlEncoder: ImageFormatInfo.EncoderMaker? = nil
+    #endif
+    #if TIFF
+        private static let tiffEncoder: ImageFormatInfo.EncoderMaker? = { _ in TIFFEncoder() }
+    #else
+        private static let tiffEncoder: ImageFormatInfo.EncoderMaker? = nil
+    #endif
+
+    /// The formats Imago writes, in ``table``'s order.
+    public static var written: [ImageFormat] { table.filter(\.isWritten).map(\.format) }
+
+    /// The extensions Imago writes as a help text lists them: `jpg, png, …, heic or ico`.
+    public static func writtenExtensions(separator: String = ", ", last: String = " or ") -> String {
+        let names = written.map(\.preferredExtension)
+        return names.count < 2 ? names.joined() : names.dropLast().joined(separator: separator) + last + names[names.count - 1]
+    }
 
     /// This format's row of ``table``, nil for a custom decoder's format.
     public var info: ImageFormatInfo? { Self.table.first { $0.format == self } }
@@ -77,7 +142,7 @@ extension ImageFormat {
 
     /// How an encoder is set up beyond the format: the quality and each encoder's own choices,
     /// each ignored by encoders it does not concern.
-    public struct EncoderSettings: Sendable, Hashable {
+    public struct EncoderSettings: Sendable, Hashable, Codable {
         /// Quality 1…100 for lossy formats.
         public var quality: Int
         /// Progressive JPEG.
@@ -112,33 +177,9 @@ extension ImageFormat {
         }
     }
 
-    /// Imago's encoder for this format set up by `settings`, or nil when Imago does not write it
-    /// (JPEG, PNG, WebP, GIF, BMP, ICO and, with their traits, TIFF, AVIF, JPEG XL and HEIC are written). The one place
-    /// encoders are chosen, for the library, the CLI and the server.
+    /// Imago's encoder for this format set up by `settings` (its row's ``ImageFormatInfo/makeEncoder``),
+    /// or nil when Imago does not write it.
     public func encoder(_ settings: EncoderSettings) -> (any ImageEncoding)? {
-        switch self {
-        case .jpeg: JPEGEncoder(quality: settings.quality, progressive: settings.progressive, optimizesCoding: settings.optimizesCoding)
-        case .png: PNGEncoder(compressionLevel: settings.compressionLevel, interlaced: settings.interlaced, paletteColors: settings.paletteColors)
-        case .webp:
-            WebPEncoder(
-                quality: Float(settings.quality), lossless: settings.lossless, nearLossless: settings.nearLossless,
-                smartSubsample: settings.smartSubsample, effort: settings.webpEffort, preset: settings.webpPreset)
-        case .gif: GIFEncoder()
-        case .bmp: BMPEncoder()
-        case .ico: ICOEncoder()
-        #if TIFF
-            case .tiff: TIFFEncoder()
-        #endif
-        #if JXL
-            case .jxl: JXLEncoder(quality: settings.quality, effort: settings.effort, lossless: settings.lossless)
-        #endif
-        #if HEIF
-            case .heif: HEIFEncoder(quality: settings.quality, lossless: settings.lossless)
-        #endif
-        #if AVIF
-            case .avif: AVIFEncoder(quality: settings.quality, speed: settings.speed)
-        #endif
-        default: nil
-        }
+        info?.makeEncoder?(settings)
     }
 }

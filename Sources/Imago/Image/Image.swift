@@ -185,3 +185,47 @@ public struct PixelSize: Sendable, Hashable {
         self.height = height
     }
 }
+
+extension StoredGainMap {
+    /// What `imago info --json` (camel case) and the server's `/info` (snake case, by the
+    /// encoder's key strategy) report of a stored gain map: one value, so the two cannot differ.
+    public struct Facts: Sendable, Hashable, Codable {
+        /// Its size and channels as stored.
+        public var width: Int
+        /// Its height in pixels, as stored.
+        public var height: Int
+        /// 1 (grey) or 3.
+        public var channels: Int
+        /// The format of its picture.
+        public var format: String
+        /// `iso21496`, `hdrgm` or `apple`.
+        public var metadata: String
+        /// The largest boost it encodes, as a linear factor over SDR white.
+        public var maxBoost: Double
+        /// The display headroom at which it applies fully, as a linear factor.
+        public var headroom: Double
+        /// log2 minimum per channel, as the metadata states it.
+        public var gainMapMin: [Double]
+        /// log2 maximum per channel.
+        public var gainMapMax: [Double]
+        /// The gamma per channel.
+        public var gamma: [Double]
+        /// The SDR offset per channel.
+        public var offsetSDR: [Double]
+        /// The HDR offset per channel.
+        public var offsetHDR: [Double]
+        /// log2 headroom of the base (SDR) picture.
+        public var hdrCapacityMin: Double
+        /// log2 headroom of the alternate (HDR) picture.
+        public var hdrCapacityMax: Double
+    }
+
+    /// The facts reported of it.
+    public var facts: Facts {
+        let meta = metadata
+        return Facts(
+            width: width, height: height, channels: channelCount, format: format.rawValue, metadata: metadataSource, maxBoost: meta.maxBoost,
+            headroom: meta.hdrCapacityMax, gainMapMin: meta.gainMapMin, gainMapMax: meta.gainMapMax, gamma: meta.gamma, offsetSDR: meta.baseOffset,
+            offsetHDR: meta.alternateOffset, hdrCapacityMin: meta.baseHeadroom, hdrCapacityMax: meta.alternateHeadroom)
+    }
+}

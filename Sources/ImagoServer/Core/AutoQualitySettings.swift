@@ -4,7 +4,7 @@ import Imago
 /// imgproxy Pro's autoquality, with SSIMULACRA2 where imgproxy measures DSSIM: the server's
 /// `IMAGO_AUTOQUALITY_*` settings, which a URL's `autoquality`/`aq` option redefines in part or
 /// whole.
-public struct AutoQualitySettings: Sendable, Hashable {
+public struct AutoQualitySettings: Sendable, Hashable, Codable {
     /// How quality is chosen.
     public enum Method: String, Sendable, Hashable, Codable {
         /// A fixed quality (the URL's, the format's or the server's): autoquality off.
@@ -65,7 +65,7 @@ public struct AutoQualitySettings: Sendable, Hashable {
     /// autoquality off, a format without a quality, an animation, an image too small or too large
     /// for the metric, or `size` without a target.
     func search(format: OutputFormat, width: Int, height: Int, animated: Bool) -> AutoQuality? {
-        guard [.jpeg, .webp, .avif].contains(format), !animated, maxResolution <= 0 || width * height <= maxResolution else { return nil }
+        guard format.takesQuality, !animated, maxResolution <= 0 || width * height <= maxResolution else { return nil }
         let minimum = formatMin[format.rawValue] ?? minQuality
         let maximum = formatMax[format.rawValue] ?? maxQuality
         switch method {

@@ -48,8 +48,7 @@ extension ImageService {
     /// Makes `plan`'s variant: its bytes on disk when a restart or an eviction left them there,
     /// else made from the source and stored.
     private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
-        // The server's output settings are in the stored key: a restart with other ones makes anew.
-        let diskKey = "imago-serve:variant\n" + outputIdentity + "\n" + plan.key
+        let diskKey = diskKey(for: plan)
         if let stored = storedVariant(diskKey) {
             metrics.served(from: "variant-disk")
             return stored
@@ -62,6 +61,7 @@ extension ImageService {
             case .thumborMeta(let transformation, let overlays, let image, let options):
                 variant = try await makeMeta(plan, try await loaded(transformation, overlays: overlays), image: image, options: options)
             case .facts(let options): variant = try await makeFacts(plan, options)
+            case .passThrough: variant = try await passedThrough(plan)
             }
             storeVariant(variant, diskKey)
             return variant
@@ -69,6 +69,12 @@ extension ImageService {
             stages.failed(error, start: start)
             throw plan.explain(error)
         }
+    }
+
+    /// The key `plan`'s variant is stored under on disk: the server's output settings
+    /// (``OutputSettings/identity``) and the plan's key, so a restart with other settings makes anew.
+    func diskKey(for plan: VariantPlan) -> String {
+        "imago-serve:variant\n" + outputIdentity + "\n" + plan.key
     }
 
     /// The pipeline's request for `plan`'s source with `options` and `processors`, under the
@@ -83,6 +89,7 @@ extension ImageService {
     private func makeImage(_ plan: VariantPlan, _ recipe: ImageRecipe, start: ContinuousClock.Instant) async throws -> EncodedVariant {
         let policy = recipe.answer
         if case .named(.svg) = policy.format { return try await sanitizedSVG(plan) }
+        if !recipe.passesThrough.isEmpty, let skipped = try await skippingProcessing(plan, formats: recipe.passesThrough) { return skipped }
         let (processor, overlayIdentity) = try await processor(for: recipe.steps)
         let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions, processors: [processor]))
         metrics.served(from: response.source.rawValue)
@@ -104,7 +111,7 @@ extension ImageService {
         let encoded = try await encode(image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes)
         metrics.encodes.increment(by: Int64(encoded.encodes))
         stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
-        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity + outputIdentity, format: encoding.format)
+        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity + "\n" + outputIdentity, format: encoding.format)
         return EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
     }
 
@@ -114,11 +121,11 @@ extension ImageService {
         switch steps {
         case .imgproxy(let options):
             let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
-            var planner = ImgproxySteps(options: options, maxResultDimension: configuration.maxResultDimension, watermark: watermark)
+            var planner = ImgproxySteps(options: options, maxResultDimension: configuration.output.maxResultDimension, watermark: watermark)
             planner.faces = imgproxyFaces
-            return (PlanProcessor(planner, maxPixels: configuration.maxSourcePixels), "\n" + (watermark?.identifier ?? ""))
+            return (PlanProcessor(planner, maxPixels: configuration.limits.maxSourcePixels), "\n" + (watermark?.identifier ?? ""))
         case .thumbor(let transformation, let overlays):
-            return (PlanProcessor(try await loaded(transformation, overlays: overlays), maxPixels: configuration.maxSourcePixels), "")
+            return (PlanProcessor(try await loaded(transformation, overlays: overlays), maxPixels: configuration.limits.maxSourcePixels), "")
         }
     }
 
@@ -155,22 +162,24 @@ extension ImageService {
         case .negotiated(let named, let offered, let enforced):
             format = OutputFormat.negotiate(
                 named: named, offered: offered, enforced: enforced, source: image.metadata.format, hasAlpha: image.metadata.hasAlpha,
-                animated: image.isAnimated, preferred: configuration.preferredFormats)
+                animated: image.isAnimated, preferred: configuration.output.preferredFormats)
         case .thumbor(let rules, let acceptsWebP):
             let rules = image.metadata.format == .gif ? rules.forGIFSource : rules
             let chosen = rules.outputFormat(
                 source: image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image), animated: image.isAnimated,
-                autoWebP: configuration.thumborAutoWebP, acceptsWebP: acceptsWebP, autoPNGToJPG: configuration.thumborAutoPNGToJPG)
-            let quality = rules.quality.map { max(1, min(100, $0)) } ?? configuration.thumborFormatQuality[chosen] ?? configuration.defaultQuality
+                autoWebP: configuration.output.thumborAutoWebP, acceptsWebP: acceptsWebP, autoPNGToJPG: configuration.output.thumborAutoPNGToJPG)
+            let quality = rules.quality.map { max(1, min(100, $0)) } ?? configuration.output.thumborFormatQuality[chosen] ?? configuration.output.defaultQuality
             return (chosen, quality, nil, rules.maxBytes ?? 0)
         }
-        let quality = policy.quality ?? policy.formatQuality[format.rawValue] ?? configuration.formatQuality[format.rawValue] ?? configuration.defaultQuality
+        let quality =
+            policy.quality ?? policy.formatQuality[format.rawValue] ?? configuration.output.formatQuality[format.rawValue]
+            ?? configuration.output.defaultQuality
         // An auto quality the URL asks for wins; the server's applies when the URL fixes no quality.
         let fixed = policy.autoQuality == nil && (policy.quality != nil || policy.formatQuality[format.rawValue] != nil)
         let search =
             fixed || (!policy.usesServerAutoQuality && policy.autoQuality == nil)
             ? nil
-            : configuration.autoQuality.applying(policy.autoQuality).search(
+            : configuration.output.autoQuality.applying(policy.autoQuality).search(
                 format: format, width: image.width, height: image.height, animated: image.isAnimated)
         return (format, quality, search, policy.maxBytes)
     }
@@ -195,7 +204,8 @@ extension ImageService {
         metrics.served(from: response.source.rawValue)
         let made = try await pipeline.runOnCPUStage { try transformation.run(response.image) }
         let json = ThumborMeta.json(image: image, made: made.image, plan: made.plan, frames: response.image.frames.count)
-        return EncodedVariant(data: json, format: .json, etag: Self.etag(source: response, identity: "thumbor\n" + plan.key, format: .json))
+        return EncodedVariant(
+            data: json, format: .json, etag: Self.etag(source: response, identity: "thumbor\n" + plan.key + "\n" + outputIdentity, format: .json))
     }
 
     /// `/info`'s facts, the profile kept so its kind can be told (the pixel facts are taken in sRGB).
@@ -203,7 +213,26 @@ extension ImageService {
         let response = try await pipeline.response(for: request(plan, options: .keepsColorProfile))
         metrics.served(from: response.source.rawValue)
         let facts = try await pipeline.runOnCPUStage { try ImageFacts.json(of: response.image, data: response.data, options: options) }
-        return EncodedVariant(data: facts, format: .json, etag: Self.etag(source: response, identity: "info\n" + options.key, format: .json))
+        return EncodedVariant(
+            data: facts, format: .json, etag: Self.etag(source: response, identity: "info\n" + options.key + "\n" + outputIdentity, format: .json))
+    }
+
+    /// `raw`: the source's bytes as they came, whatever they are.
+    private func passedThrough(_ plan: VariantPlan) async throws -> EncodedVariant {
+        let response = try await pipeline.data(for: request(plan, options: []))
+        metrics.served(from: "raw")
+        let sniffed = ImageFormat.sniff(response.data, decoders: pipeline.decoders)
+        return .passedThrough(response.data, sniffed: sniffed, contentType: response.headers["Content-Type"])
+    }
+
+    /// `skip_processing`: the source's bytes as they came when it is one of `formats`, else nil
+    /// (it is processed).
+    private func skippingProcessing(_ plan: VariantPlan, formats: Set<String>) async throws -> EncodedVariant? {
+        let response = try await pipeline.data(for: request(plan, options: []))
+        guard let sniffed = ImageFormat.sniff(response.data, decoders: pipeline.decoders), formats.contains(sniffed.rawValue) else { return nil }
+        try plan.limits.check(bytes: response.data.count)
+        metrics.served(from: "skip-processing")
+        return .passedThrough(response.data, sniffed: sniffed, contentType: response.headers["Content-Type"])
     }
 
     /// An SVG source asked for as SVG: sanitised and passed through; any other source is a 422.
@@ -219,18 +248,18 @@ extension ImageService {
 
     private func svgVariant(_ data: Data) throws -> EncodedVariant {
         let sanitized = try SVGSanitizer.sanitize(data)
-        var hash = SHA256()
-        hash.update(data: sanitized)
-        return EncodedVariant(data: sanitized, format: .svg, etag: Self.quoted(hash))
+        return EncodedVariant(data: sanitized, format: .svg, etag: Self.etag(sourceBytes: sanitized, format: ""))
     }
 
     /// The encoded variant kept on disk under `diskKey`, when the server has a disk cache and the
     /// entry reads back whole.
     func storedVariant(_ diskKey: String) -> EncodedVariant? {
-        guard let disk = pipeline.configuration.diskCache, let entry = disk.entry(for: diskKey),
-            let format = entry.metadata.contentType.flatMap(OutputFormat.init(mimeType:)), let etag = entry.metadata.freshness.etag
+        guard let disk = pipeline.configuration.diskCache, let entry = disk.entry(for: diskKey), let mimeType = entry.metadata.contentType,
+            let etag = entry.metadata.freshness.etag
         else { return nil }
-        return EncodedVariant(data: entry.data, format: format, etag: etag)
+        let format = OutputFormat(mimeType: mimeType)
+        let fileExtension = format?.fileExtension ?? ImageFormat.table.first { $0.mimeType == mimeType }?.extensions.first ?? "bin"
+        return EncodedVariant(data: entry.data, mimeType: mimeType, fileExtension: fileExtension, etag: etag)
     }
 
     /// Keeps `variant`'s own bytes on disk, so a restart or an evicted entry is answered without
@@ -239,7 +268,7 @@ extension ImageService {
         guard let disk = pipeline.configuration.diskCache else { return }
         let now = Date()
         let freshness = HTTPFreshness(headers: ["ETag": variant.etag, "Cache-Control": "max-age=31536000"], receivedAt: now)
-        disk.store(variant.data, for: diskKey, metadata: CacheMetadata(contentType: variant.format.mimeType, receivedAt: now, freshness: freshness))
+        disk.store(variant.data, for: diskKey, metadata: CacheMetadata(contentType: variant.mimeType, receivedAt: now, freshness: freshness))
     }
 
     /// Whether the container's memory is nearly used up: new work is shed before the kernel's OOM
@@ -258,7 +287,7 @@ extension ImageService {
     func encode(
         _ image: Image, as format: OutputFormat, quality: Int, search: AutoQuality? = nil, maxBytes: Int
     ) async throws -> (data: Data, quality: Int, encodes: Int) {
-        let settings = configuration.encoding
+        let settings = configuration.output.encoding
         // The encoder's memory is held from the pipeline's budget first: a libjxl encode of a
         // 50 MP image needs 2 GB, which the budget refuses before anything is allocated.
         // The made image is counted too: the budget then bounds the images waiting to be encoded
@@ -281,22 +310,23 @@ extension ImageService {
         }
     }
 
-    /// A digest of what determines the bytes: the source's validators when it sent a strong one,
-    /// else its bytes; `identity`, everything besides the source that made the bytes; the format.
-    static func etag(source: ImageResponse, identity: String, format: OutputFormat) -> String {
-        let header = { (name: String) in source.headers[name] }
+    /// The one ETag rule: a digest of what determines an answer's bytes. The source is named by its
+    /// strong validator and URL when it sent one, else by its bytes; `identity` is everything
+    /// besides the source that made the bytes (the plan's recipe and the server's
+    /// ``OutputSettings/identity``; empty for bytes answered as they came); then the format.
+    static func etag(sourceBytes: Data, validator: String? = nil, url: URL? = nil, identity: String = "", format: String) -> String {
         var hash = SHA256()
-        if let validator = header("etag"), !validator.hasPrefix("W/") {
-            hash.update(data: Data(("etag:" + validator + source.url.absoluteString).utf8))
+        if let validator, let url, !validator.hasPrefix("W/") {
+            hash.update(data: Data(("etag:" + validator + url.absoluteString).utf8))
         } else {
-            hash.update(data: source.data)
+            hash.update(data: sourceBytes)
         }
-        hash.update(data: Data(("\n" + identity + "\n" + format.rawValue).utf8))
-        return quoted(hash)
+        if !identity.isEmpty || !format.isEmpty { hash.update(data: Data(("\n" + identity + "\n" + format).utf8)) }
+        return "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
     }
 
-    /// A strong ETag: the first 16 bytes of `hash`'s digest in hex, quoted.
-    static func quoted(_ hash: SHA256) -> String {
-        "\"" + hash.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    /// ``etag(sourceBytes:validator:url:identity:format:)`` of a variant made from `source`.
+    static func etag(source: ImageResponse, identity: String, format: OutputFormat) -> String {
+        etag(sourceBytes: source.data, validator: source.headers["etag"], url: source.url, identity: identity, format: format.rawValue)
     }
 }

@@ -4,7 +4,8 @@ import Imago
 /// imgproxy's `max_bytes`: the image encoded at its quality, then, while the bytes are over the
 /// bound, at lower qualities found by bisection between 1 and the last that did not fit, keeping
 /// the best that fits; at most ``maxEncodes`` encodes. When none fits, the smallest reached is
-/// the answer. Only JPEG, WebP and AVIF have a quality to lower; PNG is encoded once.
+/// the answer. Only a format whose table row ``Imago/ImageFormatInfo/takesQuality`` has a quality to
+/// lower; any other (PNG, GIF, TIFF, BMP, ICO) is encoded once.
 enum SizeBoundEncoding {
     /// The most encodes one image may take.
     static let maxEncodes = 6
@@ -14,7 +15,7 @@ enum SizeBoundEncoding {
         _ image: Image, as format: OutputFormat, quality: Int, maxBytes: Int, settings: ImageFormat.EncoderSettings = .init()
     ) throws -> (data: Data, quality: Int, encodes: Int) {
         let first = try format.encoder(quality: quality, settings: settings).encode(image)
-        guard maxBytes > 0, first.count > maxBytes, format != .png, quality > 1 else { return (first, quality, 1) }
+        guard maxBytes > 0, first.count > maxBytes, format.takesQuality, quality > 1 else { return (first, quality, 1) }
         var best: (data: Data, quality: Int)? = nil
         var smallest = (data: first, quality: quality)
         var (low, high) = (1, quality - 1)

@@ -30,6 +30,8 @@ struct VariantPlan: Sendable {
         case thumborMeta(ThumborTransformation, overlays: [String], image: String, requestOptions: ImageRequest.Options)
         /// `/info`'s JSON facts about the source.
         case facts(InfoOptions)
+        /// The source's bytes as they came (imgproxy's `raw`).
+        case passThrough
     }
 
     /// The statuses a dialect's clients expect for a source that cannot be had.
@@ -61,6 +63,9 @@ struct ImageRecipe: Sendable {
     var answer: AnswerPolicy
     /// What besides the source and the format made the bytes: part of the ETag.
     var identity: String
+    /// Source formats answered as they came instead of processed (imgproxy's `skip_processing`
+    /// and `IMGPROXY_SKIP_PROCESSING_FORMATS`, only the URL's format when it names one).
+    var passesThrough: Set<String> = []
 
     /// The pixel work: the dialect geometry that plans its ``PixelStep``s, run by the one
     /// executor (``PlanProcessor``) on a decode reduced to what they need.

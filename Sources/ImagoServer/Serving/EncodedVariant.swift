@@ -1,22 +1,40 @@
 import Foundation
+import Imago
 import NIOCore
 
-/// A processed, encoded image ready to send, and its strong validator.
+/// An answer's bytes ready to send, and its strong validator: an encoded image, JSON facts, or a
+/// source's own bytes passed through (`raw`, `skip_processing`, a sanitised SVG).
 public struct EncodedVariant: Sendable {
-    /// The encoded bytes, as every answer sends them: a `ByteBuffer` is shared, not copied, by each
+    /// The bytes, as every answer sends them: a `ByteBuffer` is shared, not copied, by each
     /// response that writes it.
     public var body: ByteBuffer
-    /// The format they are in.
-    public var format: OutputFormat
+    /// Their media type, for `Content-Type`.
+    public var mimeType: String
+    /// The file name extension `Content-Disposition` gives them.
+    public var fileExtension: String
     /// A strong ETag (quoted): a digest of the source's validators (or bytes), the options and
     /// the format.
     public var etag: String
 
-    /// A variant of these bytes.
+    /// A variant of these bytes in `format`.
     public init(data: Data, format: OutputFormat, etag: String) {
+        self.init(data: data, mimeType: format.mimeType, fileExtension: format.fileExtension, etag: etag)
+    }
+
+    /// A variant of these bytes of `mimeType`, named with `fileExtension`.
+    public init(data: Data, mimeType: String, fileExtension: String, etag: String) {
         self.body = ByteBuffer(bytes: data)
-        self.format = format
+        self.mimeType = mimeType
+        self.fileExtension = fileExtension
         self.etag = etag
+    }
+
+    /// A source's own bytes, answered as they came: the type and extension of the format the
+    /// bytes are (`sniffed`), else what the source said, else `application/octet-stream` and `bin`.
+    static func passedThrough(_ data: Data, sniffed: ImageFormat?, contentType: String?) -> EncodedVariant {
+        EncodedVariant(
+            data: data, mimeType: sniffed?.info?.mimeType ?? contentType ?? "application/octet-stream",
+            fileExtension: sniffed?.info?.extensions.first ?? "bin", etag: ImageService.etag(sourceBytes: data, format: ""))
     }
 
     /// The encoded bytes as `Data` (a copy).

@@ -16,7 +16,8 @@ import Tracing
 public final class ImageService: Sendable {
     /// The settings the service was made with.
     public let configuration: ServerConfiguration
-    /// ``ServerConfiguration/outputIdentity``, made once: part of every stored variant's key and ETag.
+    /// ``OutputSettings/identity`` and ``SourceLimitSettings/identity``, with the digest of a
+    /// watermark read at start: part of every stored variant's key and ETag, made once.
     let outputIdentity: String
     /// `Bearer` and the server's secret, as the `Authorization` bytes a request must carry; nil
     /// without a secret (made once: the kept answers' path checks it on every request).
@@ -59,7 +60,6 @@ public final class ImageService: Sendable {
         logger: Logger = Logger(label: "imago-serve"), accessLog: AccessLog? = nil, tracer: any Tracer = InstrumentationSystem.tracer
     ) throws {
         self.configuration = configuration
-        self.outputIdentity = configuration.outputIdentity
         secretHeader = configuration.secret.flatMap { $0.isEmpty ? nil : Array(("Bearer " + $0).utf8) }
         self.metrics = metrics
         self.logger = logger
@@ -75,7 +75,10 @@ public final class ImageService: Sendable {
         MemoryPressureMonitor.shared.register(answeredPaths)
         MemoryPressureMonitor.shared.register(thumborOverlays)
         stages = StageRecorder(tracer: tracer, metrics: metrics)
-        watermarks = try WatermarkLoader(configuration.watermark, opacity: configuration.watermarkOpacity, pipeline: self.pipeline)
+        watermarks = try WatermarkLoader(configuration.output.watermark, opacity: configuration.output.watermarkOpacity, pipeline: self.pipeline)
+        // A watermark file read at start is named by its bytes: another file at the same path is another output.
+        outputIdentity =
+            configuration.output.identity + "\n" + configuration.limits.identity + (watermarks.identifierAtStart.map { "\n" + $0 } ?? "")
         thumborDetectors = try ThumborDetectors(configuration.thumborDetectors, files: configuration.thumborCascadeFiles)
         imgproxyFaces = try Self.faceSettings(configuration)
     }
@@ -116,10 +119,10 @@ public final class ImageService: Sendable {
         pipeline.trustRoots = configuration.trustRoots
         pipeline.allowInvalidCertificates = configuration.ignoresCertificateErrors
         if let userAgent = configuration.userAgent { pipeline.headers["User-Agent"] = userAgent }
-        pipeline.maxResponseSize = configuration.maxSourceBytes
+        pipeline.maxResponseSize = configuration.limits.maxSourceBytes
         pipeline.deadline = configuration.sourceTimeout
-        pipeline.decodingOptions.maxPixels = configuration.maxSourcePixels
-        pipeline.decodingOptions.maxFrames = configuration.maxFrames
+        pipeline.decodingOptions.maxPixels = configuration.limits.maxSourcePixels
+        pipeline.decodingOptions.maxFrames = configuration.limits.maxFrames
         // The service keeps its variants encoded; a decoded copy would hold each one twice.
         pipeline.memoryCache = nil
         #if DiskCache
@@ -338,8 +341,10 @@ struct Negotiation {
         accepted = OutputFormat.acceptedTypes(request.accept)
         let accepted = accepted
         let clientTakes = { (format: OutputFormat) in accepted.contains(format.mimeType) }
-        offered = OutputFormat.negotiable.filter { (configuration.autoFormats.contains($0) || configuration.enforcedFormats.contains($0)) && clientTakes($0) }
-        enforced = offered.filter { configuration.enforcedFormats.contains($0) }
+        offered = OutputFormat.negotiable.filter {
+            (configuration.output.autoFormats.contains($0) || configuration.output.enforcedFormats.contains($0)) && clientTakes($0)
+        }
+        enforced = offered.filter { configuration.output.enforcedFormats.contains($0) }
         classes = "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")
     }
 

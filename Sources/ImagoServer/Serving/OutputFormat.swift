@@ -1,43 +1,64 @@
 import Foundation
 import Imago
 
-/// A format the server writes, chosen by the path's extension or `format` option, else by the
-/// client's `Accept` and the image.
-public enum OutputFormat: String, Sendable, Hashable {
-    /// JPEG (TurboJPEG).
-    case jpeg
-    /// PNG.
-    case png
-    /// WebP (libwebp).
-    case webp
-    /// GIF (giflib, one palette of at most 256 colours; animations kept).
-    case gif
-    /// AVIF (libavif), when Imago was built with it.
-    case avif
-    /// BMP (24-bit, or 32-bit with alpha).
-    case bmp
-    /// ICO: one PNG entry of at most 256×256 (a larger result is fitted into it).
-    case ico
-    /// TIFF (libtiff, deflate), when Imago was built with it.
-    case tiff
-    /// JPEG XL (libjxl, effort 4), when Imago was built with it.
-    case jxl
-    /// HEIC (libheif with x265), when Imago was built with it.
-    case heif
-    /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
-    case svg
-    /// JSON: thumbor's `meta/` answer about an image; never an image.
-    case json
+/// What the server answers with: a format of the library's table that Imago writes
+/// (``Imago/ImageFormat/table``, which says everything about it), or one of the two answers that
+/// are not encoded images, `svg` (an SVG source passed through, sanitised) and `json`. Chosen by
+/// the path's extension or `format` option, else by the client's `Accept` and the image.
+public struct OutputFormat: RawRepresentable, Sendable, Hashable, Codable, CodingKeyRepresentable {
+    /// The format's name: the library's ``Imago/ImageFormat`` raw value, `svg` or `json`.
+    public let rawValue: String
 
-    /// The format an extension names (`jpg`, `jpeg`, `png`, `webp`, `gif`, `bmp`, `ico`, `svg`, and
-    /// `tiff`, `avif`, `jxl` and `heic` when Imago was built with them): `svg` or a format the library's table says Imago writes.
+    /// The format named `rawValue` (`jpeg`, `heif`, …, `svg`, `json`), or nil when Imago does not
+    /// write it.
+    public init?(rawValue: String) {
+        if rawValue == "svg" || rawValue == "json" {
+            self.rawValue = rawValue
+            return
+        }
+        guard let format = ImageFormat.table.first(where: { $0.format.rawValue == rawValue }), format.isWritten else { return nil }
+        self.rawValue = rawValue
+    }
+
+    /// `format`, when Imago writes it.
+    public init?(_ format: ImageFormat) { self.init(rawValue: format.rawValue) }
+
+    private init(named rawValue: String) { self.rawValue = rawValue }
+
+    /// JPEG (TurboJPEG).
+    public static let jpeg = OutputFormat(named: ImageFormat.jpeg.rawValue)
+    /// PNG.
+    public static let png = OutputFormat(named: ImageFormat.png.rawValue)
+    /// WebP (libwebp).
+    public static let webp = OutputFormat(named: ImageFormat.webp.rawValue)
+    /// GIF (giflib, one palette of at most 256 colours; animations kept).
+    public static let gif = OutputFormat(named: ImageFormat.gif.rawValue)
+    /// AVIF (libavif), when Imago was built with it.
+    public static let avif = OutputFormat(named: ImageFormat.avif.rawValue)
+    /// BMP (24-bit, or 32-bit with alpha).
+    public static let bmp = OutputFormat(named: ImageFormat.bmp.rawValue)
+    /// ICO: one PNG entry of at most 256×256 (a larger result is fitted into it).
+    public static let ico = OutputFormat(named: ImageFormat.ico.rawValue)
+    /// TIFF (libtiff, deflate), when Imago was built with it.
+    public static let tiff = OutputFormat(named: ImageFormat.tiff.rawValue)
+    /// JPEG XL (libjxl), when Imago was built with it.
+    public static let jxl = OutputFormat(named: ImageFormat.jxl.rawValue)
+    /// HEIC (libheif with x265), when Imago was built with it.
+    public static let heif = OutputFormat(named: ImageFormat.heif.rawValue)
+    /// SVG: an SVG source passed through, sanitised (``Imago/SVGSanitizer``); never encoded.
+    public static let svg = OutputFormat(named: "svg")
+    /// JSON: thumbor's `meta/` and `/info`'s answers about an image; never an image.
+    public static let json = OutputFormat(named: "json")
+
+    /// The format an extension names: `svg`, or any extension of a format the library's table
+    /// says Imago writes (`jpg`, `heic`, `tif`, …).
     public init?(extension text: String) {
         if text.lowercased() == "svg" {
             self = .svg
             return
         }
-        guard let format = ImageFormat(fileExtension: text), let output = OutputFormat(rawValue: format.rawValue) else { return nil }
-        self = output
+        guard let format = ImageFormat(fileExtension: text) else { return nil }
+        self.init(format)
     }
 
     /// The media type (`image/jpeg`, …, `image/svg+xml`), for `Content-Type`.
@@ -106,7 +127,7 @@ public enum OutputFormat: String, Sendable, Hashable {
             self = .json
             return
         }
-        guard let row = ImageFormat.table.first(where: { $0.mimeType == mimeType }), let format = OutputFormat(rawValue: row.format.rawValue) else {
+        guard let row = ImageFormat.table.first(where: { $0.mimeType == mimeType }), let format = OutputFormat(row.format) else {
             return nil
         }
         self = format
@@ -120,6 +141,10 @@ public enum OutputFormat: String, Sendable, Hashable {
 
     /// The library's name for this format (nil for SVG and JSON, which are not encoded).
     var imageFormat: ImageFormat? { isEncoded ? ImageFormat(rawValue: rawValue) : nil }
+
+    /// Whether its encoder takes a quality (the table's ``Imago/ImageFormatInfo/takesQuality``):
+    /// auto quality and `max_bytes` search only these; others are encoded once.
+    var takesQuality: Bool { imageFormat?.info?.takesQuality ?? false }
 
     /// The library's encoder at `quality` (1…100), otherwise as `settings` say (the server's
     /// ``ServerConfiguration/encoding``).

@@ -17,8 +17,8 @@ struct PreparedAnswer: Sendable {
     /// `Cache-Control` (else `cacheControl`) and `Content-Disposition`.
     init(_ variant: EncodedVariant, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) {
         self.init(
-            length: variant.body.readableBytes, mimeType: variant.format.mimeType, etag: variant.etag, cacheControl: delivery.cacheControl ?? cacheControl,
-            varies: varies, disposition: delivery.contentDisposition(defaultExtension: variant.format.fileExtension))
+            length: variant.body.readableBytes, mimeType: variant.mimeType, etag: variant.etag, cacheControl: delivery.cacheControl ?? cacheControl,
+            varies: varies, disposition: delivery.contentDisposition(defaultExtension: variant.fileExtension))
     }
 
     /// The answer of `length` bytes of `mimeType`.

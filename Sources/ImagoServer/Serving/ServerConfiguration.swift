@@ -73,38 +73,13 @@ public struct ServerConfiguration: Sendable {
     public var servesGallery = false
     /// The `Cache-Control` of every image: a year, for immutable signed URLs.
     public var cacheControl = "public, max-age=31536000, immutable"
-    /// Quality when the URL sets none.
-    public var defaultQuality = 80
-    /// imgproxy Pro's autoquality (`IMAGO_AUTOQUALITY_*`), measured with SSIMULACRA2. Default off.
-    public var autoQuality = AutoQualitySettings()
-    /// Formats given to clients whose `Accept` names them when a URL names no format (imgproxy 4's
-    /// `IMGPROXY_AUTO_WEBP`, `_AVIF`, `_JXL`), preferred JPEG XL, then AVIF, then WebP. Default
-    /// WebP alone (imgproxy's default is none).
-    public var autoFormats: [OutputFormat] = [.webp]
-    /// Formats given to clients whose `Accept` names them even over the format a URL names
-    /// (imgproxy 4's `IMGPROXY_ENFORCE_WEBP`, `_AVIF`, `_JXL`). Default none.
-    public var enforcedFormats: [OutputFormat] = []
-    /// Whether AVIF is one of ``autoFormats`` (`--avif`).
-    public var negotiatesAVIF: Bool {
-        get { autoFormats.contains(.avif) }
-        set { autoFormats = autoFormats.filter { $0 != .avif } + (newValue ? [.avif] : []) }
-    }
-    /// The quality per format when a URL sets none (imgproxy's `IMGPROXY_FORMAT_QUALITY`), before
-    /// ``defaultQuality``. Default imgproxy 4's: WebP 79, AVIF 63, JPEG XL 77.
-    public var formatQuality: [String: Int] = ["webp": 79, "avif": 63, "jxl": 77]
-    /// How each format is written (quality aside): progressive JPEG, interlaced or quantised PNG,
-    /// WebP's compression, AVIF's speed (8 by default, as imgproxy), JPEG XL's effort.
-    public var encoding: ImageFormat.EncoderSettings = {
-        var settings = ImageFormat.EncoderSettings(quality: 80)
-        settings.speed = 8
-        return settings
-    }()
-    /// Largest source accepted, in bytes. Default 50 MB.
-    public var maxSourceBytes: Int64 = 50_000_000
-    /// Most pixels a source may declare, and an output may be asked to have. Default 50 megapixels.
-    public var maxSourcePixels = 50_000_000
-    /// Most frames an animated source may have. Default 200.
-    public var maxFrames = 200
+    /// Everything besides a URL that changes an answer's bytes: qualities, encoders, formats,
+    /// metadata, watermark, thumbor's output settings. Its ``OutputSettings/identity`` is part of
+    /// every stored variant's key and ETag.
+    public var output = OutputSettings()
+    /// The server's limits on sources: what a variant stored under other limits may not answer
+    /// for, so their ``SourceLimitSettings/identity`` is in every stored key too.
+    public var limits = SourceLimitSettings()
     /// Longest a request may take to fetch its source. Default 20 s.
     public var sourceTimeout: Duration = .seconds(20)
     /// Longest a new image may take from request to encoded bytes (source, decode, process,
@@ -141,20 +116,9 @@ public struct ServerConfiguration: Sendable {
     public var shedsAboveMemoryFraction = 0.9
     /// The disk cache's folder for sources and processed variants; nil for none.
     public var cacheDirectory: URL?
-    /// Whether images are converted to sRGB and carry no colour profile unless a URL says
-    /// `strip_color_profile:false` (imgproxy's `IMGPROXY_STRIP_COLOR_PROFILE`). Default true.
-    public var stripsColorProfile = true
-    /// Whether an HDR photo's gain map (Ultra HDR JPEG) stays in JPEG answers, which then stay HDR,
-    /// unless a URL says `preserve_hdr:false`. Default true.
-    public var keepsGainMap = true
-    /// Whether images carry no EXIF or XMP unless a URL says `strip_metadata:false`
-    /// (`IMGPROXY_STRIP_METADATA`). Default true.
-    public var stripsMetadata = true
-    /// Whether stripped metadata keeps the copyright and author (`IMGPROXY_KEEP_COPYRIGHT`). Default true.
-    public var keepsCopyright = true
 
     /// Where the watermark comes from (imgproxy's `IMGPROXY_WATERMARK_PATH`, `_URL`, `_DATA`).
-    public enum WatermarkSource: Sendable, Hashable {
+    public enum WatermarkSource: Sendable, Hashable, Codable {
         /// A file, read when the service starts.
         case path(String)
         /// An http(s) URL, fetched through the pipeline the first time a request asks for it.
@@ -163,27 +127,9 @@ public struct ServerConfiguration: Sendable {
         case data(Data)
     }
 
-    /// The watermark `watermark`/`wm` options place; nil for none (the options then place nothing).
-    public var watermark: WatermarkSource?
-    /// The watermark's own opacity, multiplied by each URL's (`IMGPROXY_WATERMARK_OPACITY`). Default 1.
-    public var watermarkOpacity = 1.0
-    /// The longest side a result may have; a larger one is scaled down (`IMGPROXY_MAX_RESULT_DIMENSION`).
-    /// 0, the default, for no limit beyond the pixel limit.
-    public var maxResultDimension = 0
     /// Whether `Content-Disposition` says `attachment` unless a URL says otherwise
     /// (`IMGPROXY_RETURN_ATTACHMENT`). Default false: `inline`.
     public var returnsAttachment = false
-    /// Source formats given as they came when the answer's format is theirs
-    /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`), as `skip_processing` asks per URL. Default none.
-    public var skipProcessingFormats: [String] = []
-
-    /// The formats an answer keeps from its source when the URL and `Accept` choose none, the
-    /// first one that fits taken otherwise (imgproxy's `IMGPROXY_PREFERRED_FORMATS`). Default:
-    /// every format Imago writes.
-    public var preferredFormats = OutputFormat.defaultPreferred
-    /// Whether an SVG source is rasterised when the URL names no format (imgproxy's
-    /// `IMGPROXY_ALWAYS_RASTERIZE_SVG`); by default it is passed through, sanitised, as imgproxy does.
-    public var alwaysRasterizesSVG = false
 
     /// The URL language the server answers: imgproxy's paths or thumbor's.
     public enum Dialect: String, Sendable {
@@ -225,33 +171,10 @@ public struct ServerConfiguration: Sendable {
     /// thumbor's signatures: the security key (`IMAGO_THUMBOR_KEY`) and whether `unsafe/` URLs are
     /// answered (`IMAGO_ALLOW_UNSAFE_URL`; by default only when no key is set).
     public var thumborSigner = ThumborSigner(key: nil)
-    /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor
-    /// URL names no format, with `Vary: Accept`. Default false, as thumbor.
-    public var thumborAutoWebP = false
     /// thumbor's `MAX_AGE` (`IMAGO_THUMBOR_MAX_AGE`): thumbor answers without a `max_age` filter
     /// send `Cache-Control: max-age=N,public` (0: none) instead of ``cacheControl``. Default
     /// unset: ``cacheControl``, as for imgproxy's URLs.
     public var thumborMaxAge: Int?
-    /// thumbor's `RESPECT_ORIENTATION` (`IMAGO_RESPECT_ORIENTATION`): whether thumbor URLs turn
-    /// images by their EXIF orientation. Default false, as thumbor.
-    public var thumborRespectsOrientation = false
-    /// thumbor's `MAX_WIDTH` (`IMAGO_THUMBOR_MAX_WIDTH`): thumbor URLs ask for no wider a box, and
-    /// a source wider by more than it is taller than ``thumborMaxHeight`` is scaled down to it on
-    /// load, as thumbor's engine normalises it. 0 (the default, as thumbor): none.
-    public var thumborMaxWidth = 0
-    /// thumbor's `MAX_HEIGHT` (`IMAGO_THUMBOR_MAX_HEIGHT`): as ``thumborMaxWidth``, for heights.
-    public var thumborMaxHeight = 0
-    /// thumbor's `FILTERS` (`IMAGO_THUMBOR_FILTERS`): the filters thumbor URLs may use, by name
-    /// (a module path's last part); another is skipped as thumbor skips a filter it does not know.
-    /// Default thumbor's `BUILTIN_FILTERS` (``ThumborFilter/builtinModules``), which leaves out
-    /// `autojpg`.
-    public var thumborFilters: Set<String> = ThumborFilter.builtinNames
-    /// thumbor's `AUTO_PNG_TO_JPG` (`IMAGO_THUMBOR_AUTO_PNG_TO_JPG`): a PNG without transparency
-    /// is written as JPEG when a URL's `autojpg()` does not say otherwise. Default false, as thumbor.
-    public var thumborAutoPNGToJPG = false
-    /// thumbor's `WEBP_QUALITY` and `AVIF_QUALITY`: the quality of a thumbor answer in that
-    /// format when its URL sets none, before ``defaultQuality`` (thumbor's `QUALITY`). Default none.
-    public var thumborFormatQuality: [OutputFormat: Int] = [:]
     /// thumbor's `ALLOWED_SOURCES` (`IMAGO_THUMBOR_ALLOWED_SOURCES`): the hosts thumbor URLs' http
     /// images may come from, each a host name or (thumbor's legacy form) a regular expression
     /// the whole host must match; another host is thumbor's `400`. nil allows any.
@@ -310,15 +233,7 @@ public struct ServerConfiguration: Sendable {
 
     /// Whether an imgproxy answer with the format `named` (nil for none) depends on `Accept`.
     func variesWithAccept(named: OutputFormat?) -> Bool {
-        guard let named else { return !(autoFormats + enforcedFormats).isEmpty }
-        return named != .svg && !enforcedFormats.isEmpty
-    }
-
-    /// The settings besides a URL that change an answer's bytes, for stored variants' keys and
-    /// ETags: a restart with other ones makes its images anew.
-    var outputIdentity: String {
-        let thumborQuality = thumborFormatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
-        return "q\(defaultQuality);\(formatQuality.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","));\(encoding)"
-            + (thumborQuality.isEmpty ? "" : ";thumbor " + thumborQuality.joined(separator: ","))
+        guard let named else { return !(output.autoFormats + output.enforcedFormats).isEmpty }
+        return named != .svg && !output.enforcedFormats.isEmpty
     }
 }

@@ -271,12 +271,12 @@ public enum ServerSettings {
         ) { $0.cacheControl = $1 },
         .integer("--quality", "IMAGO_QUALITY", 1...100, peers: [.same("IMGPROXY_QUALITY"), .thumbor("QUALITY")], "quality when the URL sets none (default 80)")
         {
-            $0.defaultQuality = $1
+            $0.output.defaultQuality = $1
         },
         .qualities(
             "--format-quality", "IMAGO_FORMAT_QUALITY", peers: [.same("IMGPROXY_FORMAT_QUALITY")],
             "quality per format when the URL sets none, before --quality, e.g. jpeg=70,webp=60 (default webp=79,avif=63,jxl=77)"
-        ) { $0.formatQuality.merge($1) { $1 } },
+        ) { $0.output.formatQuality.merge($1) { $1 } },
         ServerSetting(
             "--autoquality-method", "IMAGO_AUTOQUALITY_METHOD",
             peers: [
@@ -293,50 +293,50 @@ public enum ServerSettings {
             guard let method = AutoQualitySettings.Method(rawValue: text.lowercased()) else {
                 throw ServerSetting.invalid("--autoquality-method", "IMAGO_AUTOQUALITY_METHOD")
             }
-            configuration.autoQuality.method = method
+            configuration.output.autoQuality.method = method
         },
         .number(
             "--autoquality-target", "IMAGO_AUTOQUALITY_TARGET", 0...Double.greatestFiniteMagnitude, peers: [.same("IMGPROXY_AUTOQUALITY_TARGET")],
             "SSIMULACRA2 score (default 75), or bytes for size"
         ) {
-            $0.autoQuality.target = $1
+            $0.output.autoQuality.target = $1
         },
         .integer(
             "--autoquality-min", "IMAGO_AUTOQUALITY_MIN", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MIN")],
             "lowest quality autoquality may choose (default 70)"
         ) {
-            $0.autoQuality.minQuality = $1
+            $0.output.autoQuality.minQuality = $1
         },
         .integer(
             "--autoquality-max", "IMAGO_AUTOQUALITY_MAX", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MAX")],
             "highest quality autoquality may choose (default 80)"
         ) {
-            $0.autoQuality.maxQuality = $1
+            $0.output.autoQuality.maxQuality = $1
         },
         .qualities(
             "--autoquality-format-min", "IMAGO_AUTOQUALITY_FORMAT_MIN", peers: [.same("IMGPROXY_AUTOQUALITY_FORMAT_MIN")],
             "lowest quality per format, e.g. jpeg=60,avif=40 (default avif=60)"
         ) {
-            $0.autoQuality.formatMin = $1
+            $0.output.autoQuality.formatMin = $1
         },
         .qualities(
             "--autoquality-format-max", "IMAGO_AUTOQUALITY_FORMAT_MAX", peers: [.same("IMGPROXY_AUTOQUALITY_FORMAT_MAX")],
             "highest quality per format (default avif=65)"
         ) {
-            $0.autoQuality.formatMax = $1
+            $0.output.autoQuality.formatMax = $1
         },
         .number(
             "--autoquality-allowed-error", "IMAGO_AUTOQUALITY_ALLOWED_ERROR", 0...100, peers: [.same("IMGPROXY_AUTOQUALITY_ALLOWED_ERROR")],
             "SSIMULACRA2 points a score may miss the target by (default 0.5)"
         ) {
-            $0.autoQuality.allowedError = $1
+            $0.output.autoQuality.allowedError = $1
         },
         .integer(
             "--autoquality-max-resolution", "IMAGO_AUTOQUALITY_MAX_RESOLUTION", 0...1_000_000_000, peers: [.same("IMGPROXY_AUTOQUALITY_MAX_RESOLUTION")],
             "pixels above which quality stays fixed (default 0: the metric's 16.7 MP limit)"
-        ) { $0.autoQuality.maxResolution = $1 },
+        ) { $0.output.autoQuality.maxResolution = $1 },
         .boolean("--avif", "IMAGO_AVIF", switch: true, "offer AVIF to clients that accept it, as avif in --auto-formats (true/false; default false)") {
-            $0.negotiatesAVIF = $1
+            $0.output.negotiatesAVIF = $1
         },
         .formats(
             "--auto-formats", "IMAGO_AUTO_FORMATS",
@@ -346,7 +346,7 @@ public enum ServerSettings {
                 .listMember("IMGPROXY_AUTO_JXL", "jxl", start: "webp"),
             ],
             "formats (webp, avif, jxl) given to clients that accept them when the URL names none, best first jxl, avif, webp (default webp)"
-        ) { $0.autoFormats = $1 },
+        ) { $0.output.autoFormats = $1 },
         .formats(
             "--enforce-formats", "IMAGO_ENFORCE_FORMATS",
             peers: [
@@ -354,24 +354,24 @@ public enum ServerSettings {
                 .listMember("IMGPROXY_ENFORCE_JXL", "jxl", start: ""),
             ],
             "formats (webp, avif, jxl) given to clients that accept them even over the URL's format (default none)"
-        ) { $0.enforcedFormats = $1 },
+        ) { $0.output.enforcedFormats = $1 },
         .integer(
             "--max-source-bytes", "IMAGO_MAX_SOURCE_BYTES", 1...(1 << 40),
             peers: [PeerVariable("IMGPROXY_MAX_SRC_FILE_SIZE") { text, _ in text == "0" ? String(1 << 40) : text }],
             "largest source in bytes (default 50000000)"
         ) {
-            $0.maxSourceBytes = Int64($1)
+            $0.limits.maxSourceBytes = Int64($1)
         },
         .integer(
             "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000,
             peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION"), .thumborWholeNumber("MAX_PIXELS")],
             "most pixels a source may declare (default 50000000)"
         ) {
-            $0.maxSourcePixels = $1
+            $0.limits.maxSourcePixels = $1
         },
         .integer(
             "--max-frames", "IMAGO_MAX_FRAMES", 1...100_000, peers: [.same("IMGPROXY_MAX_ANIMATION_FRAMES")], "most frames of an animated source (default 200)"
-        ) { $0.maxFrames = $1 },
+        ) { $0.limits.maxFrames = $1 },
         .seconds(
             "--source-timeout", "IMAGO_SOURCE_TIMEOUT", peers: [.same("IMGPROXY_DOWNLOAD_TIMEOUT"), .thumborSeconds("HTTP_LOADER_REQUEST_TIMEOUT")],
             "seconds a source may take (default 20)"
@@ -389,23 +389,23 @@ public enum ServerSettings {
         .boolean(
             "--strip-color-profile", "IMAGO_STRIP_COLOR_PROFILE", peers: [.boolean("IMGPROXY_STRIP_COLOR_PROFILE")],
             "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"
-        ) { $0.stripsColorProfile = $1 },
+        ) { $0.output.stripsColorProfile = $1 },
         .boolean(
             "--keep-hdr", "IMAGO_KEEP_HDR", peers: [.boolean("IMGPROXY_PRESERVE_HDR")],
             "keep an HDR photo's gain map in JPEG answers (Ultra HDR) unless a URL says preserve_hdr:0 (default true)"
-        ) { $0.keepsGainMap = $1 },
+        ) { $0.output.keepsGainMap = $1 },
         .boolean(
             "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA"), .thumborNot("PRESERVE_EXIF_INFO")],
             "drop EXIF and XMP unless a URL says sm:0 (default true)"
-        ) { $0.stripsMetadata = $1 },
+        ) { $0.output.stripsMetadata = $1 },
         .boolean(
             "--keep-copyright", "IMAGO_KEEP_COPYRIGHT", peers: [.boolean("IMGPROXY_KEEP_COPYRIGHT")],
             "keep the copyright and author when metadata is dropped (default true)"
         ) {
-            $0.keepsCopyright = $1
+            $0.output.keepsCopyright = $1
         },
         .text("--watermark-path", "IMAGO_WATERMARK_PATH", peers: [.same("IMGPROXY_WATERMARK_PATH")], "image file placed by the watermark option; default none")
-        { $0.watermark = .path($1) },
+        { $0.output.watermark = .path($1) },
         ServerSetting(
             "--watermark-url", "IMAGO_WATERMARK_URL", peers: [.same("IMGPROXY_WATERMARK_URL")], "http(s) URL of the watermark image, fetched once on first use"
         ) {
@@ -413,25 +413,25 @@ public enum ServerSettings {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
                 throw ServerSetting.invalid("--watermark-url", "IMAGO_WATERMARK_URL")
             }
-            configuration.watermark = .url(url)
+            configuration.output.watermark = .url(url)
         },
         ServerSetting("--watermark-data", "IMAGO_WATERMARK_DATA", peers: [.same("IMGPROXY_WATERMARK_DATA")], "the watermark image as base64") {
             configuration, text, _ throws(ServerError) in
             guard let data = Data(base64Encoded: text), !data.isEmpty else {
                 throw ServerSetting.invalid("--watermark-data", "IMAGO_WATERMARK_DATA")
             }
-            configuration.watermark = .data(data)
+            configuration.output.watermark = .data(data)
         },
         .number(
             "--watermark-opacity", "IMAGO_WATERMARK_OPACITY", 0...1, peers: [.same("IMGPROXY_WATERMARK_OPACITY")],
             "the watermark's opacity, multiplied by each URL's (0–1; default 1)"
         ) {
-            $0.watermarkOpacity = $1
+            $0.output.watermarkOpacity = $1
         },
         .integer(
             "--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", 0...65_535, peers: [.same("IMGPROXY_MAX_RESULT_DIMENSION")],
             "longest side of a result; larger ones are scaled down (default 0: none)"
-        ) { $0.maxResultDimension = $1 },
+        ) { $0.output.maxResultDimension = $1 },
         .boolean(
             "--return-attachment", "IMAGO_RETURN_ATTACHMENT", peers: [.boolean("IMGPROXY_RETURN_ATTACHMENT")],
             "Content-Disposition: attachment unless a URL says att:0 (default false)"
@@ -446,7 +446,7 @@ public enum ServerSettings {
                 guard let format = ImageFormatName.canonical(name) else {
                     throw ServerSetting.invalid("--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS")
                 }
-                configuration.skipProcessingFormats.append(format)
+                configuration.output.skipProcessingFormats.append(format)
             }
         },
         ServerSetting(
@@ -458,65 +458,65 @@ public enum ServerSettings {
             guard formats.count == names.count, !formats.isEmpty else {
                 throw ServerSetting.invalid("--preferred-formats", "IMAGO_PREFERRED_FORMATS")
             }
-            configuration.preferredFormats = formats
+            configuration.output.preferredFormats = formats
         },
         .boolean(
             "--jpeg-progressive", "IMAGO_JPEG_PROGRESSIVE", peers: [.boolean("IMGPROXY_JPEG_PROGRESSIVE"), .thumbor("PROGRESSIVE_JPEG")],
             "write progressive JPEG (default false)"
         ) {
-            $0.encoding.progressive = $1
+            $0.output.encoding.progressive = $1
         },
         .boolean(
             "--jpeg-optimize-coding", "IMAGO_JPEG_OPTIMIZE_CODING", "JPEG Huffman tables computed per image, as libvips' optimize_coding (default true)"
-        ) { $0.encoding.optimizesCoding = $1 },
+        ) { $0.output.encoding.optimizesCoding = $1 },
         .boolean("--png-interlaced", "IMAGO_PNG_INTERLACED", peers: [.boolean("IMGPROXY_PNG_INTERLACED")], "write Adam7-interlaced PNG (default false)") {
-            $0.encoding.interlaced = $1
+            $0.output.encoding.interlaced = $1
         },
         .boolean(
             "--png-quantize", "IMAGO_PNG_QUANTIZE", peers: [.boolean("IMGPROXY_PNG_QUANTIZE")],
             "write PNG with a palette (median cut) unless it has partial transparency (default false)"
-        ) { $0.encoding.paletteColors = $1 ? ($0.encoding.paletteColors ?? 256) : nil },
+        ) { $0.output.encoding.paletteColors = $1 ? ($0.output.encoding.paletteColors ?? 256) : nil },
         .integer(
             "--png-quantization-colors", "IMAGO_PNG_QUANTIZATION_COLORS", 2...256, peers: [.same("IMGPROXY_PNG_QUANTIZATION_COLORS")],
             "most palette entries with --png-quantize (default 256)"
         ) { configuration, colors in
-            if configuration.encoding.paletteColors != nil { configuration.encoding.paletteColors = colors }
+            if configuration.output.encoding.paletteColors != nil { configuration.output.encoding.paletteColors = colors }
         },
         ServerSetting(
             "--webp-compression", "IMAGO_WEBP_COMPRESSION", peers: [.same("IMGPROXY_WEBP_COMPRESSION")],
             "lossy (default), near_lossless or lossless"
         ) { configuration, text, _ throws(ServerError) in
             switch text.lowercased() {
-            case "lossy": (configuration.encoding.lossless, configuration.encoding.nearLossless) = (false, false)
-            case "near_lossless": (configuration.encoding.lossless, configuration.encoding.nearLossless) = (false, true)
-            case "lossless": (configuration.encoding.lossless, configuration.encoding.nearLossless) = (true, false)
+            case "lossy": (configuration.output.encoding.lossless, configuration.output.encoding.nearLossless) = (false, false)
+            case "near_lossless": (configuration.output.encoding.lossless, configuration.output.encoding.nearLossless) = (false, true)
+            case "lossless": (configuration.output.encoding.lossless, configuration.output.encoding.nearLossless) = (true, false)
             default: throw ServerSetting.invalid("--webp-compression", "IMAGO_WEBP_COMPRESSION")
             }
         },
         .boolean(
             "--webp-smart-subsample", "IMAGO_WEBP_SMART_SUBSAMPLE", peers: [.boolean("IMGPROXY_WEBP_SMART_SUBSAMPLE")],
             "WebP's sharper RGB→YUV conversion: coloured edges kept, slower (default false)"
-        ) { $0.encoding.smartSubsample = $1 },
+        ) { $0.output.encoding.smartSubsample = $1 },
         .integer("--webp-effort", "IMAGO_WEBP_EFFORT", 1...6, peers: [.same("IMGPROXY_WEBP_EFFORT")], "WebP effort 1–6, slower and smaller (default 4)") {
-            $0.encoding.webpEffort = $1
+            $0.output.encoding.webpEffort = $1
         },
         ServerSetting(
             "--webp-preset", "IMAGO_WEBP_PRESET", peers: [.same("IMGPROXY_WEBP_PRESET")], "default, photo, picture, drawing, icon or text (default default)"
         ) { configuration, text, _ throws(ServerError) in
             guard let preset = WebPEncoder.Preset(rawValue: text.lowercased()) else { throw ServerSetting.invalid("--webp-preset", "IMAGO_WEBP_PRESET") }
-            configuration.encoding.webpPreset = preset
+            configuration.output.encoding.webpPreset = preset
         },
         .integer("--avif-speed", "IMAGO_AVIF_SPEED", 0...9, peers: [.same("IMGPROXY_AVIF_SPEED")], "AVIF speed 0 (slowest, smallest) to 9 (default 8)") {
-            $0.encoding.speed = $1
+            $0.output.encoding.speed = $1
         },
         .integer("--jxl-effort", "IMAGO_JXL_EFFORT", 1...9, peers: [.same("IMGPROXY_JXL_EFFORT")], "JPEG XL effort 1–9, slower and smaller (default 4)") {
-            $0.encoding.effort = $1
+            $0.output.encoding.effort = $1
         },
         .boolean(
             "--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", peers: [.boolean("IMGPROXY_ALWAYS_RASTERIZE_SVG")],
             "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"
         ) {
-            $0.alwaysRasterizesSVG = $1
+            $0.output.alwaysRasterizesSVG = $1
         },
         ServerSetting("--dialect", "IMAGO_DIALECT", "URLs answered at the root: imgproxy (default) or thumbor") { configuration, text, _ throws(ServerError) in
             guard let dialect = ServerConfiguration.Dialect(rawValue: text.lowercased()) else {
@@ -556,7 +556,7 @@ public enum ServerSettings {
             "--auto-webp", "IMAGO_AUTO_WEBP", peers: [.thumbor("AUTO_WEBP")],
             "thumbor URLs without a format give WebP to clients that accept it (true/false; default false)"
         ) {
-            $0.thumborAutoWebP = $1
+            $0.output.thumborAutoWebP = $1
         },
         .integer(
             "--thumbor-max-age", "IMAGO_THUMBOR_MAX_AGE", 0...(1 << 31), peers: [.thumbor("MAX_AGE")],
@@ -565,31 +565,31 @@ public enum ServerSettings {
         .boolean(
             "--respect-orientation", "IMAGO_RESPECT_ORIENTATION", peers: [.thumbor("RESPECT_ORIENTATION")],
             "thumbor URLs turn images by their EXIF orientation (true/false; default false, as thumbor)"
-        ) { $0.thumborRespectsOrientation = $1 },
+        ) { $0.output.thumborRespectsOrientation = $1 },
         .integer(
             "--thumbor-max-width", "IMAGO_THUMBOR_MAX_WIDTH", 0...(1 << 20), peers: [.thumbor("MAX_WIDTH")],
             "thumbor's MAX_WIDTH: the widest box thumbor URLs get, and the width a wider source is scaled to on load (default 0: none)"
-        ) { $0.thumborMaxWidth = $1 },
+        ) { $0.output.thumborMaxWidth = $1 },
         .integer(
             "--thumbor-max-height", "IMAGO_THUMBOR_MAX_HEIGHT", 0...(1 << 20), peers: [.thumbor("MAX_HEIGHT")],
             "thumbor's MAX_HEIGHT: as --thumbor-max-width, for heights (default 0: none)"
-        ) { $0.thumborMaxHeight = $1 },
+        ) { $0.output.thumborMaxHeight = $1 },
         .text(
             "--thumbor-filters", "IMAGO_THUMBOR_FILTERS", peers: [.thumbor("FILTERS")],
             "thumbor's FILTERS: the filters thumbor URLs may use, comma-separated names or module paths (default thumbor's BUILTIN_FILTERS, without autojpg)"
-        ) { $0.thumborFilters = Set(ServerSetting.list($1).map(ThumborFilter.name(ofModule:))) },
+        ) { $0.output.thumborFilters = Set(ServerSetting.list($1).map(ThumborFilter.name(ofModule:))) },
         .boolean(
             "--thumbor-auto-png-to-jpg", "IMAGO_THUMBOR_AUTO_PNG_TO_JPG", peers: [.thumbor("AUTO_PNG_TO_JPG")],
             "thumbor's AUTO_PNG_TO_JPG: a PNG without transparency answered as JPEG unless autojpg() says not (true/false; default false)"
-        ) { $0.thumborAutoPNGToJPG = $1 },
+        ) { $0.output.thumborAutoPNGToJPG = $1 },
         .integer(
             "--thumbor-webp-quality", "IMAGO_THUMBOR_WEBP_QUALITY", 1...100, peers: [.thumbor("WEBP_QUALITY")],
             "thumbor's WEBP_QUALITY: quality of WebP answers whose URL sets none (default --quality)"
-        ) { $0.thumborFormatQuality[.webp] = $1 },
+        ) { $0.output.thumborFormatQuality[.webp] = $1 },
         .integer(
             "--thumbor-avif-quality", "IMAGO_THUMBOR_AVIF_QUALITY", 1...100, peers: [.thumbor("AVIF_QUALITY")],
             "thumbor's AVIF_QUALITY: quality of AVIF answers whose URL sets none (default --quality)"
-        ) { $0.thumborFormatQuality[.avif] = $1 },
+        ) { $0.output.thumborFormatQuality[.avif] = $1 },
         .text(
             "--thumbor-allowed-sources", "IMAGO_THUMBOR_ALLOWED_SOURCES", peers: [.thumbor("ALLOWED_SOURCES")],
             "thumbor's ALLOWED_SOURCES: hosts thumbor URLs' images may come from, comma-separated, each a name or a regular expression of the whole host (default any)"

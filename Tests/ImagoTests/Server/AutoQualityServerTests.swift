@@ -39,10 +39,10 @@ struct AutoQualityServerTests {
     @Test("the server's settings apply when the URL fixes no quality; q: in the URL wins; aq:none turns them off")
     func serverSettings() async throws {
         try await withServer({
-            $0.autoQuality.method = .ssimulacra2
-            $0.autoQuality.target = 40
-            $0.autoQuality.minQuality = 5
-            $0.autoQuality.maxQuality = 95
+            $0.output.autoQuality.method = .ssimulacra2
+            $0.output.autoQuality.target = 40
+            $0.output.autoQuality.minQuality = 5
+            $0.output.autoQuality.maxQuality = 95
         }) { server in
             let url = server.origin.serve(try Corpus.data(Self.source), at: "/photo.png").absoluteString
             let auto = try await server.get(ServerHarness.path(url, ["f:jpg"]))
@@ -85,7 +85,7 @@ struct AutoQualityServerTests {
             "IMAGO_AUTOQUALITY_METHOD": "ssimulacra2", "IMAGO_AUTOQUALITY_TARGET": "80", "IMAGO_AUTOQUALITY_MIN": "30",
             "IMAGO_AUTOQUALITY_MAX": "90", "IMAGO_AUTOQUALITY_FORMAT_MIN": "webp=20,avif=25", "IMAGO_AUTOQUALITY_FORMAT_MAX": "jpg=85",
             "IMAGO_AUTOQUALITY_ALLOWED_ERROR": "1", "IMAGO_AUTOQUALITY_MAX_RESOLUTION": "4000000",
-        ]).configuration.autoQuality
+        ]).configuration.output.autoQuality
         #expect(configuration.method == .ssimulacra2 && configuration.target == 80)
         #expect(configuration.minQuality == 30 && configuration.maxQuality == 90 && configuration.allowedError == 1)
         #expect(configuration.formatMin == ["webp": 20, "avif": 25] && configuration.formatMax == ["jpeg": 85])

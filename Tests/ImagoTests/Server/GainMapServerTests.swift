@@ -47,7 +47,7 @@ struct GainMapServerTests {
                 }
             }
         }
-        try await withServer({ $0.keepsGainMap = false }) { server in
+        try await withServer({ $0.output.keepsGainMap = false }) { server in
             let url = server.origin.serve(source, at: "/hdr.jpg").absoluteString
             let dropped = try Self.decoded(try await server.get(ServerHarness.path(url, ["rs:fit:100:100"], extension: "jpg")).body).image.gainMap != nil
             #expect(!dropped, "--keep-hdr false drops it")

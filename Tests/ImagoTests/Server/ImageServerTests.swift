@@ -156,7 +156,7 @@ struct ImageServerTests {
         try Corpus.data("png/basn2c08.png").write(to: root.appendingPathComponent("local.png"))
         try await withServer({
             $0.localRoot = root
-            $0.maxSourceBytes = 20_000
+            $0.limits.maxSourceBytes = 20_000
         }) { server in
             let text = server.origin.serve(Data("not an image at all".utf8), at: "/text")
             let big = server.origin.serve(payload(50_000), at: "/big")
@@ -329,8 +329,8 @@ struct ImageServerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let gif = try await Data(contentsOf: try GIFDecoderTests.animationFile(disposal: "none", in: directory))
         try await withServer({
-            $0.maxSourcePixels = 10_000
-            $0.maxFrames = 2
+            $0.limits.maxSourcePixels = 10_000
+            $0.limits.maxFrames = 2
         }) { server in
             // 150 × 103 = 15,450 pixels.
             let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
@@ -345,7 +345,7 @@ struct ImageServerTests {
         let onlyOrigin: @Sendable (ServerConfiguration) throws -> ImagePipeline = { configuration in
             var pipeline = ImagePipeline.Configuration()
             pipeline.addressPolicy = HostileNetworkTests.onlyTestOrigin
-            pipeline.maxResponseSize = configuration.maxSourceBytes
+            pipeline.maxResponseSize = configuration.limits.maxSourceBytes
             return ImagePipeline(configuration: pipeline)
         }
         try await withServer(pipeline: onlyOrigin) { server in

@@ -22,13 +22,13 @@ struct ImgproxyDropInTests {
             #expect(try await server.get(ServerHarness.path(png.absoluteString, ["w:16"])).header("Content-Type") == "image/png")
         }
         // imgproxy's own default preferred formats: a WebP source gives JPEG (no alpha) or PNG.
-        let preferred = try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "jpg,png"]).configuration.preferredFormats
-        try await withServer({ $0.preferredFormats = preferred }) { server in
+        let preferred = try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "jpg,png"]).configuration.output.preferredFormats
+        try await withServer({ $0.output.preferredFormats = preferred }) { server in
             let webp = server.origin.serve(try Corpus.data("webp/blue-purple-pink-large.lossless.webp"), at: "/a.webp")
             let answer = try await server.get(ServerHarness.path(webp.absoluteString, ["w:32"]))
             #expect(answer.header("Content-Type") == "image/jpeg")
         }
-        #expect(try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "jpeg,png,gif"]).configuration.preferredFormats == [.jpeg, .png, .gif])
+        #expect(try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "jpeg,png,gif"]).configuration.output.preferredFormats == [.jpeg, .png, .gif])
         #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_PREFERRED_FORMATS": "tga"]) }
     }
 
@@ -88,7 +88,7 @@ struct ImgproxyDropInTests {
         let png = try PNGEncoder().encode(
             Image(width: 8, height: 8, frames: [.init(pixels: mark)], metadata: .init(format: .png, originalWidth: 8, originalHeight: 8, hasAlpha: true)))
         let settings = try ServerSettings.configuration(["IMAGO_WATERMARK_DATA": png.base64EncodedString()]).configuration
-        try await withServer({ $0.watermark = settings.watermark }) { server in
+        try await withServer({ $0.output.watermark = settings.output.watermark }) { server in
             let photo = server.origin.serve(try Corpus.data("png/basn2c08.png"), at: "/p.png")
             let marked = try Self.decode(try await server.get(ServerHarness.path(photo.absoluteString, ["wm:1:nowe"])).body)
             #expect(marked.pixel(x: 2, y: 2) == (255, 0, 0, 255))
@@ -96,7 +96,7 @@ struct ImgproxyDropInTests {
             #expect(unmarked.pixel(x: 2, y: 2) != (255, 0, 0, 255))
         }
         var configuration = ServerConfiguration()
-        configuration.watermark = .data(Data("not an image".utf8))
+        configuration.output.watermark = .data(Data("not an image".utf8))
         #expect(throws: (any Error).self) { try ImageService(configuration: configuration) }
         #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_WATERMARK_DATA": "x", "IMAGO_WATERMARK_PATH": "/y"]) }
     }
@@ -160,7 +160,7 @@ struct ImgproxyDropInTests {
             let refused = try await server.get(ServerHarness.path(photo.absoluteString, [], extension: "svg"))
             #expect(refused.status == 422)
         }
-        try await withServer({ $0.alwaysRasterizesSVG = true }) { server in
+        try await withServer({ $0.output.alwaysRasterizesSVG = true }) { server in
             let source = server.origin.serve(svg, at: "/logo.svg")
             let answer = try await server.get(ServerHarness.path(source.absoluteString, ["h:30"]))
             #expect(answer.header("Content-Type") == "image/png")

@@ -181,9 +181,9 @@ struct ThumborConfSettingsTests {
         PROGRESSIVE_JPEG = True
         """#.write(to: conf, atomically: true, encoding: .utf8)
         var configuration = try ServerSettings.configuration(ServerSettings.values(arguments: ["--thumbor-config", conf.path], environment: [:])).configuration
-        #expect(configuration.dialect == .thumbor && configuration.maxSourcePixels == 75_000_000 && !configuration.stripsMetadata)
+        #expect(configuration.dialect == .thumbor && configuration.limits.maxSourcePixels == 75_000_000 && !configuration.output.stripsMetadata)
         #expect(configuration.ignoresCertificateErrors && configuration.maxRedirects == 2 && configuration.userAgent == "Thumbor/7.8")
-        #expect(configuration.encoding.progressive && configuration.thumborHealthcheckRoute == "/status" && configuration.allowOrigin == "*")
+        #expect(configuration.output.encoding.progressive && configuration.thumborHealthcheckRoute == "/status" && configuration.allowOrigin == "*")
         #expect(ThumborHostPattern(#"cdn[0-9]+\.example\.com"#).matches("cdn12.example.com"))
         #expect(!ThumborHostPattern(#"cdn[0-9]+\.example\.com"#).matches("cdn12.example.com.evil.org"))
         #expect(!ThumborHostPattern("127.0.0.1").matches("127x0x0x1"))

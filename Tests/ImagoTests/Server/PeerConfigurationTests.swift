@@ -117,13 +117,13 @@ struct PeerConfigurationTests {
             "IMGPROXY_AUTO_AVIF": "t", "IMGPROXY_ENFORCE_JXL": "TRUE", "IMGPROXY_WEBP_COMPRESSION": "near_lossless",
             "IMGPROXY_PNG_QUANTIZE": "true", "IMGPROXY_PNG_QUANTIZATION_COLORS": "64", "IMGPROXY_AVIF_SPEED": "5", "IMGPROXY_JXL_EFFORT": "7",
         ]).configuration
-        #expect(configuration.maxSourcePixels == 16_800_000 && configuration.maxSourceBytes == 1 << 40 && !configuration.stripsMetadata)
-        #expect(configuration.autoFormats == OutputFormat.negotiable.filter { [.avif, .webp].contains($0) })
-        #expect(configuration.enforcedFormats == OutputFormat.negotiable.filter { $0 == .jxl })
-        #expect(configuration.encoding.nearLossless && configuration.encoding.paletteColors == 64)
-        #expect(configuration.encoding.speed == 5 && configuration.encoding.effort == 7)
+        #expect(configuration.limits.maxSourcePixels == 16_800_000 && configuration.limits.maxSourceBytes == 1 << 40 && !configuration.output.stripsMetadata)
+        #expect(configuration.output.autoFormats == OutputFormat.negotiable.filter { [.avif, .webp].contains($0) })
+        #expect(configuration.output.enforcedFormats == OutputFormat.negotiable.filter { $0 == .jxl })
+        #expect(configuration.output.encoding.nearLossless && configuration.output.encoding.paletteColors == 64)
+        #expect(configuration.output.encoding.speed == 5 && configuration.output.encoding.effort == 7)
         // IMAGO_* wins over imgproxy's name.
-        #expect(try ServerSettings.configuration(["IMAGO_QUALITY": "50", "IMGPROXY_QUALITY": "90"]).configuration.defaultQuality == 50)
+        #expect(try ServerSettings.configuration(["IMAGO_QUALITY": "50", "IMGPROXY_QUALITY": "90"]).configuration.output.defaultQuality == 50)
         for (variable, value) in [
             ("IMGPROXY_STRIP_METADATA", "yes"), ("IMGPROXY_MAX_SRC_RESOLUTION", "lots"), ("IMGPROXY_BIND", "/tmp/imgproxy.sock"),
             ("IMGPROXY_AUTOQUALITY_METHOD", "dssim"), ("IMGPROXY_WEBP_COMPRESSION", "medium"), ("IMGPROXY_JXL_EFFORT", "10"),

@@ -76,7 +76,10 @@ struct ProcessingOptionsTests {
             "IMAGO_LISTEN": "0.0.0.0:9090", "IMAGO_KEY": "736563726574,00", "IMAGO_SALT": "68656C6C6F,00", "IMAGO_PRESETS": "small=rs:fit:64:64/q:50",
             "IMAGO_ALLOWED_HOSTS": "example.com, .cdn.example", "IMAGO_MAX_FRAMES": "10", "IMAGO_AVIF": "true", "IMAGO_TIMEOUT": "45",
         ])
-        #expect((host, port, configuration.signer.pairs.count, configuration.maxFrames, configuration.negotiatesAVIF) == ("0.0.0.0", 9090, 2, 10, true))
+        #expect(
+            (host, port, configuration.signer.pairs.count, configuration.limits.maxFrames, configuration.output.negotiatesAVIF) == (
+                "0.0.0.0", 9090, 2, 10, true
+            ))
         #expect(configuration.workTimeout == .seconds(45))
         #expect(configuration.presets["small"] == ["rs:fit:64:64", "q:50"])
         #expect(configuration.allowedHosts == ["example.com", ".cdn.example"])
@@ -88,10 +91,10 @@ struct ProcessingOptionsTests {
         }
         // imgproxy's defaults: profiles stripped (converted to sRGB), metadata stripped, copyright kept.
         let defaults = try ServerSettings.configuration([:]).configuration
-        #expect(defaults.stripsColorProfile && defaults.stripsMetadata && defaults.keepsCopyright)
+        #expect(defaults.output.stripsColorProfile && defaults.output.stripsMetadata && defaults.output.keepsCopyright)
         let changed = try ServerSettings.configuration(["IMAGO_STRIP_COLOR_PROFILE": "false", "IMAGO_STRIP_METADATA": "0", "IMAGO_KEEP_COPYRIGHT": "no"])
             .configuration
-        #expect(!changed.stripsColorProfile && !changed.stripsMetadata && !changed.keepsCopyright)
+        #expect(!changed.output.stripsColorProfile && !changed.output.stripsMetadata && !changed.output.keepsCopyright)
         #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMAGO_STRIP_METADATA": "sometimes"]) }
     }
 

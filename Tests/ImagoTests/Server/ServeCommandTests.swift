@@ -105,7 +105,7 @@ struct ServeCommandTests {
             ])
         #expect(values["SHELL"] == nil)
         let configuration = try ServerSettings.configuration(values).configuration
-        #expect(configuration.defaultQuality == 55 && configuration.negotiatesAVIF && configuration.pathPrefix == "/img")
+        #expect(configuration.output.defaultQuality == 55 && configuration.output.negotiatesAVIF && configuration.pathPrefix == "/img")
         #expect(configuration.trustedSignatures == ["a", "b"])
         #expect(try ServerSettings.configuration(["IMGPROXY_PATH_PREFIX": "/peer"]).configuration.pathPrefix == "/peer")
         #expect(throws: ServerError.self) { try ServerSettings.values(arguments: ["--no-such-flag", "1"], environment: [:]) }

@@ -218,7 +218,7 @@ struct ServerCoreTests {
     func sourcePixelsAtHeader() async throws {
         let holder = PipelineHolder()
         try await withServer(
-            { $0.maxSourcePixels = 100_000_000 },
+            { $0.limits.maxSourcePixels = 100_000_000 },
             pipeline: { configuration in
                 let pipeline = try ImageService.makePipeline(configuration)
                 holder.pipeline = pipeline

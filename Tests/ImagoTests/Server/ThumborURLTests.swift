@@ -84,7 +84,7 @@ struct ThumborURLTests {
             "IMAGO_DIALECT": "Thumbor", "IMAGO_THUMBOR_KEY": "k", "IMAGO_AUTO_WEBP": "true", "IMAGO_RESPECT_ORIENTATION": "1",
         ]).configuration
         #expect(thumbor.dialect == .thumbor && thumbor.thumborSigner.key == Array("k".utf8) && !thumbor.thumborSigner.allowsUnsafe)
-        #expect(thumbor.thumborAutoWebP && thumbor.thumborRespectsOrientation)
+        #expect(thumbor.output.thumborAutoWebP && thumbor.output.thumborRespectsOrientation)
         let open = try ServerSettings.configuration(["IMAGO_THUMBOR_KEY": "k", "IMAGO_ALLOW_UNSAFE_URL": "true"]).configuration
         #expect(open.dialect == .imgproxy && open.thumborSigner.allowsUnsafe)
         #expect(throws: ServerError(status: 500, "--dialect (IMAGO_DIALECT) has a value Imago cannot use")) {

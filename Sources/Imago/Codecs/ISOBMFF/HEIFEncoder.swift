@@ -35,6 +35,10 @@
             guard let encoder else { throw encodingError(format, "libheif has no HEVC encoder") }
             defer { heif_encoder_release(encoder) }
             try check(lossless ? heif_encoder_set_lossless(encoder, 1) : heif_encoder_set_lossy_quality(encoder, Int32(quality)))
+            // As libvips' HEIF saver (imgproxy's) does by default: full chroma from quality 90 up,
+            // where 4:2:0 alone kept colour edges from ever scoring high (q95 scored 53 in
+            // SSIMULACRA2 on a chart), so auto quality could not reach its targets.
+            if lossless || quality >= 90 { try check(heif_encoder_set_parameter_string(encoder, "chroma", "444")) }
             var picture: OpaquePointer?
             try check(
                 heif_image_create(

@@ -24,7 +24,7 @@ public struct WebPEncoder: ImageEncoding {
     public var preset: Preset
 
     /// libwebp's presets (`WebPPreset`).
-    public enum Preset: String, Sendable, Hashable, CaseIterable {
+    public enum Preset: String, Sendable, Hashable, CaseIterable, Codable {
         /// General purpose.
         case `default`
         /// A digital picture, like a portrait or an inside shot.

@@ -44,15 +44,10 @@ enum ImageFacts {
             }
         }
         if let map = metadata.sourceGainMap {
-            // Imago's own key: an HDR photo's gain map, as `imago info --json` reports it.
-            let meta = map.metadata
-            facts["gain_map"] =
-                [
-                    "width": map.width, "height": map.height, "channels": map.channelCount, "format": map.format.rawValue, "metadata": map.metadataSource,
-                    "max_boost": meta.maxBoost, "headroom": meta.hdrCapacityMax, "gain_map_min": meta.gainMapMin, "gain_map_max": meta.gainMapMax,
-                    "gamma": meta.gamma, "offset_sdr": meta.baseOffset, "offset_hdr": meta.alternateOffset, "hdr_capacity_min": meta.baseHeadroom,
-                    "hdr_capacity_max": meta.alternateHeadroom,
-                ] as [String: Any]
+            // Imago's own key: an HDR photo's gain map, as `imago info --json` reports it, in snake case.
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            facts["gain_map"] = (try? encoder.encode(map.facts)).flatMap { try? JSONSerialization.jsonObject(with: $0) }
         }
         if options.sampleFormat { facts["sample_format"] = (metadata.bitsPerSample ?? 8) > 8 ? "ushort" : "uchar" }
         if options.pagesNumber { facts["pages_number"] = image.frames.count }

@@ -31,6 +31,10 @@ final class WatermarkLoader: Sendable {
         }
     }
 
+    /// The identifier of a watermark read when the service started (a file or base64), nil for
+    /// none or one fetched later.
+    var identifierAtStart: String? { ready?.identifier }
+
     /// The watermark, or nil when the server has none. A failed load is tried again by the next
     /// request, not remembered.
     func watermark() async throws -> Watermark? {

@@ -19,34 +19,33 @@ extension ImageService {
         } else {
             guard let signature = url.signature, signer.verify(signature, for: url.signedPart) else { throw ServerError.badRequest("malformed URL") }
         }
-        let filters = ThumborFilter.parse(url.filters, allowed: configuration.thumborFilters)
+        let filters = ThumborFilter.parse(url.filters, allowed: configuration.output.thumborFilters)
         let plan = ThumborPlan(url: url, filters: filters)
         let source = try thumborSource(plan.image)
         if case .pixels(let width) = url.width, case .pixels(let height) = url.height {
             let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-            guard !overflow, pixels <= configuration.maxSourcePixels else {
-                throw ServerError.badRequest("the size asked for is over \(configuration.maxSourcePixels) pixels")
+            guard !overflow, pixels <= configuration.limits.maxSourcePixels else {
+                throw ServerError.badRequest("the size asked for is over \(configuration.limits.maxSourcePixels) pixels")
             }
         }
-        let acceptsWebP = configuration.thumborAutoWebP && negotiation.accepted.contains("image/webp")
-        let maxSize = (width: configuration.thumborMaxWidth, height: configuration.thumborMaxHeight)
+        let acceptsWebP = configuration.output.thumborAutoWebP && negotiation.accepted.contains("image/webp")
+        let maxSize = (width: configuration.output.thumborMaxWidth, height: configuration.output.thumborMaxHeight)
+        // The server's output settings (orientation, largest box, filters, formats) are in every
+        // stored key and ETag through ``OutputSettings/identity``; the key holds the URL's own.
         let key =
             "thumbor\n" + source.absoluteString + "\n" + url.signedPart + "\n" + (url.meta ? "meta" : "webp:\(acceptsWebP && plan.format == nil)")
-            + (configuration.thumborRespectsOrientation ? "\noriented" : "") + (maxSize != (0, 0) ? "\nmax:\(maxSize.width)x\(maxSize.height)" : "")
-            + (configuration.thumborFilters != ThumborFilter.builtinNames ? "\nfilters:" + configuration.thumborFilters.sorted().joined(separator: ",") : "")
-            + (configuration.thumborAutoPNGToJPG ? "\nauto-png-to-jpg" : "")
             + (url.smart && !thumborDetectors.isEmpty ? "\ndetectors:" + thumborDetectors.identity : "")
         var transformation = ThumborTransformation(url: url, filters: filters, maxSize: maxSize)
         transformation.focalPoints = plan.focalPoints
         transformation.detectors = thumborDetectors
-        transformation.respectsOrientation = configuration.thumborRespectsOrientation
-        transformation.maxPixels = configuration.maxSourcePixels
+        transformation.respectsOrientation = configuration.output.thumborRespectsOrientation
+        transformation.maxPixels = configuration.limits.maxSourcePixels
         transformation.identity = key
         var requestOptions: ImageRequest.Options = []
         if !plan.stripICC { requestOptions.insert(.keepsColorProfile) }
         // thumbor's answer is a JPEG for a JPEG source unless a filter or AUTO_WEBP says otherwise.
         let mayAnswerJPEG = (plan.format == nil || plan.format == "jpeg" || plan.format == "jpg") && !(acceptsWebP && plan.format == nil)
-        if configuration.keepsGainMap, !url.meta, mayAnswerJPEG { requestOptions.insert(.keepsGainMap) }
+        if configuration.output.keepsGainMap, !url.meta, mayAnswerJPEG { requestOptions.insert(.keepsGainMap) }
         // thumbor's detectors see Pillow's decode, whose chroma libjpeg upsamples smoothly: a level
         // of difference moves corners and tips faces over the cascade's thresholds.
         if url.smart, !thumborDetectors.isEmpty { requestOptions.insert(.smoothsChroma) }
@@ -63,7 +62,7 @@ extension ImageService {
         }
         return VariantPlan(
             source: source, key: key, delivery: DeliveryHeaders(thumborMaxAge: plan.maxAge ?? configuration.thumborMaxAge),
-            varies: configuration.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, errors: .thumbor, product: product)
+            varies: configuration.output.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, errors: .thumbor, product: product)
     }
 
     /// What thumbor's HTTP loader leaves unencoded (Python's `quote` with its `safe` list).

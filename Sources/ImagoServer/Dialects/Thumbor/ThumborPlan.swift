@@ -80,8 +80,8 @@ struct ThumborPlan: Sendable {
     /// the `format` filter, else WebP when automatic and accepted (not for an animation, which
     /// thumbor keeps in its format), else JPEG for a PNG without transparency when `autojpg`
     /// says so (or, without it, `autoPNGToJPG`: thumbor's `AUTO_PNG_TO_JPG`), else the source's own (TIFF and SVG as PNG, an unknown
-    /// one as JPEG). A format Imago does not write (HEIF) falls back as thumbor falls back
-    /// without an encoder: to the source's.
+    /// one as JPEG). A format thumbor 7.8 writes only with a plugin (HEIF, JPEG XL), though Imago
+    /// writes it, falls back as thumbor without the plugin does: to the source's.
     func outputFormat(
         source: ImageFormat, transparent: Bool, animated: Bool, autoWebP: Bool, acceptsWebP: Bool, autoPNGToJPG: Bool = false
     ) -> OutputFormat {

@@ -9,7 +9,7 @@ import Testing
 /// puts the picture. Serialized, its work on GCD threads: 28 cases of megapixel images at once took
 /// the two cores from the network tests beside them (under the sanitizers, past their timeouts).
 @Suite("imgproxy's processing pipeline", .serialized)
-struct VariantProcessorTests {
+struct ImgproxyStepsTests {
     /// A `width × height` opaque image whose red channel is the column (mod 256) and green the
     /// row, so a crop's position can be read back.
     static func ramp(_ width: Int, _ height: Int, alpha: Bool = false) -> Image {
@@ -220,7 +220,7 @@ struct WatermarkAndMaxBytesTests {
         let spaced = try await Self.place(["wm:1:re:10:0"], on: image)  // tiles 20 wide: columns 5–14 marked, 0–4 and 15–19 not
         #expect(spaced.pixel(x: 7, y: 5) == (255, 0, 0, 255))
         #expect(spaced.pixel(x: 2, y: 5) == (255, 255, 255, 255) && spaced.pixel(x: 17, y: 5) == (255, 255, 255, 255))
-        let none = try await VariantProcessorTests.process(["wm:1"], image)
+        let none = try await ImgproxyStepsTests.process(["wm:1"], image)
         #expect(none.pixels == image.pixels)  // no watermark configured: nothing placed, as imgproxy
     }
 
