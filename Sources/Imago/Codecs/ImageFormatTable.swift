@@ -82,7 +82,7 @@ extension ImageFormat {
         ImageFormatInfo(format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
         ImageFormatInfo(
             format: .pnm, extensions: ["pnm", "pbm", "pgm", "ppm", "pam"], mimeType: "image/x-portable-anymap", takesQuality: false, carriesAlpha: true,
-            carriesAnimation: false),
+            carriesAnimation: false, encoder: { _ in PNMEncoder() }),
         ImageFormatInfo(format: .svg, extensions: ["svg"], mimeType: "image/svg+xml", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
     ]
 
