@@ -37,7 +37,7 @@ enum ImgproxyOptionsFeed {
         let delivery = DeliveryHeaders(options: options, source: source, returnsAttachment: false)
         let plan = PlanCompilers.service.imgproxyPlan(
             url: source, options: options, explicit: nil, negotiation: PlanCompilers.negotiation, delivery: delivery)
-        guard plan.key.contains(options.key), case .image(let recipe) = plan.product, case .imgproxy = recipe.steps else {
+        guard plan.key.contains(options.key), case .image(let recipe) = plan.product, recipe.identity.hasPrefix(options.key) else {
             fatalError("imgproxy options \(text) compiled to an unexpected plan")
         }
         guard (try? ImgproxySteps.checkRequestedSize(options, maxPixels: 1 << 20)) != nil else { return }

@@ -1,8 +1,8 @@
 import Foundation
 import Imago
 
-/// imgproxy Pro's autoquality, with SSIMULACRA2 where imgproxy measures DSSIM: the server's
-/// `IMAGO_AUTOQUALITY_*` settings, which a URL's `autoquality`/`aq` option redefines in part or
+/// Auto quality, with SSIMULACRA2 (as imgproxy Pro's autoquality, which measures DSSIM): the
+/// server's `IMAGO_AUTOQUALITY_*` settings, which a dialect's URL option may redefine in part or
 /// whole.
 public struct AutoQualitySettings: Sendable, Hashable, Codable {
     /// How quality is chosen.
@@ -39,27 +39,6 @@ public struct AutoQualitySettings: Sendable, Hashable, Codable {
 
     /// The defaults: off.
     public init() {}
-
-    /// These settings with what a URL's `aq` option sets.
-    func applying(_ option: ProcessingOptions.AutoQualityOption?) -> AutoQualitySettings {
-        guard let option else { return self }
-        var settings = self
-        if let method = option.method {
-            if method != settings.method { settings.target = nil }
-            settings.method = method
-        }
-        if let target = option.target { settings.target = target }
-        if let minimum = option.minQuality {
-            settings.minQuality = minimum
-            settings.formatMin = [:]
-        }
-        if let maximum = option.maxQuality {
-            settings.maxQuality = maximum
-            settings.formatMax = [:]
-        }
-        if let error = option.allowedError { settings.allowedError = error }
-        return settings
-    }
 
     /// The search for an answer of `format` with `pixels` pixels, or nil when its quality is fixed:
     /// autoquality off, a format without a quality, an animation, an image too small or too large

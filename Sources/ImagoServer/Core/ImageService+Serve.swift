@@ -58,9 +58,7 @@ extension ImageService {
             let variant: EncodedVariant
             switch plan.product {
             case .image(let recipe): variant = try await makeImage(plan, recipe, start: start)
-            case .thumborMeta(let transformation, let overlays, let image, let options):
-                variant = try await makeMeta(plan, try await loaded(transformation, overlays: overlays), image: image, options: options)
-            case .facts(let options): variant = try await makeFacts(plan, options)
+            case .report(let report): variant = try await makeReport(plan, report)
             case .passThrough: variant = try await passedThrough(plan)
             }
             storeVariant(variant, diskKey)
@@ -88,15 +86,16 @@ extension ImageService {
 
     private func makeImage(_ plan: VariantPlan, _ recipe: ImageRecipe, start: ContinuousClock.Instant) async throws -> EncodedVariant {
         let policy = recipe.answer
-        if case .named(.svg) = policy.format { return try await sanitizedSVG(plan) }
+        if policy.answersSanitizedSVG { return try await sanitizedSVG(plan) }
         if !recipe.passesThrough.isEmpty, let skipped = try await skippingProcessing(plan, formats: recipe.passesThrough) { return skipped }
-        let (processor, overlayIdentity) = try await processor(for: recipe.steps)
+        let (planner, overlayIdentity) = try await recipe.steps.loaded()
+        let processor = PlanProcessor(planner, maxPixels: configuration.limits.maxSourcePixels)
         let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions, processors: [processor]))
         metrics.served(from: response.source.rawValue)
         try plan.limits.check(response)
         if policy.passesSVGThrough, response.image.metadata.format == .svg { return try svgVariant(response.data) }
         var image = response.image
-        let encoding = choose(policy, for: image)
+        let encoding = policy.encoding.choose(for: image, settings: configuration.output)
         if !encoding.format.hasAlpha, image.metadata.hasAlpha {
             switch policy.alpha {
             case .flatten(let background): image = try ImageProcessors.Flatten(background: background).process(image)
@@ -111,110 +110,16 @@ extension ImageService {
         let encoded = try await encode(image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes)
         metrics.encodes.increment(by: Int64(encoded.encodes))
         stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
-        let etag = Self.etag(source: response, identity: recipe.identity + overlayIdentity + "\n" + outputIdentity, format: encoding.format)
+        let etag = Self.etag(source: response, identity: recipe.identity + "\n" + overlayIdentity + "\n" + outputIdentity, format: encoding.format)
         return EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
     }
 
-    /// The executor of `steps`, their overlay images loaded first, and what names those images
-    /// (part of the ETag).
-    private func processor(for steps: ImageRecipe.Steps) async throws -> (PlanProcessor, String) {
-        switch steps {
-        case .imgproxy(let options):
-            let watermark = options.watermark == nil ? nil : try await watermarks.watermark()
-            var planner = ImgproxySteps(options: options, maxResultDimension: configuration.output.maxResultDimension, watermark: watermark)
-            planner.faces = imgproxyFaces
-            return (PlanProcessor(planner, maxPixels: configuration.limits.maxSourcePixels), "\n" + (watermark?.identifier ?? ""))
-        case .thumbor(let transformation, let overlays):
-            return (PlanProcessor(try await loaded(transformation, overlays: overlays), maxPixels: configuration.limits.maxSourcePixels), "")
-        }
-    }
-
-    /// `transformation` with the overlay images its filters place.
-    private func loaded(_ transformation: ThumborTransformation, overlays: [String]) async throws -> ThumborTransformation {
-        var transformation = transformation
-        for overlay in overlays where transformation.overlays[overlay] == nil {
-            transformation.overlays[overlay] = try await thumborOverlay(overlay)
-        }
-        return transformation
-    }
-
-    /// thumbor's watermark or frame image at `location`, fetched and decoded once however many
-    /// variants place it, kept (16 MB at most); thumbor answers 400 when one cannot be had.
-    private func thumborOverlay(_ location: String) async throws -> Image {
-        if let kept = thumborOverlays.value(forKey: location) { return kept }
-        do {
-            let url = try thumborSource(location)
-            return try await overlayFlights.value(for: location) { [pipeline, thumborOverlays] in
-                let image = try await pipeline.image(for: ImageRequest(url: url, options: [.disableMemoryCacheWrites]))
-                thumborOverlays.setValue(image, forKey: location, cost: image.cost)
-                return image
-            }
-        } catch {
-            throw ServerError.badRequest("the watermark or frame image could not be loaded")
-        }
-    }
-
-    /// The format, quality (or its search), and byte bound `policy` gives for `image`.
-    private func choose(_ policy: AnswerPolicy, for image: Image) -> (format: OutputFormat, quality: Int, search: AutoQuality?, maxBytes: Int) {
-        let format: OutputFormat
-        switch policy.format {
-        case .named(let named): format = named
-        case .negotiated(let named, let offered, let enforced):
-            format = OutputFormat.negotiate(
-                named: named, offered: offered, enforced: enforced, source: image.metadata.format, hasAlpha: image.metadata.hasAlpha,
-                animated: image.isAnimated, preferred: configuration.output.preferredFormats)
-        case .thumbor(let rules, let acceptsWebP):
-            let rules = image.metadata.format == .gif ? rules.forGIFSource : rules
-            let chosen = rules.outputFormat(
-                source: image.metadata.format, transparent: image.metadata.hasAlpha && Self.isTransparent(image), animated: image.isAnimated,
-                autoWebP: configuration.output.thumborAutoWebP, acceptsWebP: acceptsWebP, autoPNGToJPG: configuration.output.thumborAutoPNGToJPG)
-            let quality = rules.quality.map { max(1, min(100, $0)) } ?? configuration.output.thumborFormatQuality[chosen] ?? configuration.output.defaultQuality
-            return (chosen, quality, nil, rules.maxBytes ?? 0)
-        }
-        let quality =
-            policy.quality ?? policy.formatQuality[format.rawValue] ?? configuration.output.formatQuality[format.rawValue]
-            ?? configuration.output.defaultQuality
-        // An auto quality the URL asks for wins; the server's applies when the URL fixes no quality.
-        let fixed = policy.autoQuality == nil && (policy.quality != nil || policy.formatQuality[format.rawValue] != nil)
-        let search =
-            fixed || (!policy.usesServerAutoQuality && policy.autoQuality == nil)
-            ? nil
-            : configuration.output.autoQuality.applying(policy.autoQuality).search(
-                format: format, width: image.width, height: image.height, animated: image.isAnimated)
-        return (format, quality, search, policy.maxBytes)
-    }
-
-    /// Whether any pixel is less than opaque (thumbor's `has_transparency`).
-    private static func isTransparent(_ image: Image) -> Bool {
-        let pixels = image.frames[0].pixels
-        var index = 3
-        while index < pixels.count {
-            if pixels[index] < 255 { return true }
-            index += 4
-        }
-        return false
-    }
-
-    /// thumbor's `meta/`: the transformation run on the full decode (no processor, so no reduced
-    /// decode), reported as JSON.
-    private func makeMeta(
-        _ plan: VariantPlan, _ transformation: ThumborTransformation, image: String, options: ImageRequest.Options
-    ) async throws -> EncodedVariant {
-        let response = try await pipeline.response(for: request(plan, options: options))
+    /// A report's JSON: the dialect's facts about the source's full decode.
+    private func makeReport(_ plan: VariantPlan, _ report: any SourceReporting) async throws -> EncodedVariant {
+        let response = try await pipeline.response(for: request(plan, options: report.requestOptions))
         metrics.served(from: response.source.rawValue)
-        let made = try await pipeline.runOnCPUStage { try transformation.run(response.image) }
-        let json = ThumborMeta.json(image: image, made: made.image, plan: made.plan, frames: response.image.frames.count)
-        return EncodedVariant(
-            data: json, format: .json, etag: Self.etag(source: response, identity: "thumbor\n" + plan.key + "\n" + outputIdentity, format: .json))
-    }
-
-    /// `/info`'s facts, the profile kept so its kind can be told (the pixel facts are taken in sRGB).
-    private func makeFacts(_ plan: VariantPlan, _ options: InfoOptions) async throws -> EncodedVariant {
-        let response = try await pipeline.response(for: request(plan, options: .keepsColorProfile))
-        metrics.served(from: response.source.rawValue)
-        let facts = try await pipeline.runOnCPUStage { try ImageFacts.json(of: response.image, data: response.data, options: options) }
-        return EncodedVariant(
-            data: facts, format: .json, etag: Self.etag(source: response, identity: "info\n" + options.key + "\n" + outputIdentity, format: .json))
+        let json = try await report.report(response, pipeline: pipeline)
+        return EncodedVariant(data: json, format: .json, etag: Self.etag(source: response, identity: report.identity + "\n" + outputIdentity, format: .json))
     }
 
     /// `raw`: the source's bytes as they came, whatever they are.

@@ -1,8 +1,8 @@
 import Imago
 
-/// A URL's own limits on its source (imgproxy's `max_src_file_size`, `max_src_resolution`,
-/// `max_animation_frames` and `max_animation_frame_resolution`), each 0 for the server's: a URL
-/// can only lower them. The first three are applied before the work they limit, by the pipeline
+/// A URL's own limits on its source (as imgproxy's `max_src_file_size`, `max_src_resolution`,
+/// `max_animation_frames` and `max_animation_frame_resolution` set them), each 0 for the server's:
+/// a URL can only lower them. The first three are applied before the work they limit, by the pipeline
 /// (``Imago/ImageRequest/Limits``): the download is refused on its `Content-Length` or stopped at
 /// the byte limit, and the image's header is refused at the pixel limit before anything is
 /// decoded (frames as the decoder counts them). The frame resolution, which needs the frame count,
@@ -15,14 +15,6 @@ struct SourceLimits: Sendable, Hashable {
 
     /// No limits of the URL's own.
     init() {}
-
-    /// The limits `options` set.
-    init(options: ProcessingOptions) {
-        maxBytes = options.maxSourceBytes
-        maxPixels = options.maxSourcePixels
-        maxFrames = options.maxFrames
-        maxFramePixels = options.maxFramePixels
-    }
 
     /// The limits the pipeline applies for this URL.
     var request: ImageRequest.Limits {

@@ -2,10 +2,11 @@ import Foundation
 import Imago
 
 /// What one URL asks the server for, whichever dialect it came in. Each dialect compiles its URL
-/// to a plan (imgproxy's in `ImageService+Imgproxy`, thumbor's in `ImageService+Thumbor`, `/info`'s
-/// in `ImageService+Info`); ``ImageService/serve(_:to:negotiation:)`` answers every plan the same
-/// way: kept bytes, else one task making the key (others join it), the variant stored on disk,
-/// else the pipeline with the plan's limits, the product made, encoded on the CPU stage, kept.
+/// to a plan (in `Dialects/`); ``ImageService/serve(_:to:negotiation:)`` answers every plan the
+/// same way: kept bytes, else one task making the key (others join it), the variant stored on
+/// disk, else the pipeline with the plan's limits, the product made, encoded on the CPU stage,
+/// kept. The core names no dialect: what differs between them is in the values a plan carries
+/// (its steps, its report, its encoding choice, its statuses).
 struct VariantPlan: Sendable {
     /// The source, resolved under the server's rules (address policy, allow-list, ``LocalRoot``).
     var source: URL
@@ -17,46 +18,38 @@ struct VariantPlan: Sendable {
     var delivery: DeliveryHeaders
     /// Whether the answer varies with `Accept`.
     var varies: Bool
-    /// Whose statuses a failure is told in.
-    var errors: ErrorStyle
+    /// What a failure tells the client, in the dialect's statuses.
+    var failures: any FailureExplaining
     /// What is made from the source.
     var product: Product
 
     enum Product: Sendable {
         /// A processed, encoded image.
         case image(ImageRecipe)
-        /// thumbor's `meta/` JSON: the transformation (with the overlay images it places) run on
-        /// the full decode, its operations reported; `image` is the URL's image part.
-        case thumborMeta(ThumborTransformation, overlays: [String], image: String, requestOptions: ImageRequest.Options)
-        /// `/info`'s JSON facts about the source.
-        case facts(InfoOptions)
+        /// JSON about the source (thumbor's `meta/`, imgproxy's `/info`), which the dialect writes.
+        case report(any SourceReporting)
         /// The source's bytes as they came (imgproxy's `raw`).
         case passThrough
-    }
-
-    /// The statuses a dialect's clients expect for a source that cannot be had.
-    enum ErrorStyle: Sendable {
-        /// By the error's kind (``ServerError/init(loading:)``); a URL's own limit is a 422.
-        case imgproxy
-        /// thumbor's handler's (``ServerError/init(thumborLoading:)``).
-        case thumbor
     }
 
     /// What a failure of this plan's work tells the client.
     func explain(_ error: any Error) -> any Error {
         guard let error = error as? ImagoError else { return error }
-        switch errors {
-        case .imgproxy: return limits.explain(error) ?? error
-        case .thumbor: return ServerError(thumborLoading: error)
-        }
+        return failures.explain(error, limits: limits)
     }
+}
+
+/// A dialect's statuses for a source that cannot be had.
+protocol FailureExplaining: Sendable {
+    /// What `error`, from loading or decoding the source under the URL's `limits`, tells the client.
+    func explain(_ error: ImagoError, limits: SourceLimits) -> any Error
 }
 
 /// How an image variant is made: its pixel steps as its dialect wrote them, what the decode
 /// keeps, and how the answer is encoded.
 struct ImageRecipe: Sendable {
-    /// The pixel work.
-    var steps: Steps
+    /// The pixel work: the dialect's geometry, once its overlay images are loaded.
+    var steps: any StepsLoading
     /// What the decode keeps (colour profile, metadata).
     var requestOptions: ImageRequest.Options
     /// How the encoding is chosen.
@@ -66,52 +59,36 @@ struct ImageRecipe: Sendable {
     /// Source formats answered as they came instead of processed (imgproxy's `skip_processing`
     /// and `IMGPROXY_SKIP_PROCESSING_FORMATS`, only the URL's format when it names one).
     var passesThrough: Set<String> = []
-
-    /// The pixel work: the dialect geometry that plans its ``PixelStep``s, run by the one
-    /// executor (``PlanProcessor``) on a decode reduced to what they need.
-    enum Steps: Sendable {
-        /// imgproxy's geometry (``ImgproxySteps``) for these options; the server's watermark is
-        /// loaded when they place it.
-        case imgproxy(ProcessingOptions)
-        /// thumbor's geometry and filters (``ThumborTransformation``) with the overlay images its
-        /// filters place, loaded first.
-        case thumbor(ThumborTransformation, overlays: [String])
-    }
 }
 
-/// How a variant's encoding is chosen: the format, what happens to alpha when the format has
-/// none, the quality (fixed, per format, or searched), and a bound on the bytes.
+/// A dialect's pixel work before the images its steps place (watermarks, frames) are loaded:
+/// loading them gives the planner ``PlanProcessor`` runs on a decode reduced to what it needs.
+protocol StepsLoading: Sendable {
+    /// The planner with its overlay images loaded, and what names those images (part of the ETag).
+    func loaded() async throws -> (planner: any StepPlanning, overlayIdentity: String)
+}
+
+/// A dialect's JSON about a source, made from its full decode.
+protocol SourceReporting: Sendable {
+    /// What the decode keeps.
+    var requestOptions: ImageRequest.Options { get }
+    /// What besides the source made the report: part of the ETag.
+    var identity: String { get }
+    /// The JSON about `response`'s image, made on `pipeline`'s CPU stage.
+    func report(_ response: ImageResponse, pipeline: ImagePipeline) async throws -> Data
+}
+
+/// How a variant's encoding is chosen: the format, quality and byte bound (the dialect's
+/// ``EncodingChoosing``), and what happens to alpha when the format has none.
 struct AnswerPolicy: Sendable {
-    /// Which format the answer is in.
-    var format: FormatChoice
+    /// The dialect's choice of format, quality and bound for a made image.
+    var encoding: any EncodingChoosing
     /// What becomes of alpha in a format without it.
     var alpha: AlphaRule
-    /// The quality the URL fixes, if it does.
-    var quality: Int?
-    /// The quality the URL fixes per format.
-    var formatQuality: [String: Int] = [:]
-    /// The URL's auto-quality choice; with ``usesServerAutoQuality``, the server's applies when
-    /// the URL fixes no quality.
-    var autoQuality: ProcessingOptions.AutoQualityOption?
-    /// Whether the server's auto-quality settings apply.
-    var usesServerAutoQuality = false
-    /// The most bytes the answer may have (0: any); the quality is lowered to fit.
-    var maxBytes = 0
+    /// The URL names SVG: an SVG source passed through, sanitised (any other source is a 422).
+    var answersSanitizedSVG = false
     /// An SVG source with no format named is passed through, sanitised, instead of rasterised.
     var passesSVGThrough = false
-
-    /// The ways a format is chosen.
-    enum FormatChoice: Sendable {
-        /// Named by the URL.
-        case named(OutputFormat)
-        /// imgproxy 4's choice (``OutputFormat/negotiate(named:offered:enforced:source:hasAlpha:animated:preferred:)``):
-        /// the format the URL names unless an enforced one the client takes replaces it; without
-        /// one, what the client takes of the offered formats, else the source's own when preferred.
-        case negotiated(named: OutputFormat?, offered: [OutputFormat], enforced: [OutputFormat])
-        /// thumbor's handler: its filters' format, `AUTO_WEBP`, the source's format, `autojpg`;
-        /// a GIF source drops the filters' format, quality and size bound, as thumbor does.
-        case thumbor(ThumborPlan, acceptsWebP: Bool)
-    }
 
     /// What becomes of alpha when the chosen format has none.
     enum AlphaRule: Sendable {
@@ -120,4 +97,20 @@ struct AnswerPolicy: Sendable {
         /// Dropped, the colours kept (Pillow's `convert("RGB")`, as thumbor).
         case drop
     }
+}
+
+/// The format, quality (or its search) and byte bound of one answer.
+struct EncodingChoice: Sendable {
+    var format: OutputFormat
+    var quality: Int
+    /// Auto quality's search, when the quality is chosen by measuring.
+    var search: AutoQuality?
+    /// The most bytes the answer may have (0: any); the quality is lowered to fit.
+    var maxBytes = 0
+}
+
+/// A dialect's rules for the encoding of a made image.
+protocol EncodingChoosing: Sendable {
+    /// The encoding of `image` under the server's output `settings`.
+    func choose(for image: Image, settings: OutputSettings) -> EncodingChoice
 }

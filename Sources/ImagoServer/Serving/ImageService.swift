@@ -37,16 +37,10 @@ public final class ImageService: Sendable {
     /// The variants being made, one task per key.
     let making = SingleFlight<String, EncodedVariant>()
     let stages: StageRecorder
-    let watermarks: WatermarkLoader
-    /// thumbor's watermark and frame images, decoded, by URL: a few images many variants place,
-    /// kept so each is fetched and decoded once (at most 16 MB, trimmed on memory pressure).
-    let thumborOverlays = MemoryCache<String, Image>(limits: .init(cost: 16 << 20))
-    /// thumbor's overlay images being loaded.
-    let overlayFlights = SingleFlight<String, Image>()
-    /// thumbor's detectors, their cascades read once.
-    let thumborDetectors: ThumborDetectors
-    /// imgproxy's face settings, the cascade read once.
-    let imgproxyFaces: ImgproxySteps.FaceSettings
+    /// What imgproxy's URLs need beyond the configuration (watermark, faces, source rewriting).
+    let imgproxy: ImgproxyDialect
+    /// What thumbor's URLs need beyond the configuration (detectors, overlay images, allowed hosts).
+    let thumbor: ThumborDialect
     /// `/gallery`'s page, made on first request (made again after a failure).
     let gallery = KeptOnce<String>()
     /// The mounted dialects, the longest prefix first (the order a path is matched in).
@@ -73,37 +67,12 @@ public final class ImageService: Sendable {
         answeredPaths = MemoryCache(limits: .init(cost: shares.paths))
         MemoryPressureMonitor.shared.register(variants)
         MemoryPressureMonitor.shared.register(answeredPaths)
-        MemoryPressureMonitor.shared.register(thumborOverlays)
         stages = StageRecorder(tracer: tracer, metrics: metrics)
-        watermarks = try WatermarkLoader(configuration.output.watermark, opacity: configuration.output.watermarkOpacity, pipeline: self.pipeline)
+        imgproxy = try ImgproxyDialect(configuration, sources: sources, pipeline: self.pipeline)
+        thumbor = try ThumborDialect(configuration, sources: sources, pipeline: self.pipeline)
         // A watermark file read at start is named by its bytes: another file at the same path is another output.
         outputIdentity =
-            configuration.output.identity + "\n" + configuration.limits.identity + (watermarks.identifierAtStart.map { "\n" + $0 } ?? "")
-        thumborDetectors = try ThumborDetectors(configuration.thumborDetectors, files: configuration.thumborCascadeFiles)
-        imgproxyFaces = try Self.faceSettings(configuration)
-    }
-
-    /// imgproxy's face settings from `configuration`: the cascade it names (or Debian's, when
-    /// installed) read once; one named, or needed by face-aware smart crop, is read now, and when
-    /// it cannot be read stops the service with the reason. Debian's default is read when a URL
-    /// first asks for faces.
-    static func faceSettings(_ configuration: ServerConfiguration) throws(ServerError) -> ImgproxySteps.FaceSettings {
-        var settings = ImgproxySteps.FaceSettings()
-        settings.smartCropFindsFaces = configuration.imgproxySmartCropFindsFaces
-        settings.objectsFallBackToSmart = configuration.imgproxyObjectsFallBackToSmart
-        let path = configuration.faceCascade ?? FaceDetector.systemCascadePath
-        let required = configuration.faceCascade != nil || configuration.imgproxySmartCropFindsFaces
-        guard required else {
-            if FileManager.default.fileExists(atPath: path) { settings.cascade = FaceCascade(path: path) }
-            return settings
-        }
-        do {
-            settings.cascade = FaceCascade(try FaceDetector(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw ServerError(
-                status: 500, "--face-cascade (IMAGO_FACE_CASCADE) cannot use \(path): \(error.description) (Debian's opencv-data installs the cascades)")
-        }
-        return settings
+            configuration.output.identity + "\n" + configuration.limits.identity + (imgproxy.watermarks.identifierAtStart.map { "\n" + $0 } ?? "")
     }
 
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are
@@ -148,7 +117,7 @@ public final class ImageService: Sendable {
         var report = MemoryReport(
             bytes: [
                 ("variants", variants.totalCost), ("paths", answeredPaths.totalCost), ("resumable", pipeline.resumableBytes),
-                ("overlays", thumborOverlays.totalCost),
+                ("overlays", thumbor.overlays.totalCost),
             ],
             entries: [("variants", variants.count), ("paths", answeredPaths.count), ("connections", pipeline.loaders.keptConnectionCount)])
         #if DiskCache
@@ -171,7 +140,7 @@ public final class ImageService: Sendable {
         await untilNoWork()
         variants.removeAll()
         answeredPaths.removeAll()
-        thumborOverlays.removeAll()
+        thumbor.overlays.removeAll()
         pipeline.removeAllFromMemory()
         pipeline.configuration.diskCache?.flush()
         ColorCaches.removeAll()

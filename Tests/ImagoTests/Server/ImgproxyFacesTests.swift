@@ -51,7 +51,7 @@ struct ImgproxyFacesTests {
         let refused = #expect(throws: ServerError.self) { try ImageService(configuration: needed) }
         #expect(refused?.message.contains(broken.path) == true)
         // Without a cascade named and without face-aware smart crop, a missing default is no error.
-        #expect(try ImageService.faceSettings(ServerConfiguration()).smartCropFindsFaces == false)
+        #expect(try ImgproxyDialect.faceSettings(ServerConfiguration()).smartCropFindsFaces == false)
     }
 
     /// The board's red and green pixels in `image`.

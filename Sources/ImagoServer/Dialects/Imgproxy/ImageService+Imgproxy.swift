@@ -17,12 +17,13 @@ extension ImageService {
             options.format = name.lowercased()
         }
         try ImgproxySteps.checkRequestedSize(options, maxPixels: configuration.limits.maxSourcePixels)
-        let url = try sources.imgproxySource(path.source)
+        let url = try imgproxy.source(path.source)
         let explicit = options.format.flatMap(OutputFormat.init(extension:))
         let delivery = DeliveryHeaders(options: options, source: url, returnsAttachment: configuration.returnsAttachment)
         if options.raw {
             // As imgproxy: the source whatever its size (the URL's limits do not apply).
-            let plan = VariantPlan(source: url, key: "raw\n" + url.absoluteString, delivery: delivery, varies: false, errors: .imgproxy, product: .passThrough)
+            let plan = VariantPlan(
+                source: url, key: "raw\n" + url.absoluteString, delivery: delivery, varies: false, failures: ImgproxyDialect.Failures(), product: .passThrough)
             return try await serve(plan, to: request, negotiation: negotiation)
         }
         return try await serve(
@@ -51,28 +52,28 @@ extension ImageService {
         }
         if options.preserveHDR ?? configuration.output.keepsGainMap, negotiation.mayAnswerJPEG(named: explicit) { requestOptions.insert(.keepsGainMap) }
         // A named format stands unless the server enforces one this client takes (never over SVG).
-        let format: AnswerPolicy.FormatChoice
+        let format: ImgproxyEncoding.FormatChoice
         if let explicit, explicit == .svg || negotiation.enforced.isEmpty {
             format = .named(explicit)
         } else {
             format = .negotiated(named: explicit, offered: negotiation.offered, enforced: negotiation.enforced)
         }
-        var answer = AnswerPolicy(format: format, alpha: .flatten(options.background ?? .white))
-        answer.quality = options.quality > 0 ? options.quality : nil
-        answer.formatQuality = options.formatQuality
-        answer.autoQuality = options.autoQuality
-        answer.usesServerAutoQuality = true
-        answer.maxBytes = options.maxBytes
+        let encoding = ImgproxyEncoding(
+            format: format, quality: options.quality > 0 ? options.quality : nil, formatQuality: options.formatQuality, autoQuality: options.autoQuality,
+            maxBytes: options.maxBytes)
+        var answer = AnswerPolicy(encoding: encoding, alpha: .flatten(options.background ?? .white))
+        answer.answersSanitizedSVG = explicit == .svg
         answer.passesSVGThrough = explicit == nil && !configuration.output.alwaysRasterizesSVG
         // The server's face cascade and settings decide smart and object gravities' windows.
-        let faces = imgproxyFaces.identity(for: options)
+        let faces = imgproxy.faces.identity(for: options)
         let identity = options.key + (faces.isEmpty ? "" : "\n" + faces)
-        var recipe = ImageRecipe(steps: .imgproxy(options), requestOptions: requestOptions, answer: answer, identity: identity)
+        var recipe = ImageRecipe(steps: imgproxy.steps(options), requestOptions: requestOptions, answer: answer, identity: identity)
         // Sources of these formats are answered as they came when the answer would be in their format.
         recipe.passesThrough = Set(options.skipProcessing + configuration.output.skipProcessingFormats).filter { explicit == nil || explicit?.rawValue == $0 }
         return VariantPlan(
             source: url, key: url.absoluteString + "\n" + identity + "\n" + (explicit?.rawValue ?? "") + "\n" + negotiation.classes,
-            limits: SourceLimits(options: options), delivery: delivery, varies: configuration.variesWithAccept(named: explicit), errors: .imgproxy,
+            limits: SourceLimits(options: options), delivery: delivery, varies: configuration.variesWithAccept(named: explicit),
+            failures: ImgproxyDialect.Failures(),
             product: .image(recipe))
     }
 }

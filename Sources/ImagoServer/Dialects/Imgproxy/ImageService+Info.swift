@@ -12,10 +12,22 @@ extension ImageService {
         let path = try ProcessingPath(parsing: String(requestPath.dropFirst("/info".count)))
         try verifyImgproxySignature(path)
         let options = try InfoOptions(parsing: path.options)
-        let url = try sources.imgproxySource(path.source)
+        let url = try imgproxy.source(path.source)
         return VariantPlan(
-            source: url, key: "info\n" + url.absoluteString + "\n" + options.key, delivery: .facts, varies: false, errors: .imgproxy,
-            product: .facts(options))
+            source: url, key: "info\n" + url.absoluteString + "\n" + options.key, delivery: .facts, varies: false, failures: ImgproxyDialect.Failures(),
+            product: .report(InfoReport(options: options)))
+    }
+}
+
+/// `/info`'s facts as a plan's report: the profile kept so its kind can be told (the pixel facts
+/// are taken in sRGB).
+struct InfoReport: SourceReporting {
+    let options: InfoOptions
+    var requestOptions: ImageRequest.Options { .keepsColorProfile }
+    var identity: String { "info\n" + options.key }
+
+    func report(_ response: ImageResponse, pipeline: ImagePipeline) async throws -> Data {
+        try await pipeline.runOnCPUStage { try ImageFacts.json(of: response.image, data: response.data, options: options) }
     }
 }
 

@@ -21,7 +21,7 @@ extension ImageService {
         }
         let filters = ThumborFilter.parse(url.filters, allowed: configuration.output.thumborFilters)
         let plan = ThumborPlan(url: url, filters: filters)
-        let source = try thumborSource(plan.image)
+        let source = try thumbor.source(plan.image)
         if case .pixels(let width) = url.width, case .pixels(let height) = url.height {
             let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
             guard !overflow, pixels <= configuration.limits.maxSourcePixels else {
@@ -34,10 +34,10 @@ extension ImageService {
         // stored key and ETag through ``OutputSettings/identity``; the key holds the URL's own.
         let key =
             "thumbor\n" + source.absoluteString + "\n" + url.signedPart + "\n" + (url.meta ? "meta" : "webp:\(acceptsWebP && plan.format == nil)")
-            + (url.smart && !thumborDetectors.isEmpty ? "\ndetectors:" + thumborDetectors.identity : "")
+            + (url.smart && !thumbor.detectors.isEmpty ? "\ndetectors:" + thumbor.detectors.identity : "")
         var transformation = ThumborTransformation(url: url, filters: filters, maxSize: maxSize)
         transformation.focalPoints = plan.focalPoints
-        transformation.detectors = thumborDetectors
+        transformation.detectors = thumbor.detectors
         transformation.respectsOrientation = configuration.output.thumborRespectsOrientation
         transformation.maxPixels = configuration.limits.maxSourcePixels
         transformation.identity = key
@@ -48,50 +48,26 @@ extension ImageService {
         if configuration.output.keepsGainMap, !url.meta, mayAnswerJPEG { requestOptions.insert(.keepsGainMap) }
         // thumbor's detectors see Pillow's decode, whose chroma libjpeg upsamples smoothly: a level
         // of difference moves corners and tips faces over the cascade's thresholds.
-        if url.smart, !thumborDetectors.isEmpty { requestOptions.insert(.smoothsChroma) }
+        if url.smart, !thumbor.detectors.isEmpty { requestOptions.insert(.smoothsChroma) }
         let product: VariantPlan.Product
         if url.meta {
-            product = .thumborMeta(transformation, overlays: plan.overlayURLs, image: plan.image, requestOptions: requestOptions)
+            product = .report(
+                ThumborMetaReport(
+                    transformation: transformation, overlays: plan.overlayURLs, image: plan.image, requestOptions: requestOptions,
+                    identity: "thumbor\n" + key, dialect: thumbor))
         } else {
             // Pillow's conversion to RGB drops alpha; it does not compose over a colour.
-            let answer = AnswerPolicy(format: .thumbor(plan, acceptsWebP: acceptsWebP), alpha: .drop)
+            let answer = AnswerPolicy(encoding: ThumborEncoding(rules: plan, acceptsWebP: acceptsWebP), alpha: .drop)
             product = .image(
                 ImageRecipe(
-                    steps: .thumbor(transformation, overlays: plan.overlayURLs), requestOptions: requestOptions, answer: answer,
+                    steps: thumbor.steps(transformation, overlays: plan.overlayURLs), requestOptions: requestOptions, answer: answer,
                     identity: "thumbor\n" + key))
         }
         return VariantPlan(
             source: source, key: key, delivery: DeliveryHeaders(thumborMaxAge: plan.maxAge ?? configuration.thumborMaxAge),
-            varies: configuration.output.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, errors: .thumbor, product: product)
+            varies: configuration.output.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, failures: ThumborDialect.Failures(), product: product)
     }
 
-    /// What thumbor's HTTP loader leaves unencoded (Python's `quote` with its `safe` list).
-    private static let thumborURLSafe = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~@#$&()*!+=:;,?/'")
-
-    /// The image's URL as thumbor's loaders take it: with `--local-root`, a file under it (its file
-    /// loader, through the one ``LocalRoot`` rule: never outside it, a refusal is a 404); else an http(s) URL, `http://` added when it has
-    /// no scheme and percent-encoded when it is not already (its HTTP loader), from hosts the
-    /// server allows (thumbor's `ALLOWED_SOURCES`).
-    func thumborSource(_ image: String) throws(ServerError) -> URL {
-        if let localRoot = sources.localRoot { return try localRoot.file(encodedPath: image) }
-        var text = image
-        if text == text.removingPercentEncoding {
-            text = text.addingPercentEncoding(withAllowedCharacters: Self.thumborURLSafe) ?? text
-        }
-        if !text.hasPrefix("http") { text = "http://" + text }
-        guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
-            throw ServerError.badRequest("no original image was specified in the given URL")
-        }
-        if let allowed = sources.thumborHosts, !allowed.contains(where: { $0.matches(host.lowercased()) }) {
-            // thumbor's loader says the path is not valid: its handler answers 400.
-            throw ServerError.badRequest("source not allowed")
-        }
-        do {
-            return try sources.url(for: url.absoluteString)
-        } catch {
-            throw ServerError.badRequest("source not allowed")
-        }
-    }
 }
 
 extension ServerError {

@@ -61,3 +61,21 @@ enum ThumborMeta {
         "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 }
+
+/// thumbor's `meta/` as a plan's report: the transformation (with the overlay images it places)
+/// run on the full decode (no processor, so no reduced decode), reported as JSON.
+struct ThumborMetaReport: SourceReporting {
+    let transformation: ThumborTransformation
+    let overlays: [String]
+    /// The URL's image part, as the report quotes it.
+    let image: String
+    let requestOptions: ImageRequest.Options
+    let identity: String
+    let dialect: ThumborDialect
+
+    func report(_ response: ImageResponse, pipeline: ImagePipeline) async throws -> Data {
+        let transformation = try await dialect.loaded(transformation, overlays: overlays)
+        let made = try await pipeline.runOnCPUStage { try transformation.run(response.image) }
+        return ThumborMeta.json(image: image, made: made.image, plan: made.plan, frames: response.image.frames.count)
+    }
+}
