@@ -18,6 +18,9 @@ public struct ServerSetting: Sendable {
     /// What it sets, for the help and the docs table.
     public let help: String
     let apply: @Sendable (inout ServerConfiguration, _ text: String, _ values: [String: String]) throws(ServerError) -> Void
+    /// The fact this setting is one part of, applied once with every part's text; nil for a
+    /// setting that stands alone.
+    fileprivate(set) var compound: CompoundRule?
 
     init(
         _ flag: String, _ variable: String, peers: [PeerVariable] = [], switch isSwitch: Bool = false, _ help: String,
@@ -56,7 +59,34 @@ public struct ServerSetting: Sendable {
     }
 }
 
+/// Several settings that are one fact (imgproxy's keys, salts and signature size; thumbor's key and
+/// whether unsafe URLs are answered; the watermark's three places): applied once with every
+/// part's text (nil for a part not given), after the settings that stand alone, so no part
+/// depends on the order the settings are declared or read in.
+struct CompoundRule: Sendable {
+    /// The parts' variables, in the order their texts are given to ``apply``.
+    let variables: [String]
+    let apply: @Sendable (inout ServerConfiguration, _ texts: [String?]) throws(ServerError) -> Void
+}
+
 extension ServerSetting {
+    /// `parts`, declared as one fact that `apply` sets from all their texts.
+    static func compound(
+        _ parts: ServerSetting..., apply: @escaping @Sendable (inout ServerConfiguration, _ texts: [String?]) throws(ServerError) -> Void
+    ) -> [ServerSetting] {
+        let rule = CompoundRule(variables: parts.map(\.variable), apply: apply)
+        return parts.map { part in
+            var part = part
+            part.compound = rule
+            return part
+        }
+    }
+
+    /// A part of a ``compound(_:apply:)``: its flag, variables and help; the compound applies it.
+    static func part(_ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String) -> ServerSetting {
+        ServerSetting(flag, variable, peers: peers, help) { _, _, _ in }
+    }
+
     static func text(
         _ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String, _ set: @escaping @Sendable (inout ServerConfiguration, String) -> Void
     ) -> ServerSetting {

@@ -1,0 +1,62 @@
+import Foundation
+import Imago
+
+extension ServerSettings {
+    /// Where and how the server listens, who may ask, and its limits on sources and work.
+    static let listenAndLimits: [ServerSetting] = [
+        .text(
+            "--listen", "IMAGO_LISTEN",
+            peers: [
+                PeerVariable("IMGPROXY_BIND") { text, _ throws(ServerError) in
+                    guard text.contains(":") else { throw PeerVariable.invalid("IMGPROXY_BIND", "is not host:port (Imago listens on TCP, not a Unix socket)") }
+                    return text
+                }
+            ], "address and port to listen on (default 127.0.0.1:8080)"
+        ) { _, _ in },
+        ServerSetting("--dialect", "IMAGO_DIALECT", "URLs answered at the root: imgproxy (default) or thumbor") { configuration, text, _ throws(ServerError) in
+            guard let dialect = ServerConfiguration.Dialect(rawValue: text.lowercased()) else {
+                throw ServerSetting.invalid("--dialect", "IMAGO_DIALECT")
+            }
+            configuration.dialect = dialect
+        },
+        .text(
+            "--secret", "IMAGO_SECRET", peers: [.same("IMGPROXY_SECRET")],
+            "image requests must carry Authorization: Bearer and this secret (others are 403); default none"
+        ) { $0.secret = $1 },
+        .text(
+            "--allow-origin", "IMAGO_ALLOW_ORIGIN", peers: [.same("IMGPROXY_ALLOW_ORIGIN"), .thumborOrNone("ACCESS_CONTROL_ALLOW_ORIGIN_HEADER")],
+            "Access-Control-Allow-Origin of image answers, OPTIONS answered (default none)"
+        ) { $0.allowOrigin = $1.isEmpty ? nil : $1 },
+        .integer(
+            "--max-source-bytes", "IMAGO_MAX_SOURCE_BYTES", 1...(1 << 40),
+            peers: [PeerVariable("IMGPROXY_MAX_SRC_FILE_SIZE") { text, _ in text == "0" ? String(1 << 40) : text }],
+            "largest source in bytes (default 50000000)"
+        ) {
+            $0.limits.maxSourceBytes = Int64($1)
+        },
+        .integer(
+            "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000,
+            peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION"), .thumborWholeNumber("MAX_PIXELS")],
+            "most pixels a source may declare (default 50000000)"
+        ) {
+            $0.limits.maxSourcePixels = $1
+        },
+        .integer(
+            "--max-frames", "IMAGO_MAX_FRAMES", 1...100_000, peers: [.same("IMGPROXY_MAX_ANIMATION_FRAMES")], "most frames of an animated source (default 200)"
+        ) { $0.limits.maxFrames = $1 },
+        .seconds(
+            "--source-timeout", "IMAGO_SOURCE_TIMEOUT", peers: [.same("IMGPROXY_DOWNLOAD_TIMEOUT"), .thumborSeconds("HTTP_LOADER_REQUEST_TIMEOUT")],
+            "seconds a source may take (default 20)"
+        ) { $0.sourceTimeout = $1 },
+        .seconds(
+            "--timeout", "IMAGO_TIMEOUT", peers: [.same("IMGPROXY_TIMEOUT")], "seconds a new image may take in all, source included, before a 504 (default 30)"
+        ) { $0.workTimeout = $1 },
+        .integer("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", 1...100_000, "images made at once before 503 (default 4 per core)") {
+            $0.maxConcurrentWork = $1
+        },
+        .seconds(
+            "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
+            "seconds a client may take to send a request's head before its connection is closed (default 10)"
+        ) { $0.requestHeadTimeout = $1 },
+    ]
+}

@@ -1,0 +1,243 @@
+import Foundation
+import Imago
+
+extension ServerSettings {
+    /// What changes an answer's bytes (the configuration's ``OutputSettings``) and its headers: qualities, formats, encoders, metadata, the watermark.
+    static let output: [ServerSetting] =
+        // The watermark comes from one of three places.
+        ServerSetting.compound(
+            .part(
+                "--watermark-path", "IMAGO_WATERMARK_PATH", peers: [.same("IMGPROXY_WATERMARK_PATH")], "image file placed by the watermark option; default none"
+            ),
+            .part(
+                "--watermark-url", "IMAGO_WATERMARK_URL", peers: [.same("IMGPROXY_WATERMARK_URL")],
+                "http(s) URL of the watermark image, fetched once on first use"),
+            .part("--watermark-data", "IMAGO_WATERMARK_DATA", peers: [.same("IMGPROXY_WATERMARK_DATA")], "the watermark image as base64")
+        ) { configuration, texts throws(ServerError) in
+            let given = zip(["--watermark-path", "--watermark-url", "--watermark-data"], texts).filter { $0.1 != nil }
+            guard given.count <= 1 else { throw ServerError(status: 500, "set one of \(given.map(\.0).joined(separator: ", "))") }
+            if let path = texts[0] { configuration.output.watermark = .path(path) }
+            if let text = texts[1] {
+                guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                    throw ServerSetting.invalid("--watermark-url", "IMAGO_WATERMARK_URL")
+                }
+                configuration.output.watermark = .url(url)
+            }
+            if let text = texts[2] {
+                guard let data = Data(base64Encoded: text), !data.isEmpty else { throw ServerSetting.invalid("--watermark-data", "IMAGO_WATERMARK_DATA") }
+                configuration.output.watermark = .data(data)
+            }
+        }
+        + [
+            .text(
+                "--cache-control", "IMAGO_CACHE_CONTROL",
+                peers: [
+                    PeerVariable("IMGPROXY_TTL") { text, _ throws(ServerError) in
+                        guard let seconds = Int(text), seconds >= 0 else { throw PeerVariable.invalid("IMGPROXY_TTL") }
+                        return "max-age=\(seconds), public"
+                    }
+                ], "Cache-Control of images (default public, max-age=31536000, immutable)"
+            ) { $0.cacheControl = $1 },
+            .integer(
+                "--quality", "IMAGO_QUALITY", 1...100, peers: [.same("IMGPROXY_QUALITY"), .thumbor("QUALITY")], "quality when the URL sets none (default 80)"
+            ) {
+                $0.output.defaultQuality = $1
+            },
+            .qualities(
+                "--format-quality", "IMAGO_FORMAT_QUALITY", peers: [.same("IMGPROXY_FORMAT_QUALITY")],
+                "quality per format when the URL sets none, before --quality, e.g. jpeg=70,webp=60 (default webp=79,avif=63,jxl=77)"
+            ) { $0.output.formatQuality.merge($1) { $1 } },
+            ServerSetting(
+                "--autoquality-method", "IMAGO_AUTOQUALITY_METHOD",
+                peers: [
+                    PeerVariable("IMGPROXY_AUTOQUALITY_METHOD") { text, _ throws(ServerError) in
+                        // imgproxy Pro's dssim and ml have no counterpart; size is the same search.
+                        guard ["none", "size"].contains(text.lowercased()) else {
+                            throw PeerVariable.invalid("IMGPROXY_AUTOQUALITY_METHOD", "is '\(text)': Imago's methods are none, size and ssimulacra2")
+                        }
+                        return text.lowercased()
+                    }
+                ],
+                "none (default), ssimulacra2 (lowest quality scoring the target) or size (highest quality fitting target bytes)"
+            ) { configuration, text, _ throws(ServerError) in
+                guard let method = AutoQualitySettings.Method(rawValue: text.lowercased()) else {
+                    throw ServerSetting.invalid("--autoquality-method", "IMAGO_AUTOQUALITY_METHOD")
+                }
+                configuration.output.autoQuality.method = method
+            },
+            .number(
+                "--autoquality-target", "IMAGO_AUTOQUALITY_TARGET", 0...Double.greatestFiniteMagnitude, peers: [.same("IMGPROXY_AUTOQUALITY_TARGET")],
+                "SSIMULACRA2 score (default 75), or bytes for size"
+            ) {
+                $0.output.autoQuality.target = $1
+            },
+            .integer(
+                "--autoquality-min", "IMAGO_AUTOQUALITY_MIN", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MIN")],
+                "lowest quality autoquality may choose (default 70)"
+            ) {
+                $0.output.autoQuality.minQuality = $1
+            },
+            .integer(
+                "--autoquality-max", "IMAGO_AUTOQUALITY_MAX", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MAX")],
+                "highest quality autoquality may choose (default 80)"
+            ) {
+                $0.output.autoQuality.maxQuality = $1
+            },
+            .qualities(
+                "--autoquality-format-min", "IMAGO_AUTOQUALITY_FORMAT_MIN", peers: [.same("IMGPROXY_AUTOQUALITY_FORMAT_MIN")],
+                "lowest quality per format, e.g. jpeg=60,avif=40 (default avif=60)"
+            ) {
+                $0.output.autoQuality.formatMin = $1
+            },
+            .qualities(
+                "--autoquality-format-max", "IMAGO_AUTOQUALITY_FORMAT_MAX", peers: [.same("IMGPROXY_AUTOQUALITY_FORMAT_MAX")],
+                "highest quality per format (default avif=65)"
+            ) {
+                $0.output.autoQuality.formatMax = $1
+            },
+            .number(
+                "--autoquality-allowed-error", "IMAGO_AUTOQUALITY_ALLOWED_ERROR", 0...100, peers: [.same("IMGPROXY_AUTOQUALITY_ALLOWED_ERROR")],
+                "SSIMULACRA2 points a score may miss the target by (default 0.5)"
+            ) {
+                $0.output.autoQuality.allowedError = $1
+            },
+            .integer(
+                "--autoquality-max-resolution", "IMAGO_AUTOQUALITY_MAX_RESOLUTION", 0...1_000_000_000, peers: [.same("IMGPROXY_AUTOQUALITY_MAX_RESOLUTION")],
+                "pixels above which quality stays fixed (default 0: the metric's 16.7 MP limit)"
+            ) { $0.output.autoQuality.maxResolution = $1 },
+            .boolean("--avif", "IMAGO_AVIF", switch: true, "offer AVIF to clients that accept it, as avif in --auto-formats (true/false; default false)") {
+                $0.output.negotiatesAVIF = $1
+            },
+            .formats(
+                "--auto-formats", "IMAGO_AUTO_FORMATS",
+                peers: [
+                    .listMember("IMGPROXY_AUTO_WEBP", "webp", start: "webp"), .listMember("IMGPROXY_ENABLE_WEBP_DETECTION", "webp", start: "webp"),
+                    .listMember("IMGPROXY_AUTO_AVIF", "avif", start: "webp"), .listMember("IMGPROXY_ENABLE_AVIF_DETECTION", "avif", start: "webp"),
+                    .listMember("IMGPROXY_AUTO_JXL", "jxl", start: "webp"),
+                ],
+                "formats (webp, avif, jxl) given to clients that accept them when the URL names none, best first jxl, avif, webp (default webp)"
+            ) { $0.output.autoFormats = $1 },
+            .formats(
+                "--enforce-formats", "IMAGO_ENFORCE_FORMATS",
+                peers: [
+                    .listMember("IMGPROXY_ENFORCE_WEBP", "webp", start: ""), .listMember("IMGPROXY_ENFORCE_AVIF", "avif", start: ""),
+                    .listMember("IMGPROXY_ENFORCE_JXL", "jxl", start: ""),
+                ],
+                "formats (webp, avif, jxl) given to clients that accept them even over the URL's format (default none)"
+            ) { $0.output.enforcedFormats = $1 },
+            .boolean(
+                "--strip-color-profile", "IMAGO_STRIP_COLOR_PROFILE", peers: [.boolean("IMGPROXY_STRIP_COLOR_PROFILE")],
+                "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"
+            ) { $0.output.stripsColorProfile = $1 },
+            .boolean(
+                "--keep-hdr", "IMAGO_KEEP_HDR", peers: [.boolean("IMGPROXY_PRESERVE_HDR")],
+                "keep an HDR photo's gain map in JPEG answers (Ultra HDR) unless a URL says preserve_hdr:0 (default true)"
+            ) { $0.output.keepsGainMap = $1 },
+            .boolean(
+                "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA"), .thumborNot("PRESERVE_EXIF_INFO")],
+                "drop EXIF and XMP unless a URL says sm:0 (default true)"
+            ) { $0.output.stripsMetadata = $1 },
+            .boolean(
+                "--keep-copyright", "IMAGO_KEEP_COPYRIGHT", peers: [.boolean("IMGPROXY_KEEP_COPYRIGHT")],
+                "keep the copyright and author when metadata is dropped (default true)"
+            ) {
+                $0.output.keepsCopyright = $1
+            },
+            .number(
+                "--watermark-opacity", "IMAGO_WATERMARK_OPACITY", 0...1, peers: [.same("IMGPROXY_WATERMARK_OPACITY")],
+                "the watermark's opacity, multiplied by each URL's (0–1; default 1)"
+            ) {
+                $0.output.watermarkOpacity = $1
+            },
+            .integer(
+                "--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", 0...65_535, peers: [.same("IMGPROXY_MAX_RESULT_DIMENSION")],
+                "longest side of a result; larger ones are scaled down (default 0: none)"
+            ) { $0.output.maxResultDimension = $1 },
+            .boolean(
+                "--return-attachment", "IMAGO_RETURN_ATTACHMENT", peers: [.boolean("IMGPROXY_RETURN_ATTACHMENT")],
+                "Content-Disposition: attachment unless a URL says att:0 (default false)"
+            ) {
+                $0.returnsAttachment = $1
+            },
+            ServerSetting(
+                "--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", peers: [.same("IMGPROXY_SKIP_PROCESSING_FORMATS")],
+                "source formats sent as they came when asked in their own format (e.g. gif,svg)"
+            ) { configuration, text, _ throws(ServerError) in
+                for name in ServerSetting.list(text) {
+                    guard let format = ImageFormatName.canonical(name) else {
+                        throw ServerSetting.invalid("--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS")
+                    }
+                    configuration.output.skipProcessingFormats.append(format)
+                }
+            },
+            ServerSetting(
+                "--preferred-formats", "IMAGO_PREFERRED_FORMATS", peers: [.same("IMGPROXY_PREFERRED_FORMATS")],
+                "formats a source keeps when none is asked, else the first that fits (default jpeg,png,webp,gif,avif)"
+            ) { configuration, text, _ throws(ServerError) in
+                let names = ServerSetting.list(text)
+                let formats = names.compactMap(OutputFormat.init(extension:)).filter { $0.isEncoded }
+                guard formats.count == names.count, !formats.isEmpty else {
+                    throw ServerSetting.invalid("--preferred-formats", "IMAGO_PREFERRED_FORMATS")
+                }
+                configuration.output.preferredFormats = formats
+            },
+            .boolean(
+                "--jpeg-progressive", "IMAGO_JPEG_PROGRESSIVE", peers: [.boolean("IMGPROXY_JPEG_PROGRESSIVE"), .thumbor("PROGRESSIVE_JPEG")],
+                "write progressive JPEG (default false)"
+            ) {
+                $0.output.encoding.progressive = $1
+            },
+            .boolean(
+                "--jpeg-optimize-coding", "IMAGO_JPEG_OPTIMIZE_CODING", "JPEG Huffman tables computed per image, as libvips' optimize_coding (default true)"
+            ) { $0.output.encoding.optimizesCoding = $1 },
+            .boolean("--png-interlaced", "IMAGO_PNG_INTERLACED", peers: [.boolean("IMGPROXY_PNG_INTERLACED")], "write Adam7-interlaced PNG (default false)") {
+                $0.output.encoding.interlaced = $1
+            },
+            .boolean(
+                "--png-quantize", "IMAGO_PNG_QUANTIZE", peers: [.boolean("IMGPROXY_PNG_QUANTIZE")],
+                "write PNG with a palette (median cut) unless it has partial transparency (default false)"
+            ) { $0.output.encoding.paletteColors = $1 ? ($0.output.encoding.paletteColors ?? 256) : nil },
+            .integer(
+                "--png-quantization-colors", "IMAGO_PNG_QUANTIZATION_COLORS", 2...256, peers: [.same("IMGPROXY_PNG_QUANTIZATION_COLORS")],
+                "most palette entries with --png-quantize (default 256)"
+            ) { configuration, colors in
+                if configuration.output.encoding.paletteColors != nil { configuration.output.encoding.paletteColors = colors }
+            },
+            ServerSetting(
+                "--webp-compression", "IMAGO_WEBP_COMPRESSION", peers: [.same("IMGPROXY_WEBP_COMPRESSION")],
+                "lossy (default), near_lossless or lossless"
+            ) { configuration, text, _ throws(ServerError) in
+                switch text.lowercased() {
+                case "lossy": (configuration.output.encoding.lossless, configuration.output.encoding.nearLossless) = (false, false)
+                case "near_lossless": (configuration.output.encoding.lossless, configuration.output.encoding.nearLossless) = (false, true)
+                case "lossless": (configuration.output.encoding.lossless, configuration.output.encoding.nearLossless) = (true, false)
+                default: throw ServerSetting.invalid("--webp-compression", "IMAGO_WEBP_COMPRESSION")
+                }
+            },
+            .boolean(
+                "--webp-smart-subsample", "IMAGO_WEBP_SMART_SUBSAMPLE", peers: [.boolean("IMGPROXY_WEBP_SMART_SUBSAMPLE")],
+                "WebP's sharper RGB→YUV conversion: coloured edges kept, slower (default false)"
+            ) { $0.output.encoding.smartSubsample = $1 },
+            .integer("--webp-effort", "IMAGO_WEBP_EFFORT", 1...6, peers: [.same("IMGPROXY_WEBP_EFFORT")], "WebP effort 1–6, slower and smaller (default 4)") {
+                $0.output.encoding.webpEffort = $1
+            },
+            ServerSetting(
+                "--webp-preset", "IMAGO_WEBP_PRESET", peers: [.same("IMGPROXY_WEBP_PRESET")], "default, photo, picture, drawing, icon or text (default default)"
+            ) { configuration, text, _ throws(ServerError) in
+                guard let preset = WebPEncoder.Preset(rawValue: text.lowercased()) else { throw ServerSetting.invalid("--webp-preset", "IMAGO_WEBP_PRESET") }
+                configuration.output.encoding.webpPreset = preset
+            },
+            .integer("--avif-speed", "IMAGO_AVIF_SPEED", 0...9, peers: [.same("IMGPROXY_AVIF_SPEED")], "AVIF speed 0 (slowest, smallest) to 9 (default 8)") {
+                $0.output.encoding.speed = $1
+            },
+            .integer("--jxl-effort", "IMAGO_JXL_EFFORT", 1...9, peers: [.same("IMGPROXY_JXL_EFFORT")], "JPEG XL effort 1–9, slower and smaller (default 4)") {
+                $0.output.encoding.effort = $1
+            },
+            .boolean(
+                "--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", peers: [.boolean("IMGPROXY_ALWAYS_RASTERIZE_SVG")],
+                "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"
+            ) {
+                $0.output.alwaysRasterizesSVG = $1
+            },
+        ]
+}
