@@ -25,12 +25,10 @@ extension ImagePipeline.Configuration {
     /// certificate authorities OpenSSL's variables name (`SSL_CERT_FILE`, `SSL_CERT_DIR`).
     /// A path among those that cannot be read is an error, not a TLS failure on every source.
     static func commandLine(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ImagePipeline.Configuration {
+        let network = NetworkEnvironment(environment)
+        if let problem = network.problem { throw ValidationError(problem) }
         var configuration = ImagePipeline.Configuration()
-        configuration.proxies = ProxySettings.environment(environment)
-        configuration.trustRoots = TrustRoots.environment(environment)
-        if let unreadable = configuration.trustRoots.unreadablePaths.first {
-            throw ValidationError("SSL_CERT_FILE or SSL_CERT_DIR names \(unreadable), which cannot be read")
-        }
+        (configuration.proxies, configuration.trustRoots) = (network.proxies, network.trustRoots)
         return configuration
     }
 }

@@ -24,13 +24,10 @@ public enum ServerSettings {
     /// The listen address and the configuration `values` (variable name → text) give.
     public static func configuration(_ values: [String: String]) throws(ServerError) -> (host: String, port: Int, configuration: ServerConfiguration) {
         var configuration = ServerConfiguration()
-        // As curl: the proxy variables of the environment, which --proxy and --no-proxy override.
-        configuration.proxies = ProxySettings.environment(values)
-        // As OpenSSL's tools: certificate authorities trusted besides the system's.
-        configuration.trustRoots = TrustRoots.environment(values)
-        if let unreadable = configuration.trustRoots.unreadablePaths.first {
-            throw ServerError(status: 500, "SSL_CERT_FILE or SSL_CERT_DIR names \(unreadable), which cannot be read")
-        }
+        // As curl and OpenSSL's tools (as the CLI reads them): --proxy and --no-proxy override.
+        let network = NetworkEnvironment(values)
+        if let problem = network.problem { throw ServerError(status: 500, problem) }
+        (configuration.proxies, configuration.trustRoots) = (network.proxies, network.trustRoots)
         var listen = "127.0.0.1:8080"
         for setting in all where setting.compound == nil {
             guard let (text, source) = try text(of: setting, in: values) else { continue }

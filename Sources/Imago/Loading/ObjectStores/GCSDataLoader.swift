@@ -95,15 +95,8 @@
     /// A service account's OAuth access token: asked for with a signed JWT, kept until shortly
     /// before it expires, one request in flight however many loads wait.
     final class GCSAccessToken: Sendable {
-        private struct Held {
-            var token: String
-            var expires: ContinuousClock.Instant
-        }
-
         private let account: GCSServiceAccount
-        private let held = Locked<Held?>(nil)
-        /// The token request in flight, which every load arriving meanwhile awaits.
-        private let pending = Locked<Task<String, any Error>?>(nil)
+        private let credential = ExpiringCredential<String>()
         static let scope = "https://www.googleapis.com/auth/devstorage.read_only"
 
         init(_ account: GCSServiceAccount) {
@@ -112,25 +105,9 @@
 
         /// A token valid for at least another minute.
         func value(using http: HTTPDataLoader, request: DataLoadRequest) async throws(ImagoError) -> String {
-            let url = request.url
-            if let current = held.withLock({ $0 }), current.expires - .seconds(60) > .now { return current.token }
-            let task = pending.withLock { pending in
-                if let running = pending { return running }
-                let task = Task { () async throws -> String in
-                    defer { self.pending.withLock { $0 = nil } }
-                    let (token, lifetime) = try await self.request(using: http, request: request)
-                    self.held.withLock { $0 = Held(token: token, expires: .now + .seconds(lifetime)) }
-                    return token
-                }
-                pending = task
-                return task
-            }
-            do {
-                return try await task.value
-            } catch let error as ImagoError {
-                throw error
-            } catch {
-                throw ImagoError(.loaderFailed, url: url)
+            try await credential.value(for: request.url) { () throws(ImagoError) in
+                let (token, lifetime) = try await self.request(using: http, request: request)
+                return (token, .seconds(lifetime))
             }
         }
 

@@ -90,13 +90,10 @@
         struct SignedIn: Sendable {
             var token: String
             var storage: URL
-            var expires: ContinuousClock.Instant
         }
 
         private let configuration: SwiftConfiguration
-        private let held = Locked<SignedIn?>(nil)
-        /// The sign-in in flight, which every load arriving meanwhile awaits.
-        private let pending = Locked<Task<SignedIn, any Error>?>(nil)
+        private let credential = ExpiringCredential<SignedIn>()
 
         init(_ configuration: SwiftConfiguration) {
             self.configuration = configuration
@@ -104,33 +101,15 @@
 
         /// A token valid for at least another minute, with its storage URL.
         func value(using http: HTTPDataLoader, request: DataLoadRequest) async throws(ImagoError) -> SignedIn {
-            if let current = held.withLock({ $0 }), current.expires - .seconds(60) > .now { return current }
-            let task = pending.withLock { pending in
-                if let running = pending { return running }
-                let task = Task { () async throws -> SignedIn in
-                    defer { self.pending.withLock { $0 = nil } }
-                    let signedIn = try await self.signIn(using: http, request: request)
-                    self.held.withLock { $0 = signedIn }
-                    return signedIn
-                }
-                pending = task
-                return task
-            }
-            do {
-                return try await task.value
-            } catch let error as ImagoError {
-                throw error
-            } catch {
-                throw ImagoError(.loaderFailed, url: request.url)
-            }
+            try await credential.value(for: request.url) { () throws(ImagoError) in try await self.signIn(using: http, request: request) }
         }
 
         /// Drops `token` if it is the one held (the store refused it).
         func forget(_ token: String) {
-            held.withLock { if $0?.token == token { $0 = nil } }
+            credential.forget { $0.token == token }
         }
 
-        private func signIn(using http: HTTPDataLoader, request: DataLoadRequest) async throws(ImagoError) -> SignedIn {
+        private func signIn(using http: HTTPDataLoader, request: DataLoadRequest) async throws(ImagoError) -> (value: SignedIn, lifetime: Duration) {
             guard let authURL = configuration.authURL else {
                 var failure = ImagoError(.loaderFailed, url: request.url)
                 failure.reason = "Swift: no auth URL is configured"
@@ -153,7 +132,7 @@
                 throw failure
             }
             let lifetime = headers["X-Auth-Token-Expires"].flatMap { Double($0) }.map { min(max($0, 60), 86_400) } ?? 3600
-            return SignedIn(token: token, storage: storage, expires: .now + .seconds(lifetime))
+            return (SignedIn(token: token, storage: storage), .seconds(lifetime))
         }
 
         /// Printable ASCII without blanks, at most 8 KB: fit for a header.
