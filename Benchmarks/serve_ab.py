@@ -19,7 +19,9 @@ import http.client
 
 import serve_bench as bench
 
-ROUNDS = 3
+ROUNDS = int(os.environ.get("SERVE_AB_ROUNDS", "3"))
+# SERVE_AB_ONLY=options: only the option-set rows (both dialects).
+ONLY = os.environ.get("SERVE_AB_ONLY", "")
 
 
 def median(values):
@@ -35,7 +37,7 @@ def main():
         origin = bench.start_nginx(folder, f"{folder}/origin")
         print(f"serve A/B: base {base}\n           head {head}\n{bench.SOURCES} sources of 1800×1100 on a local nginx origin, {ROUNDS} alternating rounds, medians\n", flush=True)
         rows = []
-        for extension in ("jpg", "webp"):
+        for extension in ("jpg", "webp") if ONLY in ("", "cold") else ():
             rates = {"base": [], "head": []}
             for _ in range(ROUNDS):
                 for name, binary in (("base", base), ("head", head)):
@@ -47,7 +49,7 @@ def main():
             rows.append((f"cold → {extension.upper()} fit {bench.BOX}, req/s", rates))
         # serve_bench's twelve option sets in turn, in both dialects.
         bench.Image.new("RGBA", (120, 60), (255, 255, 255, 160)).save(f"{folder}/origin/wm.png")
-        for dialect, extra in (("imago", ()), ("thumbor", ("--dialect", "thumbor"))):
+        for dialect, extra in (("imago", ()), ("thumbor", ("--dialect", "thumbor"))) if ONLY in ("", "options") else ():
             rates = {"base": [], "head": []}
             for _ in range(ROUNDS):
                 for name, binary in (("base", base), ("head", head)):
@@ -58,6 +60,8 @@ def main():
                         server.stop()
             rows.append((f"cold, twelve option sets, {'imgproxy' if dialect == 'imago' else 'thumbor'} URLs, req/s", rates))
         hot = {key: {"base": [], "head": []} for key in (2, 32)}
+        if ONLY not in ("", "hot"):
+            return report(rows)
         servers = {name: bench.start_imago(binary, folder) for name, binary in (("base", base), ("head", head))}
         try:
             path = bench.imago_path(origin, 0, "webp")
@@ -74,13 +78,7 @@ def main():
                 server.stop()
         for connections in (2, 32):
             rows.append((f"hot, one kept variant, wrk {connections} connections, req/s", hot[connections]))
-        print(f"{'row':<52} {'base':>10} {'head':>10} {'head/base':>10}")
-        worst = 1.0
-        for name, rates in rows:
-            b, h = median(rates["base"]), median(rates["head"])
-            worst = min(worst, h / b)
-            print(f"{name:<52} {b:>10.1f} {h:>10.1f} {h / b:>9.2f}×   (base {' '.join(f'{r:.0f}' for r in rates['base'])}; head {' '.join(f'{r:.0f}' for r in rates['head'])})")
-        print(f"\nworst row: {worst:.2f}× ({'within' if worst >= 0.9 else 'OVER'} the 10% bound)", flush=True)
+        report(rows)
     finally:
         pid_file = f"{folder}/nginx/nginx.pid"
         if os.path.exists(pid_file):
@@ -88,6 +86,18 @@ def main():
                 os.kill(int(pid.read().strip()), signal.SIGTERM)
             time.sleep(0.5)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def report(rows):
+    """The rows, each base's and head's median and their ratio, and the worst ratio."""
+    if rows:
+        print(f"{'row':<52} {'base':>10} {'head':>10} {'head/base':>10}")
+        worst = 10.0
+        for name, rates in rows:
+            b, h = median(rates["base"]), median(rates["head"])
+            worst = min(worst, h / b)
+            print(f"{name:<52} {b:>10.1f} {h:>10.1f} {h / b:>9.2f}×   (base {' '.join(f'{r:.0f}' for r in rates['base'])}; head {' '.join(f'{r:.0f}' for r in rates['head'])})")
+        print(f"\nworst row: {worst:.2f}× ({'within' if worst >= 0.9 else 'OVER'} the 10% bound)", flush=True)
 
 
 if __name__ == "__main__":
