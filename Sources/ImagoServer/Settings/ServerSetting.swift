@@ -87,6 +87,49 @@ extension ServerSetting {
         ServerSetting(flag, variable, peers: peers, help) { _, _, _ in }
     }
 
+    /// ` (default X)` for the value `path` holds in a new configuration (the one place defaults
+    /// live), with `note` after it and `true/false; ` before it when asked.
+    static func shownDefault(_ value: String, note: String, showsTrueFalse: Bool = false) -> String {
+        " (" + (showsTrueFalse ? "true/false; " : "") + "default " + value + note + ")"
+    }
+
+    /// The configuration the help texts show defaults from.
+    private static let defaults = ServerConfiguration()
+
+    /// An integer setting of the configuration's `path`; the help shows its default from there.
+    static func integer(
+        _ flag: String, _ variable: String, _ range: ClosedRange<Int>, peers: [PeerVariable] = [], _ help: String, note: String = "",
+        _ path: WritableKeyPath<ServerConfiguration, Int> & Sendable
+    ) -> ServerSetting {
+        integer(flag, variable, range, peers: peers, help + shownDefault("\(defaults[keyPath: path])", note: note)) { $0[keyPath: path] = $1 }
+    }
+
+    /// A number setting of the configuration's `path`; the help shows its default from there.
+    static func number(
+        _ flag: String, _ variable: String, _ range: ClosedRange<Double>, peers: [PeerVariable] = [], _ help: String, note: String = "",
+        _ path: WritableKeyPath<ServerConfiguration, Double> & Sendable
+    ) -> ServerSetting {
+        number(flag, variable, range, peers: peers, help + shownDefault("\(defaults[keyPath: path])", note: note)) { $0[keyPath: path] = $1 }
+    }
+
+    /// A setting in seconds of the configuration's `path`; the help shows its default from there.
+    static func seconds(
+        _ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String, note: String = "",
+        _ path: WritableKeyPath<ServerConfiguration, Duration> & Sendable
+    ) -> ServerSetting {
+        seconds(flag, variable, peers: peers, help + shownDefault("\(defaults[keyPath: path].components.seconds)", note: note)) { $0[keyPath: path] = $1 }
+    }
+
+    /// A true/false setting of the configuration's `path`; the help shows its default from there.
+    static func boolean(
+        _ flag: String, _ variable: String, switch isSwitch: Bool = false, peers: [PeerVariable] = [], _ help: String, note: String = "",
+        showsTrueFalse: Bool = false, _ path: WritableKeyPath<ServerConfiguration, Bool> & Sendable
+    ) -> ServerSetting {
+        boolean(
+            flag, variable, switch: isSwitch, peers: peers, help + shownDefault("\(defaults[keyPath: path])", note: note, showsTrueFalse: showsTrueFalse)
+        ) { $0[keyPath: path] = $1 }
+    }
+
     static func text(
         _ flag: String, _ variable: String, peers: [PeerVariable] = [], _ help: String, _ set: @escaping @Sendable (inout ServerConfiguration, String) -> Void
     ) -> ServerSetting {

@@ -77,12 +77,10 @@ extension ServerSettings {
             ) { $0.faceCascade = $1 },
             .boolean(
                 "--smart-crop-face-detection", "IMAGO_SMART_CROP_FACE_DETECTION", peers: [.boolean("IMGPROXY_SMART_CROP_FACE_DETECTION")],
-                "imgproxy's smart gravity keeps the faces --face-cascade finds before saliency decides (default false)"
-            ) { $0.imgproxySmartCropFindsFaces = $1 },
+                "imgproxy's smart gravity keeps the faces --face-cascade finds before saliency decides", \.imgproxySmartCropFindsFaces),
             .boolean(
                 "--object-detection-fallback-to-smart-crop", "IMAGO_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP",
                 peers: [.boolean("IMGPROXY_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP")],
-                "an object gravity (g:obj) that finds no face is smart gravity; false: the centre (default true)"
-            ) { $0.imgproxyObjectsFallBackToSmart = $1 },
+                "an object gravity (g:obj) that finds no face is smart gravity; false: the centre", \.imgproxyObjectsFallBackToSmart),
         ]
 }

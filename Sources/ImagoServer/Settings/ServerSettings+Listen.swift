@@ -37,26 +37,21 @@ extension ServerSettings {
         .integer(
             "--max-source-pixels", "IMAGO_MAX_SOURCE_PIXELS", 1...1_000_000_000,
             peers: [.megapixels("IMGPROXY_MAX_SRC_RESOLUTION"), .thumborWholeNumber("MAX_PIXELS")],
-            "most pixels a source may declare (default 50000000)"
-        ) {
-            $0.limits.maxSourcePixels = $1
-        },
+            "most pixels a source may declare", \.limits.maxSourcePixels),
         .integer(
-            "--max-frames", "IMAGO_MAX_FRAMES", 1...100_000, peers: [.same("IMGPROXY_MAX_ANIMATION_FRAMES")], "most frames of an animated source (default 200)"
-        ) { $0.limits.maxFrames = $1 },
+            "--max-frames", "IMAGO_MAX_FRAMES", 1...100_000, peers: [.same("IMGPROXY_MAX_ANIMATION_FRAMES")], "most frames of an animated source",
+            \.limits.maxFrames),
         .seconds(
             "--source-timeout", "IMAGO_SOURCE_TIMEOUT", peers: [.same("IMGPROXY_DOWNLOAD_TIMEOUT"), .thumborSeconds("HTTP_LOADER_REQUEST_TIMEOUT")],
-            "seconds a source may take (default 20)"
-        ) { $0.sourceTimeout = $1 },
+            "seconds a source may take", \.sourceTimeout),
         .seconds(
-            "--timeout", "IMAGO_TIMEOUT", peers: [.same("IMGPROXY_TIMEOUT")], "seconds a new image may take in all, source included, before a 504 (default 30)"
-        ) { $0.workTimeout = $1 },
+            "--timeout", "IMAGO_TIMEOUT", peers: [.same("IMGPROXY_TIMEOUT")], "seconds a new image may take in all, source included, before a 504",
+            \.workTimeout),
         .integer("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", 1...100_000, "images made at once before 503 (default 4 per core)") {
             $0.maxConcurrentWork = $1
         },
         .seconds(
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
-            "seconds a client may take to send a request's head before its connection is closed (default 10)"
-        ) { $0.requestHeadTimeout = $1 },
+            "seconds a client may take to send a request's head before its connection is closed", \.requestHeadTimeout),
     ]
 }

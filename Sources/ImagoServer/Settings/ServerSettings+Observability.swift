@@ -11,7 +11,6 @@ extension ServerSettings {
         },
         .boolean(
             "--gallery", "IMAGO_GALLERY", switch: true,
-            "serve /gallery: the local root's images with srcset and ThumbHash placeholders (true/false; default false)"
-        ) { $0.servesGallery = $1 },
+            "serve /gallery: the local root's images with srcset and ThumbHash placeholders", showsTrueFalse: true, \.servesGallery),
     ]
 }

@@ -39,10 +39,8 @@ extension ServerSettings {
                 ], "Cache-Control of images (default public, max-age=31536000, immutable)"
             ) { $0.cacheControl = $1 },
             .integer(
-                "--quality", "IMAGO_QUALITY", 1...100, peers: [.same("IMGPROXY_QUALITY"), .thumbor("QUALITY")], "quality when the URL sets none (default 80)"
-            ) {
-                $0.output.defaultQuality = $1
-            },
+                "--quality", "IMAGO_QUALITY", 1...100, peers: [.same("IMGPROXY_QUALITY"), .thumbor("QUALITY")], "quality when the URL sets none",
+                \.output.defaultQuality),
             .qualities(
                 "--format-quality", "IMAGO_FORMAT_QUALITY", peers: [.same("IMGPROXY_FORMAT_QUALITY")],
                 "quality per format when the URL sets none, before --quality, e.g. jpeg=70,webp=60 (default webp=79,avif=63,jxl=77)"
@@ -73,16 +71,10 @@ extension ServerSettings {
             },
             .integer(
                 "--autoquality-min", "IMAGO_AUTOQUALITY_MIN", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MIN")],
-                "lowest quality autoquality may choose (default 70)"
-            ) {
-                $0.output.autoQuality.minQuality = $1
-            },
+                "lowest quality autoquality may choose", \.output.autoQuality.minQuality),
             .integer(
                 "--autoquality-max", "IMAGO_AUTOQUALITY_MAX", 1...100, peers: [.same("IMGPROXY_AUTOQUALITY_MAX")],
-                "highest quality autoquality may choose (default 80)"
-            ) {
-                $0.output.autoQuality.maxQuality = $1
-            },
+                "highest quality autoquality may choose", \.output.autoQuality.maxQuality),
             .qualities(
                 "--autoquality-format-min", "IMAGO_AUTOQUALITY_FORMAT_MIN", peers: [.same("IMGPROXY_AUTOQUALITY_FORMAT_MIN")],
                 "lowest quality per format, e.g. jpeg=60,avif=40 (default avif=60)"
@@ -97,17 +89,13 @@ extension ServerSettings {
             },
             .number(
                 "--autoquality-allowed-error", "IMAGO_AUTOQUALITY_ALLOWED_ERROR", 0...100, peers: [.same("IMGPROXY_AUTOQUALITY_ALLOWED_ERROR")],
-                "SSIMULACRA2 points a score may miss the target by (default 0.5)"
-            ) {
-                $0.output.autoQuality.allowedError = $1
-            },
+                "SSIMULACRA2 points a score may miss the target by", \.output.autoQuality.allowedError),
             .integer(
                 "--autoquality-max-resolution", "IMAGO_AUTOQUALITY_MAX_RESOLUTION", 0...1_000_000_000, peers: [.same("IMGPROXY_AUTOQUALITY_MAX_RESOLUTION")],
-                "pixels above which quality stays fixed (default 0: the metric's 16.7 MP limit)"
-            ) { $0.output.autoQuality.maxResolution = $1 },
-            .boolean("--avif", "IMAGO_AVIF", switch: true, "offer AVIF to clients that accept it, as avif in --auto-formats (true/false; default false)") {
-                $0.output.negotiatesAVIF = $1
-            },
+                "pixels above which quality stays fixed", note: ": the metric's 16.7 MP limit", \.output.autoQuality.maxResolution),
+            .boolean(
+                "--avif", "IMAGO_AVIF", switch: true, "offer AVIF to clients that accept it, as avif in --auto-formats", showsTrueFalse: true,
+                \.output.negotiatesAVIF),
             .formats(
                 "--auto-formats", "IMAGO_AUTO_FORMATS",
                 peers: [
@@ -127,22 +115,16 @@ extension ServerSettings {
             ) { $0.output.enforcedFormats = $1 },
             .boolean(
                 "--strip-color-profile", "IMAGO_STRIP_COLOR_PROFILE", peers: [.boolean("IMGPROXY_STRIP_COLOR_PROFILE")],
-                "convert images to sRGB and drop their colour profile unless a URL says scp:0 (default true)"
-            ) { $0.output.stripsColorProfile = $1 },
+                "convert images to sRGB and drop their colour profile unless a URL says scp:0", \.output.stripsColorProfile),
             .boolean(
                 "--keep-hdr", "IMAGO_KEEP_HDR", peers: [.boolean("IMGPROXY_PRESERVE_HDR")],
-                "keep an HDR photo's gain map in JPEG answers (Ultra HDR) unless a URL says preserve_hdr:0 (default true)"
-            ) { $0.output.keepsGainMap = $1 },
+                "keep an HDR photo's gain map in JPEG answers (Ultra HDR) unless a URL says preserve_hdr:0", \.output.keepsGainMap),
             .boolean(
                 "--strip-metadata", "IMAGO_STRIP_METADATA", peers: [.boolean("IMGPROXY_STRIP_METADATA"), .thumborNot("PRESERVE_EXIF_INFO")],
-                "drop EXIF and XMP unless a URL says sm:0 (default true)"
-            ) { $0.output.stripsMetadata = $1 },
+                "drop EXIF and XMP unless a URL says sm:0", \.output.stripsMetadata),
             .boolean(
                 "--keep-copyright", "IMAGO_KEEP_COPYRIGHT", peers: [.boolean("IMGPROXY_KEEP_COPYRIGHT")],
-                "keep the copyright and author when metadata is dropped (default true)"
-            ) {
-                $0.output.keepsCopyright = $1
-            },
+                "keep the copyright and author when metadata is dropped", \.output.keepsCopyright),
             .number(
                 "--watermark-opacity", "IMAGO_WATERMARK_OPACITY", 0...1, peers: [.same("IMGPROXY_WATERMARK_OPACITY")],
                 "the watermark's opacity, multiplied by each URL's (0–1; default 1)"
@@ -151,14 +133,10 @@ extension ServerSettings {
             },
             .integer(
                 "--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", 0...65_535, peers: [.same("IMGPROXY_MAX_RESULT_DIMENSION")],
-                "longest side of a result; larger ones are scaled down (default 0: none)"
-            ) { $0.output.maxResultDimension = $1 },
+                "longest side of a result; larger ones are scaled down", note: ": none", \.output.maxResultDimension),
             .boolean(
                 "--return-attachment", "IMAGO_RETURN_ATTACHMENT", peers: [.boolean("IMGPROXY_RETURN_ATTACHMENT")],
-                "Content-Disposition: attachment unless a URL says att:0 (default false)"
-            ) {
-                $0.returnsAttachment = $1
-            },
+                "Content-Disposition: attachment unless a URL says att:0", \.returnsAttachment),
             ServerSetting(
                 "--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", peers: [.same("IMGPROXY_SKIP_PROCESSING_FORMATS")],
                 "source formats sent as they came when asked in their own format (e.g. gif,svg)"
@@ -183,16 +161,13 @@ extension ServerSettings {
             },
             .boolean(
                 "--jpeg-progressive", "IMAGO_JPEG_PROGRESSIVE", peers: [.boolean("IMGPROXY_JPEG_PROGRESSIVE"), .thumbor("PROGRESSIVE_JPEG")],
-                "write progressive JPEG (default false)"
-            ) {
-                $0.output.encoding.progressive = $1
-            },
+                "write progressive JPEG", \.output.encoding.progressive),
             .boolean(
-                "--jpeg-optimize-coding", "IMAGO_JPEG_OPTIMIZE_CODING", "JPEG Huffman tables computed per image, as libvips' optimize_coding (default true)"
-            ) { $0.output.encoding.optimizesCoding = $1 },
-            .boolean("--png-interlaced", "IMAGO_PNG_INTERLACED", peers: [.boolean("IMGPROXY_PNG_INTERLACED")], "write Adam7-interlaced PNG (default false)") {
-                $0.output.encoding.interlaced = $1
-            },
+                "--jpeg-optimize-coding", "IMAGO_JPEG_OPTIMIZE_CODING", "JPEG Huffman tables computed per image, as libvips' optimize_coding",
+                \.output.encoding.optimizesCoding),
+            .boolean(
+                "--png-interlaced", "IMAGO_PNG_INTERLACED", peers: [.boolean("IMGPROXY_PNG_INTERLACED")], "write Adam7-interlaced PNG",
+                \.output.encoding.interlaced),
             .boolean(
                 "--png-quantize", "IMAGO_PNG_QUANTIZE", peers: [.boolean("IMGPROXY_PNG_QUANTIZE")],
                 "write PNG with a palette (median cut) unless it has partial transparency (default false)"
@@ -216,28 +191,24 @@ extension ServerSettings {
             },
             .boolean(
                 "--webp-smart-subsample", "IMAGO_WEBP_SMART_SUBSAMPLE", peers: [.boolean("IMGPROXY_WEBP_SMART_SUBSAMPLE")],
-                "WebP's sharper RGB→YUV conversion: coloured edges kept, slower (default false)"
-            ) { $0.output.encoding.smartSubsample = $1 },
-            .integer("--webp-effort", "IMAGO_WEBP_EFFORT", 1...6, peers: [.same("IMGPROXY_WEBP_EFFORT")], "WebP effort 1–6, slower and smaller (default 4)") {
-                $0.output.encoding.webpEffort = $1
-            },
+                "WebP's sharper RGB→YUV conversion: coloured edges kept, slower", \.output.encoding.smartSubsample),
+            .integer(
+                "--webp-effort", "IMAGO_WEBP_EFFORT", 1...6, peers: [.same("IMGPROXY_WEBP_EFFORT")], "WebP effort 1–6, slower and smaller",
+                \.output.encoding.webpEffort),
             ServerSetting(
                 "--webp-preset", "IMAGO_WEBP_PRESET", peers: [.same("IMGPROXY_WEBP_PRESET")], "default, photo, picture, drawing, icon or text (default default)"
             ) { configuration, text, _ throws(ServerError) in
                 guard let preset = WebPEncoder.Preset(rawValue: text.lowercased()) else { throw ServerSetting.invalid("--webp-preset", "IMAGO_WEBP_PRESET") }
                 configuration.output.encoding.webpPreset = preset
             },
-            .integer("--avif-speed", "IMAGO_AVIF_SPEED", 0...9, peers: [.same("IMGPROXY_AVIF_SPEED")], "AVIF speed 0 (slowest, smallest) to 9 (default 8)") {
-                $0.output.encoding.speed = $1
-            },
-            .integer("--jxl-effort", "IMAGO_JXL_EFFORT", 1...9, peers: [.same("IMGPROXY_JXL_EFFORT")], "JPEG XL effort 1–9, slower and smaller (default 4)") {
-                $0.output.encoding.effort = $1
-            },
+            .integer(
+                "--avif-speed", "IMAGO_AVIF_SPEED", 0...9, peers: [.same("IMGPROXY_AVIF_SPEED")], "AVIF speed 0 (slowest, smallest) to 9",
+                \.output.encoding.speed),
+            .integer(
+                "--jxl-effort", "IMAGO_JXL_EFFORT", 1...9, peers: [.same("IMGPROXY_JXL_EFFORT")], "JPEG XL effort 1–9, slower and smaller",
+                \.output.encoding.effort),
             .boolean(
                 "--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", peers: [.boolean("IMGPROXY_ALWAYS_RASTERIZE_SVG")],
-                "rasterise SVG sources when the URL names no format (default false: sanitised SVG)"
-            ) {
-                $0.output.alwaysRasterizesSVG = $1
-            },
+                "rasterise SVG sources when the URL names no format", note: ": sanitised SVG", \.output.alwaysRasterizesSVG),
         ]
 }

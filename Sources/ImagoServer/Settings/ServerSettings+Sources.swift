@@ -10,8 +10,7 @@ extension ServerSettings {
         },
         .boolean(
             "--allow-private-addresses", "IMAGO_ALLOW_PRIVATE_ADDRESSES", switch: true,
-            "let sources resolve to loopback, link-local and private addresses (true/false; default false)"
-        ) { $0.allowsPrivateAddresses = $1 },
+            "let sources resolve to loopback, link-local and private addresses", showsTrueFalse: true, \.allowsPrivateAddresses),
         .boolean(
             "--allow-loopback-addresses", "IMAGO_ALLOW_LOOPBACK_ADDRESSES", peers: [.boolean("IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES")],
             "let sources resolve to loopback addresses (true/false; default false)"
@@ -36,15 +35,11 @@ extension ServerSettings {
         },
         .integer(
             "--max-redirects", "IMAGO_MAX_REDIRECTS", 0...100, peers: [.same("IMGPROXY_MAX_REDIRECTS"), .thumbor("HTTP_LOADER_MAX_REDIRECTS")],
-            "redirects a source may take (default 5)"
-        ) {
-            $0.maxRedirects = $1
-        },
+            "redirects a source may take", \.maxRedirects),
         .boolean(
             "--ignore-certificate-errors", "IMAGO_IGNORE_CERTIFICATE_ERRORS",
             peers: [.boolean("IMGPROXY_IGNORE_SSL_VERIFICATION"), .thumborNot("HTTP_LOADER_VALIDATE_CERTS")],
-            "fetch https sources without checking their certificates (true/false; default false)"
-        ) { $0.ignoresCertificateErrors = $1 },
+            "fetch https sources without checking their certificates", showsTrueFalse: true, \.ignoresCertificateErrors),
         .text(
             "--local-root", "IMAGO_LOCAL_ROOT", peers: [.same("IMGPROXY_LOCAL_FILESYSTEM_ROOT"), .thumbor("FILE_LOADER_ROOT_PATH")],
             "folder served as local:///name sources; default none"

@@ -24,34 +24,29 @@ extension ServerSettings {
             },
             .boolean(
                 "--auto-webp", "IMAGO_AUTO_WEBP", peers: [.thumbor("AUTO_WEBP")],
-                "thumbor URLs without a format give WebP to clients that accept it (true/false; default false)"
-            ) {
-                $0.output.thumborAutoWebP = $1
-            },
+                "thumbor URLs without a format give WebP to clients that accept it", showsTrueFalse: true, \.output.thumborAutoWebP),
             .integer(
                 "--thumbor-max-age", "IMAGO_THUMBOR_MAX_AGE", 0...(1 << 31), peers: [.thumbor("MAX_AGE")],
                 "thumbor's MAX_AGE: seconds thumbor answers without max_age() may be cached, as max-age=N,public (0: no Cache-Control); default the server's"
             ) { $0.thumborMaxAge = $1 },
             .boolean(
                 "--respect-orientation", "IMAGO_RESPECT_ORIENTATION", peers: [.thumbor("RESPECT_ORIENTATION")],
-                "thumbor URLs turn images by their EXIF orientation (true/false; default false, as thumbor)"
-            ) { $0.output.thumborRespectsOrientation = $1 },
+                "thumbor URLs turn images by their EXIF orientation", note: ", as thumbor", showsTrueFalse: true, \.output.thumborRespectsOrientation),
             .integer(
                 "--thumbor-max-width", "IMAGO_THUMBOR_MAX_WIDTH", 0...(1 << 20), peers: [.thumbor("MAX_WIDTH")],
-                "thumbor's MAX_WIDTH: the widest box thumbor URLs get, and the width a wider source is scaled to on load (default 0: none)"
-            ) { $0.output.thumborMaxWidth = $1 },
+                "thumbor's MAX_WIDTH: the widest box thumbor URLs get, and the width a wider source is scaled to on load", note: ": none",
+                \.output.thumborMaxWidth),
             .integer(
                 "--thumbor-max-height", "IMAGO_THUMBOR_MAX_HEIGHT", 0...(1 << 20), peers: [.thumbor("MAX_HEIGHT")],
-                "thumbor's MAX_HEIGHT: as --thumbor-max-width, for heights (default 0: none)"
-            ) { $0.output.thumborMaxHeight = $1 },
+                "thumbor's MAX_HEIGHT: as --thumbor-max-width, for heights", note: ": none", \.output.thumborMaxHeight),
             .text(
                 "--thumbor-filters", "IMAGO_THUMBOR_FILTERS", peers: [.thumbor("FILTERS")],
                 "thumbor's FILTERS: the filters thumbor URLs may use, comma-separated names or module paths (default thumbor's BUILTIN_FILTERS, without autojpg)"
             ) { $0.output.thumborFilters = Set(ServerSetting.list($1).map(ThumborFilter.name(ofModule:))) },
             .boolean(
                 "--thumbor-auto-png-to-jpg", "IMAGO_THUMBOR_AUTO_PNG_TO_JPG", peers: [.thumbor("AUTO_PNG_TO_JPG")],
-                "thumbor's AUTO_PNG_TO_JPG: a PNG without transparency answered as JPEG unless autojpg() says not (true/false; default false)"
-            ) { $0.output.thumborAutoPNGToJPG = $1 },
+                "thumbor's AUTO_PNG_TO_JPG: a PNG without transparency answered as JPEG unless autojpg() says not", showsTrueFalse: true,
+                \.output.thumborAutoPNGToJPG),
             .integer(
                 "--thumbor-webp-quality", "IMAGO_THUMBOR_WEBP_QUALITY", 1...100, peers: [.thumbor("WEBP_QUALITY")],
                 "thumbor's WEBP_QUALITY: quality of WebP answers whose URL sets none (default --quality)"

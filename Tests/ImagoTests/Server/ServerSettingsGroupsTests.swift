@@ -18,6 +18,18 @@ struct ServerSettingsGroupsTests {
         #expect(Set(ServerSettings.all.map(\.variable)).count == ServerSettings.all.count)
     }
 
+    @Test("the help shows defaults from the configuration: the one place they live")
+    func defaultsFromTheConfiguration() {
+        let defaults = ServerConfiguration()
+        func help(_ flag: String) -> String { ServerSettings.all.first { $0.flag == flag }?.help ?? "" }
+        #expect(help("--quality").hasSuffix("(default \(defaults.output.defaultQuality))"))
+        #expect(help("--timeout").hasSuffix("(default \(defaults.workTimeout.components.seconds))"))
+        #expect(help("--strip-metadata").hasSuffix("(default \(defaults.output.stripsMetadata))"))
+        #expect(help("--memory-bytes").hasSuffix("(default \(defaults.memoryBytes))"))
+        #expect(help("--avif-speed").hasSuffix("(default \(defaults.output.encoding.speed))"))
+        #expect(help("--respect-orientation").hasSuffix("(true/false; default \(defaults.output.thumborRespectsOrientation), as thumbor)"))
+    }
+
     @Test("imgproxy's signer: keys, salts and the signature size read together; a salt without a key stops the server")
     func imgproxySigner() throws {
         let sized = try ServerSettings.configuration(["IMAGO_SIGNATURE_SIZE": "8", "IMAGO_KEY": "736563726574", "IMAGO_SALT": "68656c6c6f"]).configuration
