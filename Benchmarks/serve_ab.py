@@ -9,13 +9,10 @@ fresh per round), hot (one kept variant, wrk 2 and 32 connections), thumbor's di
 Usage: python serve_ab.py BASE_IMAGO HEAD_IMAGO   (the bench venv's python: Pillow)
 """
 
+import http.client
 import os
-import shutil
-import signal
 import sys
 import tempfile
-import time
-import http.client
 
 import serve_bench as bench
 
@@ -80,12 +77,7 @@ def main():
             rows.append((f"hot, one kept variant, wrk {connections} connections, req/s", hot[connections]))
         report(rows)
     finally:
-        pid_file = f"{folder}/nginx/nginx.pid"
-        if os.path.exists(pid_file):
-            with open(pid_file) as pid:
-                os.kill(int(pid.read().strip()), signal.SIGTERM)
-            time.sleep(0.5)
-        shutil.rmtree(folder, ignore_errors=True)
+        bench.stop_nginx_and_remove(folder)
 
 
 def report(rows):

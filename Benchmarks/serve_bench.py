@@ -587,6 +587,16 @@ def hot_benchmarks(binary, folder, origin):
     )
 
 
+def stop_nginx_and_remove(folder):
+    """Stops the origin start_nginx started in `folder`, and removes the folder."""
+    pid_file = f"{folder}/nginx/nginx.pid"
+    if os.path.exists(pid_file):
+        with open(pid_file) as pid:
+            os.kill(int(pid.read().strip()), signal.SIGTERM)
+        time.sleep(0.5)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
     binary = sys.argv[1]
     folder = tempfile.mkdtemp(prefix="imago-serve-bench-")
@@ -661,12 +671,7 @@ def main():
 
         hot_benchmarks(binary, folder, origin)
     finally:
-        pid_file = f"{folder}/nginx/nginx.pid"
-        if os.path.exists(pid_file):
-            with open(pid_file) as pid:
-                os.kill(int(pid.read().strip()), signal.SIGTERM)
-            time.sleep(0.5)
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_nginx_and_remove(folder)
 
 
 if __name__ == "__main__":
