@@ -12,24 +12,8 @@ public final class DecoderRegistry: Sendable {
 
     /// The built-in decoders.
     public static func standard() -> DecoderRegistry {
-        // TGA has no magic number: it comes first so that it is asked last.
-        var decoders: [any ImageDecoding] = [TGADecoder(), ICODecoder(), BMPDecoder(), PNMDecoder()]
-        #if TIFF
-            decoders.append(TIFFDecoder())
-        #endif
-        #if AVIF
-            decoders.append(AVIFDecoder())
-        #endif
-        #if HEIF
-            decoders.append(HEIFDecoder())
-        #endif
-        #if JXL
-            decoders.append(JXLDecoder())
-        #endif
-        #if SVG
-            decoders.append(SVGDecoder())
-        #endif
-        return DecoderRegistry(decoders + [GIFDecoder(), WebPDecoder(), PNGDecoder(), JPEGDecoder()])
+        // Each row of the format table's decoder, registered last first: asked in the table's order.
+        DecoderRegistry(ImageFormat.table.reversed().compactMap { $0.makeDecoder?() })
     }
 
     /// Adds a decoder; it is asked before every decoder registered earlier.

@@ -6,6 +6,8 @@ import Foundation
 public struct ImageFormatInfo: Sendable, Hashable {
     /// Makes the format's encoder set up by the settings; nil when Imago does not write it.
     public typealias EncoderMaker = @Sendable (ImageFormat.EncoderSettings) -> any ImageEncoding
+    /// Makes the format's decoder.
+    public typealias DecoderMaker = @Sendable () -> any ImageDecoding
 
     /// The format.
     public let format: ImageFormat
@@ -25,16 +27,21 @@ public struct ImageFormatInfo: Sendable, Hashable {
     /// the one place encoders are chosen, for the library, the CLI and the server.
     public let makeEncoder: EncoderMaker?
 
+    /// Imago's decoder for it (nil when Imago was built without its library): what
+    /// ``DecoderRegistry/standard()`` registers.
+    public let makeDecoder: DecoderMaker?
+
     /// Whether Imago writes this format.
     public var isWritten: Bool { makeEncoder != nil }
 
     init(
         format: ImageFormat, extensions: [String], mimeType: String, takesQuality: Bool, carriesAlpha: Bool, carriesAnimation: Bool,
-        maxSide: Int? = nil, encoder: EncoderMaker? = nil
+        maxSide: Int? = nil, decoder: DecoderMaker?, encoder: EncoderMaker? = nil
     ) {
         (self.format, self.extensions, self.mimeType) = (format, extensions, mimeType)
         (self.takesQuality, self.carriesAlpha, self.carriesAnimation, self.maxSide) = (takesQuality, carriesAlpha, carriesAnimation, maxSide)
         makeEncoder = encoder
+        makeDecoder = decoder
     }
 
     /// Rows are the same when they describe the same format.
@@ -45,16 +52,19 @@ public struct ImageFormatInfo: Sendable, Hashable {
 }
 
 extension ImageFormat {
-    /// Every format Imago reads or writes.
+    /// Every format Imago reads or writes, in the order a decoder is asked whether it reads the
+    /// bytes (TGA, with no magic number, last).
     public static let table: [ImageFormatInfo] = [
         ImageFormatInfo(
             format: .jpeg, extensions: ["jpg", "jpeg"], mimeType: "image/jpeg", takesQuality: true, carriesAlpha: false, carriesAnimation: false,
-            encoder: { JPEGEncoder(quality: $0.quality, progressive: $0.progressive, optimizesCoding: $0.optimizesCoding) }),
+            decoder: { JPEGDecoder() }, encoder: { JPEGEncoder(quality: $0.quality, progressive: $0.progressive, optimizesCoding: $0.optimizesCoding) }),
         ImageFormatInfo(
             format: .png, extensions: ["png"], mimeType: "image/png", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            decoder: { PNGDecoder() },
             encoder: { PNGEncoder(compressionLevel: $0.compressionLevel, interlaced: $0.interlaced, paletteColors: $0.paletteColors) }),
         ImageFormatInfo(
             format: .webp, extensions: ["webp"], mimeType: "image/webp", takesQuality: true, carriesAlpha: true, carriesAnimation: true,
+            decoder: { WebPDecoder() },
             encoder: {
                 WebPEncoder(
                     quality: Float($0.quality), lossless: $0.lossless, nearLossless: $0.nearLossless, smartSubsample: $0.smartSubsample,
@@ -62,31 +72,61 @@ extension ImageFormat {
             }),
         ImageFormatInfo(
             format: .gif, extensions: ["gif"], mimeType: "image/gif", takesQuality: false, carriesAlpha: true, carriesAnimation: true,
-            encoder: { _ in GIFEncoder() }),
+            decoder: { GIFDecoder() }, encoder: { _ in GIFEncoder() }),
         ImageFormatInfo(
-            format: .avif, extensions: ["avif"], mimeType: "image/avif", takesQuality: true, carriesAlpha: true, carriesAnimation: false, encoder: avifEncoder),
+            format: .svg, extensions: ["svg"], mimeType: "image/svg+xml", takesQuality: false, carriesAlpha: true, carriesAnimation: false, decoder: svgDecoder),
+        ImageFormatInfo(
+            format: .jxl, extensions: ["jxl"], mimeType: "image/jxl", takesQuality: true, carriesAlpha: true, carriesAnimation: true, decoder: jxlDecoder,
+            encoder: jxlEncoder),
         ImageFormatInfo(
             format: .heif, extensions: ["heic", "heif"], mimeType: "image/heif", takesQuality: true, carriesAlpha: true, carriesAnimation: false,
-            maxSide: 16_384, encoder: heifEncoder),
+            maxSide: 16_384, decoder: heifDecoder, encoder: heifEncoder),
         ImageFormatInfo(
-            format: .jxl, extensions: ["jxl"], mimeType: "image/jxl", takesQuality: true, carriesAlpha: true, carriesAnimation: true, encoder: jxlEncoder),
+            format: .avif, extensions: ["avif"], mimeType: "image/avif", takesQuality: true, carriesAlpha: true, carriesAnimation: false, decoder: avifDecoder,
+            encoder: avifEncoder),
         ImageFormatInfo(
             format: .tiff, extensions: ["tiff", "tif"], mimeType: "image/tiff", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
-            encoder: tiffEncoder),
-        ImageFormatInfo(
-            format: .bmp, extensions: ["bmp"], mimeType: "image/bmp", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
-            encoder: { _ in BMPEncoder() }),
-        ImageFormatInfo(
-            format: .ico, extensions: ["ico", "cur"], mimeType: "image/x-icon", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
-            maxSide: 256, encoder: { _ in ICOEncoder() }),
-        ImageFormatInfo(format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+            decoder: tiffDecoder, encoder: tiffEncoder),
         ImageFormatInfo(
             format: .pnm, extensions: ["pnm", "pbm", "pgm", "ppm", "pam"], mimeType: "image/x-portable-anymap", takesQuality: false, carriesAlpha: true,
-            carriesAnimation: false, encoder: { _ in PNMEncoder() }),
-        ImageFormatInfo(format: .svg, extensions: ["svg"], mimeType: "image/svg+xml", takesQuality: false, carriesAlpha: true, carriesAnimation: false),
+            carriesAnimation: false, decoder: { PNMDecoder() }, encoder: { _ in PNMEncoder() }),
+        ImageFormatInfo(
+            format: .bmp, extensions: ["bmp"], mimeType: "image/bmp", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            decoder: { BMPDecoder() }, encoder: { _ in BMPEncoder() }),
+        ImageFormatInfo(
+            format: .ico, extensions: ["ico", "cur"], mimeType: "image/x-icon", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            maxSide: 256, decoder: { ICODecoder() }, encoder: { _ in ICOEncoder() }),
+        ImageFormatInfo(
+            format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
+            decoder: { TGADecoder() }),
     ]
 
-    // The encoders of formats behind a trait: nil when Imago was built without their library.
+    // The decoders and encoders of formats behind a trait: nil when Imago was built without their library.
+    #if AVIF
+        private static let avifDecoder: ImageFormatInfo.DecoderMaker? = { AVIFDecoder() }
+    #else
+        private static let avifDecoder: ImageFormatInfo.DecoderMaker? = nil
+    #endif
+    #if HEIF
+        private static let heifDecoder: ImageFormatInfo.DecoderMaker? = { HEIFDecoder() }
+    #else
+        private static let heifDecoder: ImageFormatInfo.DecoderMaker? = nil
+    #endif
+    #if JXL
+        private static let jxlDecoder: ImageFormatInfo.DecoderMaker? = { JXLDecoder() }
+    #else
+        private static let jxlDecoder: ImageFormatInfo.DecoderMaker? = nil
+    #endif
+    #if TIFF
+        private static let tiffDecoder: ImageFormatInfo.DecoderMaker? = { TIFFDecoder() }
+    #else
+        private static let tiffDecoder: ImageFormatInfo.DecoderMaker? = nil
+    #endif
+    #if SVG
+        private static let svgDecoder: ImageFormatInfo.DecoderMaker? = { SVGDecoder() }
+    #else
+        private static let svgDecoder: ImageFormatInfo.DecoderMaker? = nil
+    #endif
     #if AVIF
         private static let avifEncoder: ImageFormatInfo.EncoderMaker? = { AVIFEncoder(quality: $0.quality, speed: $0.speed) }
     #else
