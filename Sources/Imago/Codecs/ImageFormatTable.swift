@@ -104,48 +104,36 @@ extension ImageFormat {
     // The decoders and encoders of formats behind a trait: nil when Imago was built without their library.
     #if AVIF
         private static let avifDecoder: ImageFormatInfo.DecoderMaker? = { AVIFDecoder() }
+        private static let avifEncoder: ImageFormatInfo.EncoderMaker? = { AVIFEncoder(quality: $0.quality, speed: $0.speed) }
     #else
         private static let avifDecoder: ImageFormatInfo.DecoderMaker? = nil
+        private static let avifEncoder: ImageFormatInfo.EncoderMaker? = nil
     #endif
     #if HEIF
         private static let heifDecoder: ImageFormatInfo.DecoderMaker? = { HEIFDecoder() }
+        private static let heifEncoder: ImageFormatInfo.EncoderMaker? = { HEIFEncoder(quality: $0.quality, lossless: $0.lossless) }
     #else
         private static let heifDecoder: ImageFormatInfo.DecoderMaker? = nil
+        private static let heifEncoder: ImageFormatInfo.EncoderMaker? = nil
     #endif
     #if JXL
         private static let jxlDecoder: ImageFormatInfo.DecoderMaker? = { JXLDecoder() }
+        private static let jxlEncoder: ImageFormatInfo.EncoderMaker? = { JXLEncoder(quality: $0.quality, effort: $0.effort, lossless: $0.lossless) }
     #else
         private static let jxlDecoder: ImageFormatInfo.DecoderMaker? = nil
+        private static let jxlEncoder: ImageFormatInfo.EncoderMaker? = nil
     #endif
     #if TIFF
         private static let tiffDecoder: ImageFormatInfo.DecoderMaker? = { TIFFDecoder() }
+        private static let tiffEncoder: ImageFormatInfo.EncoderMaker? = { _ in TIFFEncoder() }
     #else
         private static let tiffDecoder: ImageFormatInfo.DecoderMaker? = nil
+        private static let tiffEncoder: ImageFormatInfo.EncoderMaker? = nil
     #endif
     #if SVG
         private static let svgDecoder: ImageFormatInfo.DecoderMaker? = { SVGDecoder() }
     #else
         private static let svgDecoder: ImageFormatInfo.DecoderMaker? = nil
-    #endif
-    #if AVIF
-        private static let avifEncoder: ImageFormatInfo.EncoderMaker? = { AVIFEncoder(quality: $0.quality, speed: $0.speed) }
-    #else
-        private static let avifEncoder: ImageFormatInfo.EncoderMaker? = nil
-    #endif
-    #if HEIF
-        private static let heifEncoder: ImageFormatInfo.EncoderMaker? = { HEIFEncoder(quality: $0.quality, lossless: $0.lossless) }
-    #else
-        private static let heifEncoder: ImageFormatInfo.EncoderMaker? = nil
-    #endif
-    #if JXL
-        private static let jxlEncoder: ImageFormatInfo.EncoderMaker? = { JXLEncoder(quality: $0.quality, effort: $0.effort, lossless: $0.lossless) }
-    #else
-        private static let jxlEncoder: ImageFormatInfo.EncoderMaker? = nil
-    #endif
-    #if TIFF
-        private static let tiffEncoder: ImageFormatInfo.EncoderMaker? = { _ in TIFFEncoder() }
-    #else
-        private static let tiffEncoder: ImageFormatInfo.EncoderMaker? = nil
     #endif
 
     /// The formats Imago writes, in ``table``'s order.
