@@ -10,10 +10,10 @@ SWIFT ?= swift
 # ukui-wallpapers (large sample photos for the demo and benchmarks); librsvg (SVG sources) and its
 # rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against);
 # chromium (the headless browser the /gallery page is tested in).
-APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data
+APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps peers build demo test test-thumbor cluster-demo soak lint format docs bench bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps peers build demo test test-thumbor cluster-demo soak lint format docs bench bench-server bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -150,6 +150,20 @@ bench: deps
 	cd Benchmarks && $(SWIFT) build -c release --disable-build-manifest-caching && $(SWIFT) build -c release --product imago
 	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python IMAGO_CLI=$$($(SWIFT) build -c release --show-bin-path)/imago \
 		$$($(SWIFT) build -c release --show-bin-path)/imago-bench $(BENCH_GROUPS)
+
+# The server's figures (Benchmarks/server_bench.py, about five minutes after the release build): hot
+# at 2 and 32 connections against nginx, cold JPEG/PNG/WebP/AVIF against thumbor 7.8 with bytes and
+# SSIMULACRA2, local:// against `imago thumbnail`; printed beside the previous entry, regressions
+# flagged, and appended to BENCHMARKS.md. Run it before resolving anything that touches the server
+# or the pipeline's decode, encode or memory paths.
+bench-server: deps
+	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(BENCH_PACKAGES); }
+	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
+	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
+	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
+	@Benchmarks/.venv/bin/python -c "import ssimulacra2, scipy" 2>/dev/null || Benchmarks/.venv/bin/pip install -q ssimulacra2==0.3.0 scipy==1.17.1
+	cd Benchmarks && $(SWIFT) build -c release --product imago
+	cd Benchmarks && .venv/bin/python server_bench.py $$($(SWIFT) build -c release --show-bin-path)/imago $(CURDIR)/BENCHMARKS.md --append
 
 # A day's traffic in about ten minutes (deploy/soak.py): two release `imago serve` nodes behind
 # deploy/nginx.conf, a mix of hits, misses, every imgproxy option, bad signatures, slow, stalled,

@@ -58,6 +58,7 @@ let package = Package(
                 "CResample",
                 "CSPNG",
                 "CZlib",
+                "CDeflate",
                 "CWebP",
                 "CGIF",
                 "CLCMS",
@@ -93,6 +94,7 @@ let package = Package(
         .target(name: "CResample"),
         .systemLibrary(name: "CSPNG", pkgConfig: "spng", providers: [.apt(["libspng-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // Header-only use of xxHash (libxxhash-dev): see Sources/CXXHash/include/CXXHash.h.
         .target(name: "CXXHash"),

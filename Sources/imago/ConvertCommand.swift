@@ -20,8 +20,8 @@ struct ConvertCommand: AsyncParsableCommand {
             valueName: "Q"))
     var quality: QualityOption = .fixed(85)
 
-    @Option(help: ArgumentHelp("PNG compression level 0…9 (zlib's: 0 stores, 9 is smallest and slowest; default 7).", valueName: "L"))
-    var compressionLevel = 7
+    @Option(help: ArgumentHelp("PNG compression level 0…12 (0 stores, 12 is smallest and slowest).", valueName: "L"))
+    var compressionLevel = ImageFormat.EncoderSettings().compressionLevel
 
     @Option(help: ArgumentHelp("AVIF encoder speed 0 (slowest, smallest) … 10 (fastest).", valueName: "S"))
     var speed = 6

@@ -188,8 +188,8 @@ extension ImageFormat {
         public var webpEffort = 4
         /// WebP's tuning for the kind of picture.
         public var webpPreset = WebPEncoder.Preset.default
-        /// zlib level 0…9 for PNG.
-        public var compressionLevel = 7
+        /// PNG's compression level 0…12 (``PNGEncoder/compressionLevel``).
+        public var compressionLevel = PNGEncoder().compressionLevel
         /// Adam7-interlaced PNG.
         public var interlaced = false
         /// PNG reduced to a palette of at most this many colours (2…256); nil keeps every colour.

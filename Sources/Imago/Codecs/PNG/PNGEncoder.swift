@@ -1,20 +1,17 @@
+import CDeflate
 import CZlib
-import Dispatch
 import Foundation
-import Synchronization
 
 /// Encodes PNG: 8-bit RGBA, or RGB when the image has no alpha, or a palette when asked
 /// (``paletteColors``); Adam7-interlaced when asked (``interlaced``). Each row gets the filter whose
 /// output has the smallest sum of absolute values (the heuristic of libpng, libspng and Pillow),
-/// rows are filtered on every core, and the filtered rows are compressed by zlib with its
-/// `Z_FILTERED` strategy in strips, one per core, pigz's way (a kept colour profile goes in `iCCP`,
-/// EXIF in `eXIf`, XMP in `iTXt`): each strip starts from the 32 KiB
-/// before it as its dictionary and ends on a byte boundary, so the strips join into one stream.
+/// rows are filtered on every core, and the filtered rows are compressed by libdeflate (a kept
+/// colour profile goes in `iCCP`, EXIF in `eXIf`, XMP in `iTXt`).
 public struct PNGEncoder: ImageEncoding {
     public let format = ImageFormat.png
-    /// zlib's level, 0…9: 0 stores without compressing (and without filtering); 9 is the
-    /// smallest and slowest. The default, 7, writes photos about 1% smaller than Pillow's default
-    /// (zlib level 6) in less time, on two cores (BENCHMARKS.md).
+    /// The compression level, 0…12 (libdeflate's, on zlib's scale up to 9): 0 stores without
+    /// compressing (and without filtering); 12 is the smallest and slowest. The default, 6, writes
+    /// photos within 4% of Pillow's default (zlib level 6) in a third of its time (BENCHMARKS.md).
     public var compressionLevel: Int
 
     /// Write Adam7-interlaced (imgproxy's `IMGPROXY_PNG_INTERLACED`): a reader shows the whole
@@ -26,17 +23,14 @@ public struct PNGEncoder: ImageEncoding {
     /// RGBA, since one palette entry per alpha level would change its edges.
     public var paletteColors: Int?
 
-    /// Strips compressed at once: the core count (tests set more, to join strips on any machine).
-    var cores = ProcessInfo.processInfo.activeProcessorCount
-
-    /// Makes a PNG encoder; `compressionLevel` is clamped to 0…9.
-    public init(compressionLevel: Int = 7, interlaced: Bool = false, paletteColors: Int? = nil) {
-        self.compressionLevel = min(max(compressionLevel, 0), 9)
+    /// Makes a PNG encoder; `compressionLevel` is clamped to 0…12.
+    public init(compressionLevel: Int = 6, interlaced: Bool = false, paletteColors: Int? = nil) {
+        self.compressionLevel = min(max(compressionLevel, 0), 12)
         self.interlaced = interlaced
         self.paletteColors = paletteColors.map { min(max($0, 2), 256) }
     }
 
-    /// The most memory ``encode(_:)`` allocates beyond `image`, known before it starts: the filtered rows and zlib's strips: 2.7 bytes a pixel on a 53 MP photo (an interlaced or palette image a little more).
+    /// The most memory ``encode(_:)`` allocates beyond `image`, known before it starts: the filtered rows and the compressed stream (an interlaced or palette image a little more).
     public func workingBytes(for image: Image) -> Int { image.width * image.height * 4 }
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
@@ -162,82 +156,24 @@ public struct PNGEncoder: ImageEncoding {
     /// browser) shows rows as each chunk completes; the cost is 12 bytes a chunk, 0.15%.
     private static let idatLength = 8 << 10
 
-    /// The filtered rows as one zlib stream: a header, the strips' raw DEFLATE, the Adler-32 of
-    /// the whole.
+    /// The filtered rows as one zlib stream, by libdeflate: at zlib's level numbers it writes about
+    /// the same sizes 2–3 times faster than zlib on one core (BENCHMARKS.md, 2026-12-04), faster
+    /// than zlib's strips on every core of a small server, whose other cores have other requests.
     private func compress(_ filtered: [UInt8]) throws(ImagoError) -> Data {
-        // A strip per core, none under 1 MiB (each join costs a block header, about 100 bytes), and
-        // none over 1 GiB (zlib counts its input in 32 bits).
-        let strips = max(min(cores, filtered.count >> 20), (filtered.count >> 30) + 1, 1)
-        let level = Int32(compressionLevel)
-        let outputs = filtered.withUnsafeBufferPointer { input -> [Data?] in
-            let results = StripResults(count: strips)
-            let shared = SharedInput(buffer: input)
-            DispatchQueue.concurrentPerform(iterations: strips) { strip in
-                let range = (filtered.count * strip / strips)..<(filtered.count * (strip + 1) / strips)
-                results.set(strip, Self.deflateStrip(shared.buffer, range, level: level, last: strip == strips - 1))
+        guard let compressor = libdeflate_alloc_compressor(Int32(compressionLevel)) else { throw encodingError(format, "out of memory") }
+        defer { libdeflate_free_compressor(compressor) }
+        let bound = libdeflate_zlib_compress_bound(compressor, filtered.count)
+        // Pages past what is written are never touched, so the bound costs address space only.
+        var compressed = Data(count: bound)
+        let written = filtered.withUnsafeBytes { input in
+            compressed.withUnsafeMutableBytes { output in
+                libdeflate_zlib_compress(compressor, input.baseAddress, input.count, output.baseAddress, bound)
             }
-            return results.values
         }
-        // FLEVEL, which readers ignore, says how hard the compressor tried.
-        let flags: UInt8 = level >= 7 ? 0xDA : level == 6 ? 0x9C : level >= 2 ? 0x5E : 0x01
-        var stream = Data([0x78, flags])
-        for output in outputs {
-            guard let output else { throw encodingError(format, "compression failed") }
-            stream.append(output)
-        }
-        let adler = filtered.withUnsafeBufferPointer { buffer -> UInt32 in
-            var sum = adler32(0, nil, 0)
-            var start = 0
-            while start < buffer.count {
-                let length = min(buffer.count - start, 1 << 30)
-                sum = adler32(sum, buffer.baseAddress.map { $0 + start }, UInt32(length))
-                start += length
-            }
-            return UInt32(truncatingIfNeeded: sum)
-        }
-        stream.appendBigEndian(adler)
-        return stream
-    }
-
-    /// `range` of `input` as raw DEFLATE, with the 32 KiB before it as the dictionary; ended by a
-    /// sync flush (byte-aligned, not final) unless it is the last strip. Nil if zlib fails.
-    private static func deflateStrip(_ input: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, level: Int32, last: Bool) -> Data? {
-        guard let base = input.baseAddress else { return Data() }
-        var stream = z_stream()
-        guard imago_deflate_init_raw(&stream, level) == Z_OK else { return nil }
-        defer { deflateEnd(&stream) }
-        let dictionaryStart = max(0, range.lowerBound - (32 << 10))
-        if dictionaryStart < range.lowerBound {
-            guard deflateSetDictionary(&stream, base + dictionaryStart, UInt32(range.lowerBound - dictionaryStart)) == Z_OK else { return nil }
-        }
-        // The bound for the whole strip, plus the sync flush's empty stored block.
-        let capacity = Int(deflateBound(&stream, UInt(range.count))) + 16
-        var output = Data(count: capacity)
-        let status = output.withUnsafeMutableBytes { out -> Int32 in
-            stream.next_in = UnsafeMutablePointer(mutating: base + range.lowerBound)
-            stream.avail_in = UInt32(range.count)
-            stream.next_out = out.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            stream.avail_out = UInt32(capacity)
-            return deflate(&stream, last ? Z_FINISH : Z_SYNC_FLUSH)
-        }
-        // With the whole strip in and room for its bound, one call finishes it.
-        guard last ? status == Z_STREAM_END : (status == Z_OK && stream.avail_in == 0 && stream.avail_out > 0) else { return nil }
-        output.count = capacity - Int(stream.avail_out)
-        return output
-    }
-
-    /// The filtered rows, read by every strip; `concurrentPerform` returns before the buffer's
-    /// closure ends.
-    private struct SharedInput: @unchecked Sendable {
-        let buffer: UnsafeBufferPointer<UInt8>
-    }
-
-    /// Each strip's output, written by its own iteration under a lock.
-    private final class StripResults: Sendable {
-        private let storage: Mutex<[Data?]>
-        init(count: Int) { storage = Mutex(Array(repeating: nil, count: count)) }
-        func set(_ index: Int, _ value: Data?) { storage.withLock { $0[index] = value } }
-        var values: [Data?] { storage.withLock { $0 } }
+        // The bound always suffices: 0 would mean it did not.
+        guard written > 0 else { throw encodingError(format, "compression failed") }
+        compressed.count = written
+        return compressed
     }
 
     /// Length, type, data, and the CRC-32 of type and data.
