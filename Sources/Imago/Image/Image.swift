@@ -91,6 +91,12 @@ public struct ImageMetadata: Sendable, Hashable {
     /// (``Image/gainMap``); nil for an SDR file.
     public var sourceGainMap: StoredGainMap?
 
+    /// The scale a reduced decode applied to every side when its last column and row cover only
+    /// part of a pixel (a JPEG's DCT scaling: 1,100 rows at 3/8 are 413 rows covering 412.5), so
+    /// that a resize maps the picture, not its rounded size; nil when the pixels cover exactly
+    /// their own size (a full decode, or one resampled to its size, as WebP's).
+    public var decodeScale: Double?
+
     /// Whether the kept EXIF block has GPS data (a GPS IFD).
     public var exifHasGPS: Bool { exif.flatMap(EXIF.init)?.has(.gpsInfo) ?? false }
 

@@ -45,6 +45,8 @@ extension Image {
     func mapFrames(width: Int, height: Int, hasAlpha: Bool? = nil, gainMap: GainMap.Geometry, _ transform: ([UInt8]) -> [UInt8]) -> Image {
         var metadata = self.metadata
         if let hasAlpha { metadata.hasAlpha = hasAlpha }
+        // A reduced decode's partial last row and column are gone once the picture is remade.
+        if width != self.width || height != self.height { metadata.decodeScale = nil }
         let frames = self.frames.map { Frame(pixels: transform($0.pixels), duration: $0.duration) }
         return Image(width: width, height: height, frames: frames, loopCount: loopCount, metadata: metadata).carryingGainMap(of: self, gainMap)
     }

@@ -28,6 +28,16 @@ extension ImageMetadata {
     }
 }
 
+extension Image {
+    /// How much of the full picture this image's pixels cover, in its own pixels: the upright
+    /// original's size times ``ImageMetadata/decodeScale`` after a reduced decode, else its size.
+    public var coveredSize: (width: Double, height: Double) {
+        guard let scale = metadata.decodeScale else { return (Double(width), Double(height)) }
+        let full = metadata.uprightOriginalSize
+        return (min(Double(full.width) * scale, Double(width)), min(Double(full.height) * scale, Double(height)))
+    }
+}
+
 /// A first processor's ``ReducedDecodeProcessing/requiredDecodeSize(width:height:)``, carried in
 /// decoding options and decode plans, which compare it by the processor's identifier.
 struct DecodeSizeRequirement: Sendable, Hashable {

@@ -20,9 +20,10 @@ enum Resampler {
 
         static let precision: Int32 = 14
 
-        /// Lanczos3 weights mapping `input` positions onto `output` positions.
-        static func lanczos3(input: Int, output: Int) -> Weights {
-            let scale = Double(input) / Double(output)
+        /// Lanczos3 weights mapping `input` positions, of which the first `extent` are the
+        /// picture (the last may be partial), onto `output` positions.
+        static func lanczos3(input: Int, output: Int, extent: Double? = nil) -> Weights {
+            let scale = (extent ?? Double(input)) / Double(output)
             let filterScale = max(scale, 1)
             let support = 3 * filterScale
             return make(input: input, output: output, support: support) { position in
@@ -98,16 +99,20 @@ enum Resampler {
     /// `pixels` (width × height RGBA8, straight alpha) resized to `newWidth × newHeight`.
     /// Reducing by more than twice, whole blocks are first averaged down to within twice the
     /// target (as Pillow's `reducing_gap`): Lanczos over hundreds of taps would cost far more and
-    /// see the same pixels.
-    static func resize(_ pixels: [UInt8], width: Int, height: Int, to newWidth: Int, _ newHeight: Int, hasAlpha: Bool) -> [UInt8] {
+    /// see the same pixels. `extent`: how much of the picture the pixels cover, when their last
+    /// column and row are partial (``Image/coveredSize``); nil when they cover their size.
+    static func resize(
+        _ pixels: [UInt8], width: Int, height: Int, to newWidth: Int, _ newHeight: Int, hasAlpha: Bool, extent: (width: Double, height: Double)? = nil
+    ) -> [UInt8] {
         if newWidth == width && newHeight == height { return pixels }
         let factorX = max(1, width / (newWidth * 2)), factorY = max(1, height / (newHeight * 2))
         if factorX > 1 || factorY > 1 {
             let (reduced, reducedWidth, reducedHeight) = boxReduce(pixels, width: width, height: height, factorX: factorX, factorY: factorY, hasAlpha: hasAlpha)
-            return resize(reduced, width: reducedWidth, height: reducedHeight, to: newWidth, newHeight, hasAlpha: hasAlpha)
+            let reducedExtent = extent.map { (width: $0.width / Double(factorX), height: $0.height / Double(factorY)) }
+            return resize(reduced, width: reducedWidth, height: reducedHeight, to: newWidth, newHeight, hasAlpha: hasAlpha, extent: reducedExtent)
         }
-        let horizontal = newWidth == width ? nil : Weights.lanczos3(input: width, output: newWidth)
-        let vertical = newHeight == height ? nil : Weights.lanczos3(input: height, output: newHeight)
+        let horizontal = newWidth == width ? nil : Weights.lanczos3(input: width, output: newWidth, extent: extent?.width)
+        let vertical = newHeight == height ? nil : Weights.lanczos3(input: height, output: newHeight, extent: extent?.height)
         return convolve(pixels, width: width, height: height, horizontal: horizontal, vertical: vertical, hasAlpha: hasAlpha)
     }
 

@@ -76,15 +76,19 @@ extension ImageProcessors {
             }
         }
 
-        public func process(_ image: Image) throws(ImagoError) -> Image {
+        public func process(_ image: Image) throws(ImagoError) -> Image { try process(image, covering: nil) }
+
+        /// `image` resized, its pixels covering `extent` of the picture (``Image/coveredSize``
+        /// after a reduced decode), or their own size when nil.
+        package func process(_ image: Image, covering extent: (width: Double, height: Double)?) throws(ImagoError) -> Image {
             try Self.validate(size)  // the property may have changed since init
             let scaled = scaledSize(width: image.width, height: image.height)
             let hasAlpha = image.metadata.hasAlpha
-            let result = image.mapFrames(
-                width: scaled.width, height: scaled.height, gainMap: .region(x: 0, y: 0, width: Double(image.width), height: Double(image.height))
-            ) {
-                Resampler.resize($0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha)
+            let region = extent ?? (Double(image.width), Double(image.height))
+            var result = image.mapFrames(width: scaled.width, height: scaled.height, gainMap: .region(x: 0, y: 0, width: region.width, height: region.height)) {
+                Resampler.resize($0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha, extent: extent)
             }
+            result.metadata.decodeScale = nil
             return try croppedToTarget(result)
         }
 
@@ -106,7 +110,7 @@ extension ImageProcessors {
             let original = swaps ? (metadata.originalHeight, metadata.originalWidth) : (metadata.originalWidth, metadata.originalHeight)
             let exact = scaledSize(width: original.0, height: original.1)
             guard (exact.width, exact.height) != (image.width, image.height) else { return try croppedToTarget(image) }
-            let scaled = try ImageProcessors.Resize(checkedSize: exact, contentMode: .fill, upscale: true).process(image)
+            let scaled = try ImageProcessors.Resize(checkedSize: exact, contentMode: .fill, upscale: true).process(image, covering: image.coveredSize)
             return try croppedToTarget(scaled)
         }
 

@@ -97,6 +97,11 @@ public struct JPEGDecoder: ImageDecoding {
         var metadata = ImageMetadata(format: .jpeg, originalWidth: Int(width), originalHeight: Int(height), orientationApplied: orientation, hasAlpha: false)
         color.record(in: &metadata)
         metadata.bitsPerSample = markers.precision
+        if factor.num != factor.denom,
+            scaledWidth * Int(factor.denom) != Int(width) * Int(factor.num) || scaledHeight * Int(factor.denom) != Int(height) * Int(factor.num)
+        {
+            metadata.decodeScale = Double(factor.num) / Double(factor.denom)
+        }
         (metadata.exif, metadata.xmp) = options.keptMetadata(exif: markers.exif(bytes), xmp: markers.xmp(bytes), turned: orientation != .up)
         let gainMapLocation = UltraHDRContainer.locate(bytes, markers: markers)
         metadata.sourceGainMap = gainMapLocation?.stored

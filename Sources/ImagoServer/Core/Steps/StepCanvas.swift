@@ -7,12 +7,16 @@ final class StepCanvas {
     private(set) var image: Image
     /// The picture's size in the pixels the steps are written in.
     private var size: PixelSize
+    /// How much of the picture the image's pixels cover (``Image/coveredSize``): less than its size
+    /// on a reduced decode whose last row and column are partial, until a step remakes it.
+    private var covered: (width: Double, height: Double)
     private var done = 0
     private let maxPixels: Int
 
     init(_ image: Image, fullSize: PixelSize, maxPixels: Int) {
         self.image = image
         size = fullSize
+        covered = image.coveredSize
         self.maxPixels = maxPixels
     }
 
@@ -43,7 +47,7 @@ final class StepCanvas {
 
     private func perform(_ step: PixelStep) throws(ImagoError) {
         // How many of the image's pixels one of the steps' pixels is: below 1 on a reduced decode.
-        let scale = (x: Double(image.width) / Double(size.width), y: Double(image.height) / Double(size.height))
+        let scale = (x: covered.width / Double(size.width), y: covered.height / Double(size.height))
         switch step {
         case .undoOrientation(let orientation): image = try Self.undo(orientation, on: image)
         case .firstFrame:
@@ -66,7 +70,7 @@ final class StepCanvas {
         case .resize(let width, let height):
             let target = PixelSize(width: max(1, width), height: max(1, height))
             if target != PixelSize(width: image.width, height: image.height) {
-                image = try ImageProcessors.Resize(size: target, contentMode: .fill, upscale: true).process(image)
+                image = try ImageProcessors.Resize(size: target, contentMode: .fill, upscale: true).process(image, covering: covered)
             }
         case .rotate(let degrees):
             if let rotation = ImageProcessors.Rotate(degrees: degrees) { image = try rotation.process(image) }
@@ -78,6 +82,14 @@ final class StepCanvas {
         case .filter(let filter): image = try filter.apply(to: image)
         }
         size = step.size(after: size) ?? PixelSize(width: image.width, height: image.height)
+        switch step {
+        case .firstFrame, .flip: break
+        case .undoOrientation(let orientation) where !orientation.swapsDimensions: break
+        case .undoOrientation: covered = (covered.height, covered.width)
+        case .rotate(let degrees) where degrees % 180 == 0: break
+        case .rotate: covered = (covered.height, covered.width)
+        default: covered = (Double(image.width), Double(image.height))
+        }
     }
 
     /// Where a `side` centres in `outer`: half the difference plus one, rounded half to even, as
