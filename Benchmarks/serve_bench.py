@@ -103,9 +103,15 @@ def process_tree(pid):
 
 
 class Server:
-    def __init__(self, name, command, port, env=None, health="/"):
+    def __init__(self, name, command, port, env=None, health="/", log=None):
+        """`log`: a file the server's standard error is appended to (its request log), else none."""
         self.name, self.port = name, port
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        errors = open(log, "ab") if log else subprocess.DEVNULL
+        try:
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, env=env, start_new_session=True)
+        finally:
+            if log:
+                errors.close()
         wait_for(port, health)
 
     def peak_rss(self):
@@ -120,10 +126,10 @@ class Server:
             self.process.wait()
 
 
-def start_imago(binary, folder, extra=()):
+def start_imago(binary, folder, extra=(), log=None):
     port = free_port()
     command = [binary, "serve", "--listen", f"127.0.0.1:{port}", "--allow-private-addresses", "--quality", str(QUALITY), *extra]
-    return Server("imago", command, port, health="/health")
+    return Server("imago", command, port, health="/health", log=log)
 
 
 def start_thumbor(folder, result_storage, extra_conf=()):

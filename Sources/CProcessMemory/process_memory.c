@@ -9,9 +9,20 @@ imago_heap_stats imago_heap(void) {
     imago_heap_stats stats = { info.arena, info.uordblks, info.fordblks, info.hblkhd, info.keepcost };
     return stats;
 }
+
+int imago_heap_trim(void) { return malloc_trim(0); }
+
+int imago_heap_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 #else
 imago_heap_stats imago_heap(void) {
     imago_heap_stats stats = { 0, 0, 0, 0, 0 };
     return stats;
+}
+
+int imago_heap_trim(void) { return 0; }
+
+int imago_heap_set_mmap_threshold(int bytes) {
+    (void)bytes;
+    return 0;
 }
 #endif

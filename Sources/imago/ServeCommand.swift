@@ -36,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         var logger = Logger(label: "imago-serve")
-        logger.logLevel = .info
+        logger.logLevel = configuration.logLevel
         for variable in ServerSettings.unsupportedPeerVariables(in: values) {
             logger.warning("\(variable) is not supported by Imago and is ignored (docs/SERVER.md: moving from imgproxy or thumbor)")
         }
@@ -53,7 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }
-        Self.returnLargeBuffersToTheSystem()
+        let heapTrimming = HeapTrimming.start()
+        defer { heapTrimming.cancel() }
         let service = try ImageService(configuration: configuration, logger: logger, accessLog: .standardError)
         let application = Application(
             router: ImageServer.router(service: service),
@@ -69,20 +70,5 @@ struct ServeCommand: AsyncParsableCommand {
         try await group.run()
         // The requests in flight are answered: what the service keeps is let go before exit.
         await service.shutDown()
-    }
-
-    /// glibc raises its mmap threshold after a large block is freed (up to 32 MB), after which
-    /// pixel buffers come from its heaps and their memory stays with the process when freed: the
-    /// server's RSS then keeps the high-water mark of its busiest moment. A fixed threshold keeps
-    /// every buffer past 256 KB mapped on its own and unmapped when freed (`make soak`: RSS under
-    /// the same load 99–250 MB instead of 187–345 MB, 3% fewer requests).
-    private static func returnLargeBuffersToTheSystem() {
-        #if canImport(Glibc)
-            // malloc.h is not in Swift's Glibc module: found by name (nil, RTLD_DEFAULT, searches
-            // the process); M_MMAP_THRESHOLD is -3.
-            guard let symbol = dlsym(nil, "mallopt") else { return }
-            let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-            _ = mallopt(-3, 256 << 10)
-        #endif
     }
 }

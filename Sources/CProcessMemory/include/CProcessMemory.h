@@ -16,4 +16,12 @@ typedef struct {
 /// The numbers now; zeros where the C library is not glibc.
 imago_heap_stats imago_heap(void);
 
+/// Gives the free pages glibc's arenas hold back to the system (malloc_trim(0)); 1 if any went,
+/// 0 if none or where the C library is not glibc.
+int imago_heap_trim(void);
+
+/// Sets glibc's mmap threshold (M_MMAP_THRESHOLD), which also keeps glibc from raising it after a
+/// large block is freed; 0 where the C library is not glibc.
+int imago_heap_set_mmap_threshold(int bytes);
+
 #endif

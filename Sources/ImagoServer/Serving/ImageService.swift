@@ -4,6 +4,7 @@ import Foundation
 import Imago
 import Logging
 import Prometheus
+import Synchronization
 import Tracing
 
 /// The image service without its HTTP server: takes a request's method, path and headers and
@@ -48,7 +49,8 @@ public final class ImageService: Sendable {
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
     /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
-    /// A line per answer goes to `accessLog` when given, else to `logger` at `info`.
+    /// `logger` logs at the configuration's ``ServerConfiguration/logLevel``; at `info` or below a
+    /// line per answer goes to `accessLog` when given, else to `logger`.
     public init(
         configuration: ServerConfiguration, pipeline: ImagePipeline? = nil, metrics: ServerMetrics = ServerMetrics(),
         logger: Logger = Logger(label: "imago-serve"), accessLog: AccessLog? = nil, tracer: any Tracer = InstrumentationSystem.tracer
@@ -56,6 +58,8 @@ public final class ImageService: Sendable {
         self.configuration = configuration
         secretHeader = configuration.secret.flatMap { $0.isEmpty ? nil : Array(("Bearer " + $0).utf8) }
         self.metrics = metrics
+        var logger = logger
+        logger.logLevel = configuration.logLevel
         self.logger = logger
         self.accessLog = accessLog
         mounts = ServiceMount.all(configuration)
@@ -235,7 +239,9 @@ public final class ImageService: Sendable {
             let cause = sourceFailure.code.description + (sourceFailure.reason.map { ": " + $0 } ?? "")
             logger.warning("source failed", metadata: ["request_id": "\(id)", "stage": "\(sourceFailure.stage.rawValue)", "cause": "\(cause)"])
         }
-        if let accessLog {
+        if logger.logLevel > .info {
+            // --log-level warn or error: no line per answer.
+        } else if let accessLog {
             accessLog.answered(requestID: id, method: method, status: response.status, milliseconds: milliseconds, bytes: response.body.readableBytes)
         } else {
             logger.info(
@@ -259,9 +265,14 @@ public final class ImageService: Sendable {
         return plain ? id : nil
     }
 
+    /// The id of a request that brought none: this process's random prefix and a count, unique
+    /// without a system call per request (a random number each was a `getrandom` each).
     static func newRequestID() -> String {
-        String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        requestIDPrefix + String(requestCount.add(1, ordering: .relaxed).newValue, radix: 16)
     }
+
+    private static let requestIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-"
+    private static let requestCount = Atomic<UInt64>(0)
 
     /// The answer along `route`: a path answered before from memory, else the gallery, or the
     /// dialect mounted there, which compiles the request to a plan that
@@ -309,11 +320,10 @@ struct Negotiation {
     init(_ request: ServiceRequest, _ configuration: ServerConfiguration) {
         accepted = OutputFormat.acceptedTypes(request.accept)
         let accepted = accepted
-        let clientTakes = { (format: OutputFormat) in accepted.contains(format.mimeType) }
-        offered = OutputFormat.negotiable.filter {
-            (configuration.output.autoFormats.contains($0) || configuration.output.enforcedFormats.contains($0)) && clientTakes($0)
-        }
-        enforced = offered.filter { configuration.output.enforcedFormats.contains($0) }
+        // The two lists alone: a closure reading them through `configuration` copied all of it.
+        let auto = configuration.output.autoFormats, enforcedFormats = configuration.output.enforcedFormats
+        offered = OutputFormat.negotiable.filter { (auto.contains($0) || enforcedFormats.contains($0)) && accepted.contains($0.mimeType) }
+        enforced = offered.filter { enforcedFormats.contains($0) }
         classes = "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")
     }
 

@@ -12,7 +12,11 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
     typealias OutboundOut = HTTPResponsePart
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    /// The one check scheduled; it is not moved per request (a schedule and a cancel each cost
+    /// more than the rest of a kept answer's bookkeeping), it looks at ``idleSince`` when it runs.
+    private var check: Scheduled<Void>?
+    /// When the connection last had no request being answered; nil while one is.
+    private var idleSince: NIODeadline?
     /// Heads received less responses ended: requests being answered.
     private var outstanding = 0
 
@@ -21,18 +25,18 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { arm(context) }
+        if context.channel.isActive { becameIdle(context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        arm(context)
+        becameIdle(context)
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head = unwrapInboundIn(data) {
             outstanding += 1
-            disarm()
+            idleSince = nil
         }
         context.fireChannelRead(data)
     }
@@ -40,28 +44,46 @@ final class RequestHeadTimeoutHandler: ChannelDuplexHandler, RemovableChannelHan
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
             outstanding = max(outstanding - 1, 0)
-            if outstanding == 0 { arm(context) }
+            if outstanding == 0 { becameIdle(context) }
         }
         context.write(data, promise: promise)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        disarm()
+        cancel()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        disarm()
+        cancel()
     }
 
-    private func arm(_ context: ChannelHandlerContext) {
-        disarm()
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: timeout) { bound.value.close(promise: nil) }
+    private func becameIdle(_ context: ChannelHandlerContext) {
+        let now = NIODeadline.now()
+        idleSince = now
+        if check == nil { schedule(at: now + timeout, context) }
     }
 
-    private func disarm() {
-        deadline?.cancel()
-        deadline = nil
+    private func schedule(at deadline: NIODeadline, _ context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        check = context.eventLoop.scheduleTask(deadline: deadline) { bound.value.handler.checked(bound.value.context) }
+    }
+
+    /// Closes the connection if it has been idle for the whole timeout; otherwise checks again
+    /// when it would have been (a busy connection is checked again once it is idle).
+    private func checked(_ context: ChannelHandlerContext) {
+        check = nil
+        guard let idleSince else { return }
+        let deadline = idleSince + timeout
+        if NIODeadline.now() >= deadline {
+            context.close(promise: nil)
+        } else {
+            schedule(at: deadline, context)
+        }
+    }
+
+    private func cancel() {
+        check?.cancel()
+        check = nil
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import Logging
 
 /// What `imago serve` is told by its flags and `IMAGO_*` variables; every limit has a safe
 /// default.
@@ -38,6 +39,9 @@ public struct ServerConfiguration: Sendable {
     public var allowOrigin: String?
     /// imgproxy's `IMGPROXY_HEALTH_CHECK_PATH`: a path answered like `/health`. Default none.
     public var healthCheckPath: String?
+    /// imgproxy's `IMGPROXY_LOG_LEVEL`: the least severe message `imago serve` logs. At `info`
+    /// (the default) or below, a line per answer; at `warning` or `error`, none. Default `info`.
+    public var logLevel = Logger.Level.info
     /// The `User-Agent` sources are fetched with (`IMGPROXY_USER_AGENT`). Default `Imago/0.1`.
     public var userAgent: String?
     /// Redirects a source may take (`IMGPROXY_MAX_REDIRECTS`). Default 5.

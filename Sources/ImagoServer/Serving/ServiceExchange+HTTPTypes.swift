@@ -8,7 +8,7 @@ extension ServiceRequest {
     init(_ head: HTTPRequest) {
         let target = head.path ?? "/"
         self.init(
-            method: head.method.rawValue, path: target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target,
+            method: head.method.rawValue, path: target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target,
             accept: head.headerFields[.accept], ifNoneMatch: head.headerFields[.ifNoneMatch], requestID: head.headerFields[ImageServer.requestIDField],
             authorization: head.headerFields[.authorization])
     }

@@ -12,14 +12,14 @@ struct ServeCommandTests {
     static var executable: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago") }
 
     /// Starts `imago serve` and returns it with the port from its first line.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, Int) {
+    static func start(_ arguments: [String], environment: [String: String] = [:], errors: FileHandle = .nullDevice) async throws -> (Process, Int) {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IMAGO_") }.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
         try process.run()
         return (process, await port(from: output))
     }
@@ -63,6 +63,33 @@ struct ServeCommandTests {
         try await client.shutdown()
         process.terminate()
         #expect(await Self.waitForExit(process) == 0)
+    }
+
+    @Test(
+        "the log level: info (the default) logs a line per answer; IMGPROXY_LOG_LEVEL=warn none but the warnings; --log-level error not those either",
+        arguments: [("", true, true), ("IMGPROXY_LOG_LEVEL=warn", false, true), ("--log-level=error", false, false)])
+    func logLevel(setting: String, logsAnswers: Bool, logsWarnings: Bool) async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
+        let log = root.appendingPathComponent("errors.log")
+        #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let errors = try FileHandle(forWritingTo: log)
+        let environment = setting.hasPrefix("IMGPROXY") ? [String(setting.split(separator: "=")[0]): String(setting.split(separator: "=")[1])] : [:]
+        let (process, port) = try await Self.start(
+            ["--local-root", root.path] + (setting.hasPrefix("--") ? [setting] : []), environment: environment, errors: errors)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let image = try await client.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/_/w:50/plain/local:%2F%2F%2Fphoto.jpg@png"), timeout: .seconds(30))
+        #expect(image.status.code == 200)
+        try await client.shutdown()
+        process.terminate()
+        #expect(await Self.waitForExit(process) == 0)
+        try errors.close()
+        let text = try String(contentsOf: log, encoding: .utf8)
+        #expect(text.contains("status=200 [ImagoServer] answered") == logsAnswers, "\(text)")
+        // Without a key every URL is served: always said at warning.
+        #expect(text.contains("no IMAGO_KEY/IMAGO_SALT") == logsWarnings, "\(text)")
     }
 
     @Test("a bad setting stops it before it listens, naming the flag")

@@ -1,0 +1,26 @@
+import CProcessMemory
+
+/// How `imago serve` keeps the memory a busy moment freed from staying with the process, without
+/// paying for it on every request. Blocks up to ``mmapThreshold`` come from glibc's arenas and are
+/// reused warm by the next request; larger ones (full-size decodes of large photos) are mapped on
+/// their own and unmapped when freed. Once a second, freed arena memory past ``trimAbove`` is
+/// given back (`malloc_trim`). Before, every block past 256 KB was mapped afresh: each request
+/// paid for its buffers' page faults and zeroing, a tenth of a cold request (BENCHMARKS.md,
+/// 2026-12-04).
+public enum HeapTrimming {
+    /// The largest block served from the arenas; fixed, so glibc does not raise it to 32 MB.
+    public static let mmapThreshold = 8 << 20
+    /// Freed bytes the arenas may keep before a trim gives them back.
+    public static let trimAbove = 16 << 20
+
+    /// Sets the threshold and trims once a second until the returned task is cancelled.
+    public static func start() -> Task<Void, Never> {
+        _ = imago_heap_set_mmap_threshold(Int32(mmapThreshold))
+        return Task.detached(priority: .background) {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                if imago_heap().free_held > trimAbove { _ = imago_heap_trim() }
+            }
+        }
+    }
+}
