@@ -224,6 +224,7 @@ struct OutputIdentityTests {
             "IMAGO_SECRET": "hush",
             "IMAGO_ALLOW_ORIGIN": "*",
             "IMAGO_HEALTH_CHECK_PATH": "/alive",
+            "IMAGO_LOG_LEVEL": "warn",
             "IMAGO_SIGNATURE_SIZE": "8",
             "IMAGO_USER_AGENT": "Other/1.0",
             "IMAGO_MAX_REDIRECTS": "1",

@@ -10,8 +10,8 @@ import Foundation
 public struct PNGEncoder: ImageEncoding {
     public let format = ImageFormat.png
     /// The compression level, 0…12 (libdeflate's, on zlib's scale up to 9): 0 stores without
-    /// compressing (and without filtering); 12 is the smallest and slowest. The default, 6, writes
-    /// photos within 4% of Pillow's default (zlib level 6) in a third of its time (BENCHMARKS.md).
+    /// compressing (and without filtering); 12 is the smallest and slowest. The default, 7, writes
+    /// photos within 4% of Pillow's default (zlib level 6) in 60% of its time (BENCHMARKS.md).
     public var compressionLevel: Int
 
     /// Write Adam7-interlaced (imgproxy's `IMGPROXY_PNG_INTERLACED`): a reader shows the whole
@@ -24,7 +24,7 @@ public struct PNGEncoder: ImageEncoding {
     public var paletteColors: Int?
 
     /// Makes a PNG encoder; `compressionLevel` is clamped to 0…12.
-    public init(compressionLevel: Int = 6, interlaced: Bool = false, paletteColors: Int? = nil) {
+    public init(compressionLevel: Int = 7, interlaced: Bool = false, paletteColors: Int? = nil) {
         self.compressionLevel = min(max(compressionLevel, 0), 12)
         self.interlaced = interlaced
         self.paletteColors = paletteColors.map { min(max($0, 2), 256) }

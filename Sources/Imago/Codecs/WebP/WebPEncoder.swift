@@ -112,7 +112,10 @@ public struct WebPEncoder: ImageEncoding {
     private func encodeStill(_ image: Image, config: WebPConfig) throws(ImagoError) -> Data {
         var config = config
 
-        var picture = try makePicture(image.pixels, width: image.width, height: image.height)
+        // Lossy coding is YUV: the pixels go straight to it (ARGB first, then YUV, took a third
+        // again of a 512 px encode); an opaque image without an alpha plane to check.
+        let yuv = config.lossless == 0 && config.use_sharp_yuv == 0  // sharp YUV is made from ARGB
+        var picture = try makePicture(image.pixels, width: image.width, height: image.height, yuv: yuv, opaque: yuv && !image.metadata.hasAlpha)
         defer { WebPPictureFree(&picture) }
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
@@ -156,13 +159,18 @@ public struct WebPEncoder: ImageEncoding {
         return Data(bytes: bytes, count: output.size)
     }
 
-    private func makePicture(_ pixels: [UInt8], width: Int, height: Int) throws(ImagoError) -> WebPPicture {
+    /// A picture of `pixels` (RGBA), as ARGB (lossless, animation frames) or, with `yuv`, converted
+    /// to YUV 4:2:0 as lossy coding wants it; `opaque` leaves the alpha channel unread.
+    private func makePicture(_ pixels: [UInt8], width: Int, height: Int, yuv: Bool = false, opaque: Bool = false) throws(ImagoError) -> WebPPicture {
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw encodingError(format, "libwebp version mismatch") }
-        picture.use_argb = 1
+        picture.use_argb = yuv ? 0 : 1
         picture.width = Int32(width)
         picture.height = Int32(height)
-        let imported = pixels.withUnsafeBufferPointer { WebPPictureImportRGBA(&picture, $0.baseAddress, Int32(width * 4)) }
+        let imported = pixels.withUnsafeBufferPointer { pixels in
+            opaque
+                ? WebPPictureImportRGBX(&picture, pixels.baseAddress, Int32(width * 4)) : WebPPictureImportRGBA(&picture, pixels.baseAddress, Int32(width * 4))
+        }
         guard imported != 0 else {
             WebPPictureFree(&picture)
             throw encodingError(format, "cannot import \(width)×\(height) pixels")
