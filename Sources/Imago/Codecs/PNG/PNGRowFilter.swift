@@ -45,11 +45,13 @@ struct PNGRowFilter {
         var above = [UInt8](repeating: 0, count: rowBytes), current = [UInt8](repeating: 0, count: rowBytes)
         if rows.lowerBound > 0 { load(row: rows.lowerBound - 1, from: source, into: &above) }
         let stride = 1 + rowBytes
+        let candidate = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(rowBytes, 1))
+        defer { candidate.deallocate() }
         for y in rows {
             load(row: y, from: source, into: &current)
             let out = UnsafeMutableBufferPointer(rebasing: output[(y * stride)..<((y + 1) * stride)])
             current.withUnsafeBufferPointer { raw in
-                above.withUnsafeBufferPointer { above in filterRow(raw, above: above, into: out) }
+                above.withUnsafeBufferPointer { above in filterRow(raw, above: above, into: out, candidate: candidate) }
             }
             swap(&above, &current)
         }
@@ -73,34 +75,51 @@ struct PNGRowFilter {
         }
     }
 
-    /// Writes the filter type, then the row filtered by the cheapest filter.
-    private func filterRow(_ raw: UnsafeBufferPointer<UInt8>, above: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) {
-        var costs = (none: 0, sub: 0, up: 0, paeth: 0)
-        if filters {
-            for i in 0..<raw.count {
-                let x = raw[i], b = above[i]
-                let a = i >= channels ? raw[i - channels] : 0, c = i >= channels ? above[i - channels] : 0
-                costs.none &+= Self.magnitude(x)
-                costs.sub &+= Self.magnitude(x &- a)
-                costs.up &+= Self.magnitude(x &- b)
-                costs.paeth &+= Self.magnitude(x &- Self.paeth(a, b, c))
+    /// Writes the filter type, then the row filtered by the cheapest filter. Each filter is one
+    /// pass of its own without a branch on the byte's place (the row's first pixel apart), so the
+    /// compiler vectorises it, into `candidate` (a row's bytes, the strip's); a cheaper one is
+    /// copied over the row written so far.
+    private func filterRow(
+        _ raw: UnsafeBufferPointer<UInt8>, above: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>,
+        candidate: UnsafeMutableBufferPointer<UInt8>
+    ) {
+        let count = raw.count, first = min(channels, count)
+        let row = UnsafeMutableBufferPointer(rebasing: out[1...])
+        guard filters else {
+            out[0] = 0
+            _ = row.initialize(from: raw)
+            return
+        }
+        // None, written; then Sub, Up and Paeth, each kept only when strictly cheaper, so ties go
+        // to the lower type number. Average (3) never.
+        var best = (type: UInt8(0), cost: 0)
+        for i in 0..<count { row[i] = raw[i] }
+        best.cost = Self.cost(row)
+        for type: UInt8 in [1, 2, 4] {
+            switch type {
+            case 1:
+                for i in 0..<first { candidate[i] = raw[i] }
+                for i in first..<count { candidate[i] = raw[i] &- raw[i - channels] }
+            case 2:
+                for i in 0..<count { candidate[i] = raw[i] &- above[i] }
+            default:
+                for i in 0..<first { candidate[i] = raw[i] &- above[i] }
+                for i in first..<count { candidate[i] = raw[i] &- Self.paeth(raw[i - channels], above[i], above[i - channels]) }
+            }
+            let cost = Self.cost(UnsafeMutableBufferPointer(rebasing: candidate[0..<count]))
+            if cost < best.cost {
+                best = (type, cost)
+                for i in 0..<count { row[i] = candidate[i] }
             }
         }
-        // The first of the cheapest, in the order of their type numbers; Average (3) never.
-        let all = [(0, costs.none), (1, costs.sub), (2, costs.up), (4, costs.paeth)]
-        let type = filters ? all.min { $0.1 < $1.1 }?.0 ?? 0 : 0
-        out[0] = UInt8(type)
-        for i in 0..<raw.count {
-            let x = raw[i], b = above[i]
-            let a = i >= channels ? raw[i - channels] : 0, c = i >= channels ? above[i - channels] : 0
-            out[i + 1] =
-                switch type {
-                case 1: x &- a
-                case 2: x &- b
-                case 4: x &- Self.paeth(a, b, c)
-                default: x
-                }
-        }
+        out[0] = best.type
+    }
+
+    /// The sum of a filtered row's bytes read as signed, each its distance from zero.
+    @inline(__always) private static func cost(_ bytes: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var sum = 0
+        for byte in bytes { sum &+= magnitude(byte) }
+        return sum
     }
 
     /// A filtered byte read as signed, its distance from zero.
@@ -108,9 +127,11 @@ struct PNGRowFilter {
 
     /// The neighbour (left, above, upper left) nearest to left + above − upper left.
     @inline(__always) private static func paeth(_ a: UInt8, _ b: UInt8, _ c: UInt8) -> UInt8 {
-        let a16 = Int(a), b16 = Int(b), c16 = Int(c)
-        let pa = abs(b16 - c16), pb = abs(a16 - c16), pc = abs(a16 + b16 - 2 * c16)
-        if pa <= pb && pa <= pc { return a }
-        return pb <= pc ? b : c
+        let a16 = Int16(a), b16 = Int16(b), c16 = Int16(c)
+        let pa = distance(b16 &- c16), pb = distance(a16 &- c16), pc = distance(a16 &+ b16 &- c16 &- c16)
+        return pa <= pb && pa <= pc ? a : pb <= pc ? b : c
     }
+
+    /// `value`'s distance from zero, without `abs`'s overflow check (values stay within ±510).
+    @inline(__always) private static func distance(_ value: Int16) -> Int16 { value < 0 ? 0 &- value : value }
 }
