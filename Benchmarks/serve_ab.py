@@ -12,7 +12,6 @@ Usage: python serve_ab.py BASE_IMAGO HEAD_IMAGO   (the bench venv's python: Pill
 import http.client
 import os
 import sys
-import tempfile
 
 import serve_bench as bench
 
@@ -27,11 +26,8 @@ def median(values):
 
 def main():
     base, head = sys.argv[1], sys.argv[2]
-    folder = tempfile.mkdtemp(prefix="imago-serve-ab-")
-    os.chmod(folder, 0o755)
+    folder, origin = bench.origin_with_sources("imago-serve-ab-")
     try:
-        bench.make_sources(f"{folder}/origin")
-        origin = bench.start_nginx(folder, f"{folder}/origin")
         print(f"serve A/B: base {base}\n           head {head}\n{bench.SOURCES} sources of 1800×1100 on a local nginx origin, {ROUNDS} alternating rounds, medians\n", flush=True)
         rows = []
         for extension in ("jpg", "webp") if ONLY in ("", "cold") else ():

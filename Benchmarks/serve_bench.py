@@ -191,18 +191,19 @@ http {{
     return port
 
 
-def cold(server, paths):
-    """Every path once, CLIENTS at a time on keep-alive connections: (requests/s, p50 ms, p99 ms)."""
+def requests(server, paths, keep=0):
+    """Every path once, CLIENTS at a time on keep-alive connections: the seconds taken, each
+    request's latency, each answer's size, and the bodies of the first `keep` paths by index."""
     work = queue.Queue()
-    for path in paths:
-        work.put(path)
-    latencies, failures = [], []
+    for index, path in enumerate(paths):
+        work.put((index, path))
+    latencies, sizes, kept, failures = [], [0] * len(paths), {}, []
 
     def client():
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
         while True:
             try:
-                path = work.get_nowait()
+                index, path = work.get_nowait()
             except queue.Empty:
                 return
             start = time.perf_counter()
@@ -212,6 +213,9 @@ def cold(server, paths):
             latencies.append(time.perf_counter() - start)
             if response.status != 200 or len(body) == 0:
                 failures.append((path, response.status))
+            sizes[index] = len(body)
+            if index < keep:
+                kept[index] = body
 
     start = time.perf_counter()
     threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
@@ -222,6 +226,12 @@ def cold(server, paths):
     elapsed = time.perf_counter() - start
     if failures:
         raise RuntimeError(f"{server.name}: {len(failures)} failed, first {failures[0]}")
+    return elapsed, latencies, sizes, kept
+
+
+def cold(server, paths):
+    """Every path once (``requests``): (requests/s, p50 ms, p99 ms)."""
+    elapsed, latencies, _, _ = requests(server, paths)
     latencies.sort()
     return len(paths) / elapsed, latencies[len(latencies) // 2] * 1000, latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
 
@@ -593,6 +603,14 @@ def hot_benchmarks(binary, folder, origin):
     )
 
 
+def origin_with_sources(prefix):
+    """A new folder with the SOURCES under origin/ served by a local nginx: (folder, its port)."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(folder, 0o755)
+    make_sources(f"{folder}/origin")
+    return folder, start_nginx(folder, f"{folder}/origin")
+
+
 def stop_nginx_and_remove(folder):
     """Stops the origin start_nginx started in `folder`, and removes the folder."""
     pid_file = f"{folder}/nginx/nginx.pid"
@@ -605,11 +623,8 @@ def stop_nginx_and_remove(folder):
 
 def main():
     binary = sys.argv[1]
-    folder = tempfile.mkdtemp(prefix="imago-serve-bench-")
-    os.chmod(folder, 0o755)
+    folder, origin = origin_with_sources("imago-serve-bench-")
     try:
-        make_sources(f"{folder}/origin")
-        origin = start_nginx(folder, f"{folder}/origin")
         version = subprocess.run([os.path.dirname(sys.executable) + "/thumbor", "--version"], capture_output=True, text=True).stdout.strip()
         print(f"server: {SOURCES} sources of 1800×1100 (2 MP) on a local nginx origin, fit {BOX}×{BOX}, q{QUALITY}, {CLIENTS} clients; thumbor {version} with {os.cpu_count()} processes, PIL engine")
         print("", flush=True)

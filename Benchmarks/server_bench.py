@@ -26,10 +26,6 @@ import platform
 import re
 import subprocess
 import sys
-import tempfile
-import threading
-import time
-import queue
 
 import serve_bench as bench
 from PIL import Image
@@ -93,37 +89,9 @@ http {{
 
 
 def cold_with_bodies(server, paths, keep):
-    """serve_bench's cold run, also returning the total bytes and the bodies of the first `keep` paths."""
-    work = queue.Queue()
-    for index, path in enumerate(paths):
-        work.put((index, path))
-    sizes, kept, failures = [0] * len(paths), {}, []
-
-    def client():
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
-        while True:
-            try:
-                index, path = work.get_nowait()
-            except queue.Empty:
-                return
-            connection.request("GET", path)
-            response = connection.getresponse()
-            body = response.read()
-            if response.status != 200 or not body:
-                failures.append((path, response.status))
-            sizes[index] = len(body)
-            if index < keep:
-                kept[index] = body
-
-    start = time.perf_counter()
-    threads = [threading.Thread(target=client) for _ in range(bench.CLIENTS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - start
-    if failures:
-        raise RuntimeError(f"{server.name}: {len(failures)} failed, first {failures[0]}")
+    """Every path once (serve_bench's ``requests``): requests/s, the total bytes, and the bodies of
+    the first `keep` paths."""
+    elapsed, _, sizes, kept = bench.requests(server, paths, keep)
     return len(paths) / elapsed, sum(sizes), kept
 
 
@@ -315,11 +283,8 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
     started = datetime.datetime.now(datetime.timezone.utc)
-    folder = tempfile.mkdtemp(prefix="imago-bench-server-")
-    os.chmod(folder, 0o755)
+    folder, origin = bench.origin_with_sources("imago-bench-server-")
     try:
-        bench.make_sources(f"{folder}/origin")
-        origin = bench.start_nginx(folder, f"{folder}/origin")
         print(f"bench-server: commit {commit}{' (uncommitted changes)' if dirty else ''}, {machine()}, {ROUNDS} rounds", flush=True)
         rows = hot_rows(binary, folder, origin) + cold_rows(binary, folder, origin) + [batch_row(binary, folder)]
     finally:
