@@ -12,7 +12,8 @@ struct ImagoCommand: AsyncParsableCommand {
         abstract: "Load images through the Imago pipeline.",
         version: imagoVersion,
         subcommands: [
-            FetchCommand.self, ConvertCommand.self, ThumbnailCommand.self, InfoCommand.self, PlaceholderCommand.self, ServeCommand.self, DemoCommand.self,
+            FetchCommand.self, ConvertCommand.self, ThumbnailCommand.self, InfoCommand.self, PlaceholderCommand.self, ServeCommand.self, HealthCommand.self,
+            DemoCommand.self,
         ]
     )
 }

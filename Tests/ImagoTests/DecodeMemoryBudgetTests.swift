@@ -118,13 +118,14 @@ struct DecodeMemoryBudgetTests {
     func estimates() throws {
         let options = DecodingOptions()
         let jpeg = DecoderRegistry.standard().estimate(try Corpus.data("jpeg/video-001.jpeg"), options: options)
-        #expect(jpeg == DecodeEstimate(width: 150, height: 103, bytes: 150 * 103 * 8))
+        #expect((jpeg.width, jpeg.height, jpeg.bytes, jpeg.format, jpeg.decodedSize) == (150, 103, 150 * 103 * 4, .jpeg, nil))
+        // Progressive: libjpeg's coefficients, 2 bytes a sample (4:4:4 has 3 a pixel), a row of blocks more.
         let progressive = DecoderRegistry.standard().estimate(try Corpus.data("jpeg/video-001.progressive.jpeg"), options: options)
-        #expect(progressive.bytes == 150 * 103 * 14)
+        #expect(progressive.bytes == 150 * 103 * 4 + 150 * 103 * 6 + 150 * 64)
         let gif = DecoderRegistry.standard().estimate(try HostileFiles.data("gif-frame-outside-canvas.gif"), options: options)
-        #expect(gif == DecodeEstimate(width: 10, height: 10, bytes: 3 * 400))
+        #expect((gif.width, gif.height, gif.bytes, gif.format) == (10, 10, 3 * 400, .gif))
         let webp = DecoderRegistry.standard().estimate(try HostileFiles.data("webp-timestamps-past-int32.webp"), options: options)
-        #expect(webp == DecodeEstimate(width: 1, height: 1, bytes: 132 * 4))
+        #expect((webp.width, webp.height, webp.bytes, webp.format) == (1, 1, 132 * 4, .webp))
         // Capped at maxDecodedBytes: the decoder refuses anything larger itself.
         let bomb = DecoderRegistry.standard().estimate(try HostileFiles.data("gif-thousand-frames.gif"), options: options)
         #expect(bomb.bytes == options.maxDecodedBytes)
@@ -149,5 +150,73 @@ struct DecodeMemoryBudgetTests {
             #expect(budget.held == 0)
             #expect(origin.log.requests.count == 1)
         }
+    }
+
+    @Test("a JPEG's samples per pixel from its frame header: 4:4:4 3, 4:2:2 and 4:4:0 2, 4:2:0 and 4:1:1 1.5, 4:1:0 1.25, grey 1")
+    func samplesPerPixel() throws {
+        let expected = [
+            "video-001.q50.444.progressive": 24, "video-001.q50.422": 16, "video-001.q50.440": 16, "video-001.q50.420.progressive": 12,
+            "video-001.q50.411": 12, "video-001.q50.410": 10, "video-005.gray": 8,
+        ]
+        for (name, eighths) in expected {
+            let data = try Corpus.data("jpeg/\(name).jpeg")
+            #expect(data.withUnsafeBytes { JPEGMarkers($0) }.sampleEighthsPerPixel == eighths, "\(name)")
+        }
+    }
+
+    @Test("a reduced decode's estimate is the size it decodes: JPEG at its DCT scale, WebP at its scaled size, each as the decode delivers")
+    func reducedEstimates() throws {
+        let photo = try Self.photo(width: 1600, height: 1200)
+        var options = DecodingOptions()
+        options.targetSize = PixelSize(width: 150, height: 150)
+        options.targetMode = .fit
+        for (data, format) in [(try JPEGEncoder(quality: 80).encode(photo), ImageFormat.jpeg), (try WebPEncoder(quality: 80).encode(photo), .webp)] {
+            let estimate = DecoderRegistry.standard().estimate(data, options: options)
+            let decoded = try DecoderRegistry.standard().decode(data, options: options)
+            let size = try #require(estimate.decodedSize, "\(format)")
+            #expect((size.width, size.height) == (decoded.width, decoded.height), "\(format)")
+            #expect(decoded.width < 1600 && (estimate.width, estimate.height) == (1600, 1200))
+            // The output, and for WebP the few rows libwebp keeps: nowhere near the full size's 7.7 MB.
+            #expect(estimate.bytes >= decoded.width * decoded.height * 4 && estimate.bytes < decoded.width * decoded.height * 4 + 1600 * 64 + 1)
+        }
+    }
+
+    @Test("a request with holdsMemory keeps its share of the budget past delivery until released or dropped; one without gives all back")
+    func holdsMemory() async throws {
+        let budget = DecodeMemoryBudget(bytes: 64 << 20)
+        try await withOrigin(configure: { $0.decodeMemoryBudget = budget }) { origin, pipeline in
+            let url = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg")
+            let grey = ImageProcessors.Grayscale()
+            let plain = try await pipeline.response(for: ImageRequest(url: url, options: [.disableMemoryCacheWrites], processors: [grey]))
+            #expect(plain.memoryHold == nil && budget.held == 0)
+            var held: ImageResponse? = try await pipeline.response(
+                for: ImageRequest(url: url, options: [.disableMemoryCacheWrites, .holdsMemory], processors: [grey]))
+            // A processor without its own figure: the decode's size again, 150 × 103 × 4.
+            let hold = try #require(held?.memoryHold)
+            #expect(hold.bytes == 150 * 103 * 4 && budget.held == hold.bytes)
+            // An encode through the CPU stage that holds it reserves only what the hold lacks, and releases both.
+            let encoded = try await pipeline.runOnCPUStage(reserving: hold.bytes + 1000, holding: hold) { budget.held }
+            #expect(encoded == hold.bytes + 1000 && budget.held == 0)
+            hold.release()
+            #expect(budget.held == 0)
+            held = try await pipeline.response(
+                for: ImageRequest(url: url, options: [.disableMemoryCacheWrites, .holdsMemory], processors: [grey]))
+            #expect(budget.held > 0)
+            held = nil
+            #expect(held == nil && budget.held == 0)
+        }
+    }
+
+    /// A `width × height` picture with detail (not flat), so encoders write real photos' structure.
+    static func photo(width: Int, height: Int) throws -> Image {
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let at = (y * width + x) * 4
+                (pixels[at], pixels[at + 1], pixels[at + 2]) = (UInt8((x * 7 + y * 3) & 255), UInt8((x ^ y) & 255), UInt8((x * y) >> 6 & 255))
+            }
+        }
+        let metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, orientationApplied: .up, hasAlpha: false)
+        return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
     }
 }

@@ -33,6 +33,7 @@ public final class DecoderRegistry: Sendable {
         guard let decoder = decoder(for: data) else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
         var estimate = decoder.estimate(data, options: options) ?? DecodeEstimate(width: 0, height: 0, bytes: options.maxDecodedBytes)
         estimate.bytes = min(estimate.bytes, options.maxDecodedBytes)
+        estimate.format = decoder.format
         return estimate
     }
 

@@ -55,6 +55,11 @@ public struct DecodeEstimate: Sendable, Hashable {
     public var height: Int
     /// Bytes of pixels the decode will hold at most (canvas, frames, working copies).
     public var bytes: Int
+    /// The size the decode delivers when it reduces (a JPEG's DCT scale, WebP's scaled decode),
+    /// the way up the header declares; nil when it delivers the declared size.
+    public var decodedSize: PixelSize?
+    /// The format of the decoder that made the estimate (``DecoderRegistry`` sets it).
+    public var format: ImageFormat?
 
     /// Makes an estimate.
     public init(width: Int, height: Int, bytes: Int) {

@@ -190,6 +190,9 @@ public struct PixelSize: Sendable, Hashable {
         self.width = width
         self.height = height
     }
+
+    /// The size turned by a quarter.
+    public var turned: PixelSize { PixelSize(width: height, height: width) }
 }
 
 extension StoredGainMap {

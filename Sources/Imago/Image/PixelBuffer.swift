@@ -28,3 +28,12 @@ private func adviseHugePages(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         _ = madvise(aligned, end - start, MADV_HUGEPAGE)
     #endif
 }
+
+extension [UInt8] {
+    /// Whether `other` is this very buffer (one storage, not equal bytes): a variant that is its
+    /// decode's own pixels.
+    func sharesStorage(with other: [UInt8]?) -> Bool {
+        guard let other, !isEmpty, count == other.count else { return false }
+        return withUnsafeBufferPointer { mine in other.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
+    }
+}

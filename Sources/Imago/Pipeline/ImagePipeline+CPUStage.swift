@@ -12,6 +12,18 @@ extension ImagePipeline {
         /// When each decode ran, and each variant's decode and processing, for the responses.
         var decodeTimes: [ImageRequest.DecodePlan: Range<ContinuousClock.Instant>] = [:]
         var variantTimings: [ImageRequest.CacheKey: ImageResponse.Timings] = [:]
+        /// The memory each variant of a request with `.holdsMemory` keeps held after delivery.
+        var holds: [ImageRequest.CacheKey: MemoryHold] = [:]
+    }
+
+    /// What a transfer's decodes hold in the memory budget: all of it, and each variant's share
+    /// of its processing (what a `.holdsMemory` request's response keeps).
+    struct MemoryEstimate {
+        var bytes = 0
+        var width = 0
+        var height = 0
+        var shares: [ImageRequest.CacheKey: Int] = [:]
+        var decodes: [ImageRequest.DecodePlan: Int] = [:]
     }
 
     /// Carries out `next` for transfer `transferID` whose bytes arrived as `result`: decodes on the
@@ -28,8 +40,9 @@ extension ImagePipeline {
         // fails its decodes (data-only handles still get the bytes).
         let (reservation, refusal) = await reserveMemory(for: requests, data: loaded.data, url: loaded.response.url)
         await cpuStage.run(priority: priority) {
-            self.decodeAndFinish(transferID, request: request, requests: requests, loaded: loaded, refusal: refusal, contacted: contacted, loading: loading)
-            self.configuration.decodeMemoryBudget.release(reservation)
+            self.decodeAndFinish(
+                transferID, request: request, requests: requests, loaded: loaded, reserved: reservation, refusal: refusal, contacted: contacted,
+                loading: loading)
         }
     }
 
@@ -52,8 +65,8 @@ extension ImagePipeline {
             return
         }
         cpuStage.submit(priority: priority) {
-            self.decodeAndFinish(transferID, request: request, requests: requests, loaded: loaded, refusal: nil, contacted: false, loading: loading)
-            self.configuration.decodeMemoryBudget.release(estimate.bytes)
+            self.decodeAndFinish(
+                transferID, request: request, requests: requests, loaded: loaded, reserved: estimate, refusal: nil, contacted: false, loading: loading)
         }
     }
 
@@ -69,9 +82,10 @@ extension ImagePipeline {
 
     /// On the CPU stage: every variant the handles want, made and cached before any handle
     /// completes (so a caller asking again right away hits it), the disk entry settled, then the
-    /// handles completed.
+    /// handles completed. The `reserved` memory is given back, except the shares of variants whose
+    /// requests hold theirs past delivery (``ImageRequest/Options/holdsMemory``).
     private func decodeAndFinish(
-        _ transferID: UInt64, request: ImageRequest, requests: [ImageRequest], loaded: Loaded, refusal: ImagoError?,
+        _ transferID: UInt64, request: ImageRequest, requests: [ImageRequest], loaded: Loaded, reserved: MemoryEstimate, refusal: ImagoError?,
         contacted: Bool, loading: Range<ContinuousClock.Instant>
     ) {
         var decoded = Decoded()
@@ -82,6 +96,20 @@ extension ImagePipeline {
         // Only bytes that decoded reach the disk cache.
         let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
         loaded.pendingWrite?.settle(loaded.data, valid: valid)
+        // The decodes are over; what the made images still need passes to their holds.
+        var remaining = reserved.bytes
+        for request in requests where request.options.contains(.holdsMemory) && decoded.holds[request.cacheKey] == nil {
+            guard case .success = decoded.variants[request.cacheKey], let share = reserved.shares[request.cacheKey] else { continue }
+            // A variant that is its decode's own pixels keeps the decode's bytes too.
+            let isDecode = decoded.variants[request.cacheKey].flatMap { try? $0.get() }.map { variant in
+                decoded.decodes.values.contains { (try? $0.get())?.frames.first?.pixels.sharesStorage(with: variant.frames.first?.pixels) == true }
+            }
+            let decodeBytes = isDecode == true ? reserved.decodes[request.decodePlan] ?? 0 : 0
+            let held = min(share + decodeBytes, remaining)
+            decoded.holds[request.cacheKey] = MemoryHold(adopting: held, in: configuration.decodeMemoryBudget)
+            remaining -= held
+        }
+        configuration.decodeMemoryBudget.release(remaining)
         finish(transferID, request: request, result: .success(loaded), decoded: decoded, contacted: contacted, loading: loading)
     }
 
@@ -94,29 +122,51 @@ extension ImagePipeline {
     /// Reserves in the decode memory budget what decoding `data` for `requests` will hold: each
     /// distinct decode's estimate, doubled when processors make copies. Returns the bytes held
     /// (to release after the decodes) or why the decodes may not run.
-    private func reserveMemory(for requests: [ImageRequest], data: Data, url: URL) async -> (bytes: Int, refusal: ImagoError?) {
-        let (bytes, width, height) = memoryEstimate(for: requests, data: data)
+    private func reserveMemory(for requests: [ImageRequest], data: Data, url: URL) async -> (MemoryEstimate, refusal: ImagoError?) {
+        let estimate = memoryEstimate(for: requests, data: data)
         do {
-            try await configuration.decodeMemoryBudget.reserve(bytes, width: width, height: height)
-            return (bytes, nil)
+            try await configuration.decodeMemoryBudget.reserve(estimate.bytes, width: estimate.width, height: estimate.height)
+            return (estimate, nil)
         } catch {
             var error = error
             error.url = url
-            return (0, error)
+            return (MemoryEstimate(), error)
         }
     }
 
-    /// What decoding `data` for `requests` will hold: each distinct decode's estimate, doubled
-    /// when processors make copies; the size of the image that makes it.
-    private func memoryEstimate(for requests: [ImageRequest], data: Data) -> (bytes: Int, width: Int, height: Int) {
-        var bytes = 0, width = 0, height = 0
+    /// What decoding `data` for `requests` will hold: the source's bytes, each distinct decode's
+    /// estimate at the scale it will use, and each variant's processing (what a
+    /// ``ReducedDecodeProcessing`` says its steps make, else the decode's size again); the size
+    /// of the image that makes it.
+    private func memoryEstimate(for requests: [ImageRequest], data: Data) -> MemoryEstimate {
+        var total = MemoryEstimate(bytes: data.count)
+        func add(_ amount: Int) { total.bytes = total.bytes.addingReportingOverflow(amount).overflow ? Int.max : total.bytes + amount }
         for plan in Set(requests.map(\.decodePlan)) {
             let estimate = decoders.estimate(data, options: decodingOptions(for: plan))
-            bytes = bytes.addingReportingOverflow(estimate.bytes).overflow ? Int.max : bytes + estimate.bytes
-            (width, height) = estimate.bytes > 0 ? (estimate.width, estimate.height) : (width, height)
+            add(estimate.bytes)
+            total.decodes[plan] = estimate.bytes
+            if estimate.bytes > 0 { (total.width, total.height) = (estimate.width, estimate.height) }
+            for request in requests where request.decodePlan == plan && !request.processors.isEmpty && total.shares[request.cacheKey] == nil {
+                let share = Self.processingBytes(request.processors, after: estimate)
+                total.shares[request.cacheKey] = share
+                add(share)
+            }
         }
-        if requests.contains(where: { !$0.processors.isEmpty }) { bytes = bytes > Int.max / 2 ? Int.max : bytes * 2 }
-        return (bytes, width, height)
+        return total
+    }
+
+    /// What `processors` hold beside a decode `estimate`d: a lone ``ReducedDecodeProcessing``'s
+    /// own figure when it gives one, else the decode's size again (each processor's output, one at
+    /// a time).
+    private static func processingBytes(_ processors: [any ImageProcessing], after estimate: DecodeEstimate) -> Int {
+        let original = PixelSize(width: estimate.width, height: estimate.height)
+        if processors.count == 1, let processor = processors[0] as? any ReducedDecodeProcessing, original.width > 0, original.height > 0,
+            let bytes = processor.workingBytes(decoded: estimate.decodedSize ?? original, original: original, format: estimate.format)
+        {
+            // A full decode's estimate counts every frame of an animation; the processor's, one.
+            return max(bytes, estimate.decodedSize == nil ? estimate.bytes : 0)
+        }
+        return estimate.bytes
     }
 
     /// The image `request` wants: decoded (at full size, or reduced for its thumbnail and
@@ -325,6 +375,7 @@ extension ImagePipeline {
                             )
                             response.timings = decoded.variantTimings[task.request.cacheKey] ?? response.timings
                             response.timings.load = loading
+                            response.memoryHold = decoded.holds[task.request.cacheKey]
                             return response
                         }
                     })
@@ -342,13 +393,19 @@ extension ImagePipeline {
     /// hold too much, ahead of the decodes that wait: it finishes what they began) until it
     /// ends; more than the whole budget throws
     /// `imageTooLarge` (naming `image`'s size) at once, before anything is allocated. An encode
-    /// reserves its encoder's ``ImageEncoding/workingBytes(for:)``.
+    /// reserves its encoder's ``ImageEncoding/workingBytes(for:)``. A `hold` (a response's
+    /// ``ImageResponse/memoryHold``) counts toward `bytes`, and is released when the work ends.
     public func runOnCPUStage<Value: Sendable>(
-        priority: ImageRequest.Priority = .normal, reserving bytes: Int = 0, for image: Image? = nil, _ work: @escaping @Sendable () throws -> Value
+        priority: ImageRequest.Priority = .normal, reserving bytes: Int = 0, holding hold: MemoryHold? = nil, for image: Image? = nil,
+        _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         let budget = configuration.decodeMemoryBudget
-        try await budget.reserve(bytes, width: image?.width ?? 0, height: image?.height ?? 0, ahead: true)
-        defer { budget.release(bytes) }
+        let more = max(0, bytes - (hold?.bytes ?? 0))
+        try await budget.reserve(more, width: image?.width ?? 0, height: image?.height ?? 0, ahead: true)
+        defer {
+            budget.release(more)
+            hold?.release()
+        }
         return try await cpuStage.run(priority: priority) { Result { try work() } }.get()
     }
 }

@@ -37,6 +37,9 @@ public struct ImageResponse: Sendable {
     public var joinedTransfer = false
     /// When the stages that made this response ran, on the continuous clock.
     public var timings = Timings()
+    /// The decode memory this response's image still holds, for a request with
+    /// ``ImageRequest/Options/holdsMemory`` that decoded it; nil otherwise.
+    public var memoryHold: MemoryHold?
 
     /// When each stage ran for a response: nil for a stage that did not run for it. A memory-cache
     /// hit ran none; a data-only request is not decoded; a request without processors is not

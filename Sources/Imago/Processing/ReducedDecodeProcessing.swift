@@ -13,10 +13,20 @@ public protocol ReducedDecodeProcessing: ImageProcessing {
     /// this processor: larger than nominal too, as vectors scale without loss. Default:
     /// ``requiredDecodeSize(width:height:)``, or the nominal size.
     func vectorRenderSize(width: Int, height: Int) -> PixelSize?
+
+    /// Bytes its work holds at most beside the decode it starts from (what each step makes, and
+    /// the step's input when that is not the decode), for a decode of size `decoded` of a
+    /// `format` source of `original`, both the way up the file declares them (the turn is not
+    /// known before the decode); the pipeline reserves them with the decode, and a request with
+    /// ``ImageRequest/Options/holdsMemory`` keeps them held past delivery (so they may count the
+    /// work that follows, such as the result's encode). nil when only the pixels can tell: the
+    /// pipeline then counts the decode's size again, as for any processor.
+    func workingBytes(decoded: PixelSize, original: PixelSize, format: ImageFormat?) -> Int?
 }
 
 extension ReducedDecodeProcessing {
     public func vectorRenderSize(width: Int, height: Int) -> PixelSize? { requiredDecodeSize(width: width, height: height) }
+    public func workingBytes(decoded: PixelSize, original: PixelSize, format: ImageFormat?) -> Int? { nil }
 }
 
 extension ImageMetadata {

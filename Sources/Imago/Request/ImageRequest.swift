@@ -286,6 +286,13 @@ extension ImageRequest {
         /// libvips decode, instead of by replication (``DecodingOptions/smoothsChroma`` for this
         /// request). Part of the cache key: the pixels differ by a level or two at colour edges.
         public static let smoothsChroma = Options(rawValue: 1 << 13)
+        /// Keep the bytes the image's decode and processing reserved in the pipeline's
+        /// ``ImagePipeline/Configuration/decodeMemoryBudget`` held after delivery, in
+        /// ``ImageResponse/memoryHold``, until it is released or dropped: for work that continues
+        /// on the image under the same budget (an encode reserving through
+        /// ``ImagePipeline/runOnCPUStage(priority:reserving:holding:for:_:)``), so that images
+        /// waiting for it cannot pile up outside the budget.
+        public static let holdsMemory = Options(rawValue: 1 << 14)
 
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]

@@ -89,25 +89,33 @@ extension ImageService {
         if policy.answersSanitizedSVG { return try await sanitizedSVG(plan) }
         if !recipe.passesThrough.isEmpty, let skipped = try await skippingProcessing(plan, formats: recipe.passesThrough) { return skipped }
         let (planner, overlayIdentity) = try await recipe.steps.loaded()
-        let processor = PlanProcessor(planner, maxPixels: configuration.limits.maxSourcePixels)
-        let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions, processors: [processor]))
+        var processor = PlanProcessor(planner, maxPixels: configuration.limits.maxSourcePixels)
+        let output = configuration.output
+        processor.encodeBytesPerPixel = { policy.encoding.encodeBytesPerPixel(source: $0, settings: output) }
+        // The decode's reservation stays held until the encode below has ended.
+        let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions.union(.holdsMemory), processors: [processor]))
         metrics.served(from: response.source.rawValue)
         try plan.limits.check(response)
         if policy.passesSVGThrough, response.image.metadata.format == .svg { return try svgVariant(response.data) }
         var image = response.image
+        var copies = 0
         let encoding = policy.encoding.choose(for: image, settings: configuration.output)
         if !encoding.format.hasAlpha, image.metadata.hasAlpha {
             switch policy.alpha {
             case .flatten(let background): image = try ImageProcessors.Flatten(background: background).process(image)
             case .drop: image = FramePixels.eachFrame(image, alpha: false) { FramePixels.makeOpaque(&$0) }
             }
+            copies = 1
         }
         if let maxSide = encoding.format.imageFormat?.info?.maxSide, image.width > maxSide || image.height > maxSide {
             // The format's largest side (ICO's 256): the result is fitted into it.
             image = try ImageProcessors.Resize(size: PixelSize(width: maxSide, height: maxSide), contentMode: .aspectFit, upscale: false).process(image)
+            copies = 1
         }
         let encodeStart = ContinuousClock.now
-        let encoded = try await encode(image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes)
+        let encoded = try await encode(
+            image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes,
+            holding: response.memoryHold, copies: copies)
         metrics.encodes.increment(by: Int64(encoded.encodes))
         stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
         let etag = Self.etag(source: response, identity: recipe.identity + "\n" + overlayIdentity + "\n" + outputIdentity, format: encoding.format)
@@ -189,8 +197,11 @@ extension ImageService {
     /// of milliseconds to seconds (an auto-quality search ~200 times one encode). With `search`,
     /// auto quality chooses the quality (`quality` when it cannot); `max_bytes` then lowers it
     /// further when the answer is still too large.
+    /// A `hold` (the decode's reservation, kept past delivery) counts toward what the encode
+    /// reserves, and is released when it ends; `copies` are images made from the response's
+    /// beside it (a flattened copy), counted too.
     func encode(
-        _ image: Image, as format: OutputFormat, quality: Int, search: AutoQuality? = nil, maxBytes: Int
+        _ image: Image, as format: OutputFormat, quality: Int, search: AutoQuality? = nil, maxBytes: Int, holding hold: MemoryHold? = nil, copies: Int = 0
     ) async throws -> (data: Data, quality: Int, encodes: Int) {
         let settings = configuration.output.encoding
         // The encoder's memory is held from the pipeline's budget first: a libjxl encode of a
@@ -199,12 +210,12 @@ extension ImageService {
         // (each decode's reservation ends with it), so a burst of large images cannot pile up
         // their pixels beside new decodes.
         let imageBytes = image.frames.reduce(0) { $0 + $1.pixels.count }
-        let working = format.encoder(quality: quality, settings: settings).workingBytes(for: image) + imageBytes
+        let working = format.encoder(quality: quality, settings: settings).workingBytes(for: image) + imageBytes * (1 + copies)
         guard working <= pipeline.configuration.decodeMemoryBudget.bytes else {
             throw ServerError(
                 status: 422, "the result (\(image.width)×\(image.height)) needs more memory to encode as \(format.rawValue) than the server's budget holds")
         }
-        return try await pipeline.runOnCPUStage(reserving: working, for: image) {
+        return try await pipeline.runOnCPUStage(reserving: working, holding: hold, for: image) {
             guard let search, let imageFormat = format.imageFormat else {
                 return try SizeBoundEncoding.encode(image, as: format, quality: quality, maxBytes: maxBytes, settings: settings)
             }

@@ -6,7 +6,7 @@ import Imago
 /// (``Imago/ImageRequest/Limits``): the download is refused on its `Content-Length` or stopped at
 /// the byte limit, and the image's header is refused at the pixel limit before anything is
 /// decoded (frames as the decoder counts them). The frame resolution, which needs the frame count,
-/// is checked after the decode. A source over one is a 422, as imgproxy answers.
+/// is checked after the decode. A source over one is a 422 "Invalid source image", as imgproxy answers.
 struct SourceLimits: Sendable, Hashable {
     var maxBytes = 0
     var maxPixels = 0
@@ -28,9 +28,9 @@ struct SourceLimits: Sendable, Hashable {
         if let limit = error.code.sizeLimit, maxBytes > 0, limit == Int64(maxBytes) { return Self.overBytes }
         switch error.code.limit {
         case .pixels(let limit) where maxPixels > 0 && limit == maxPixels:
-            return ServerError(status: 422, "the source's resolution is over max_src_resolution")
+            return ServerError(status: 422, ServerError.invalidSource)
         case .frames(let limit) where maxFrames > 0 && limit == maxFrames:
-            return ServerError(status: 422, "the source has more frames than max_animation_frames")
+            return ServerError(status: 422, ServerError.invalidSource)
         default: return nil
         }
     }
@@ -40,7 +40,7 @@ struct SourceLimits: Sendable, Hashable {
         let metadata = response.image.metadata
         let pixels = metadata.originalWidth * metadata.originalHeight
         if maxFramePixels > 0, response.image.frames.count > 1, pixels > maxFramePixels {
-            throw ServerError(status: 422, "the source's frames are over max_animation_frame_resolution")
+            throw ServerError(status: 422, ServerError.invalidSource)
         }
     }
 
@@ -49,5 +49,5 @@ struct SourceLimits: Sendable, Hashable {
         if maxBytes > 0, bytes > maxBytes { throw Self.overBytes }
     }
 
-    private static let overBytes = ServerError(status: 422, "the source is over max_src_file_size")
+    private static let overBytes = ServerError(status: 422, ServerError.invalidSource)
 }

@@ -113,4 +113,20 @@ struct EncodingChoice: Sendable {
 protocol EncodingChoosing: Sendable {
     /// The encoding of `image` under the server's output `settings`.
     func choose(for image: Image, settings: OutputSettings) -> EncodingChoice
+    /// The formats the answer may take for a source of `format` whose alpha and animation are
+    /// not known yet: what the decode's memory reservation counts for the encode.
+    func possibleFormats(source: ImageFormat?, settings: OutputSettings) -> Set<OutputFormat>
+}
+
+extension EncodingChoosing {
+    /// The most an encode of the answer holds per pixel of the result, over the formats it may
+    /// take for a source of `format` (each encoder's ``Imago/ImageEncoding/workingBytes(for:)``).
+    func encodeBytesPerPixel(source: ImageFormat?, settings: OutputSettings) -> Int {
+        let side = 64
+        let metadata = ImageMetadata(format: .png, originalWidth: side, originalHeight: side, orientationApplied: .up, hasAlpha: true)
+        let probe = Image(width: side, height: side, frames: [Image.Frame(pixels: [UInt8](repeating: 0, count: side * side * 4))], metadata: metadata)
+        return possibleFormats(source: source, settings: settings).map { format in
+            (format.encoder(quality: 80, settings: settings.encoding).workingBytes(for: probe) + side * side - 1) / (side * side)
+        }.max() ?? 0
+    }
 }

@@ -23,6 +23,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The work for a new image passed ``ServerConfiguration/workTimeout``.
     static let workTimedOut = ServerError(status: 504, "the image took too long")
     static let overloaded = ServerError(status: 503, "too busy, try again", retryAfter: 1)
+    /// imgproxy's public message for a source over a limit.
+    static let invalidSource = "Invalid source image"
 
     /// What a failed load or decode of the source tells the client. Sources' own statuses are not
     /// passed on (a 401 from the origin is the server's problem, not the client's), except that a
@@ -33,8 +35,12 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             self.init(status: 404, "source not found")
         case .addressRefused, .redirectToUnsupportedScheme, .insecureRedirect, .sourceRefused:
             self.init(status: 403, "source not allowed")
+        case .imageTooLarge where error.code.limit?.isMemory == true:
+            // Not the source's declared size but this server's memory: another server may make it.
+            self.init(status: 422, "the source is too large for this server's memory")
         case .tooLarge, .imageTooLarge:
-            self.init(status: 413, "source too large")
+            // As imgproxy answers a source over its limits (newFileSizeError, newImageResolutionError).
+            self.init(status: 422, Self.invalidSource)
         case .unsupportedFormat, .invalidImage, .emptyImage, .emptyResponse:
             self.init(status: 422, "source is not an image Imago reads")
         case .timedOut, .tooSlow:
@@ -49,6 +55,17 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             self.init(status: 400, "Imago cannot write this format here (\(error.code.message ?? ""))")
         default:
             self.init(status: 502, "source failed")
+        }
+    }
+}
+
+extension DecodingLimit {
+    /// Whether this limit is the memory a decode may take (the per-decode bytes, the shared
+    /// budget) rather than a size the source declares.
+    var isMemory: Bool {
+        switch self {
+        case .decodedBytes, .decodeMemoryBudget: true
+        case .pixels, .side, .frames, .totalFramePixels: false
         }
     }
 }

@@ -206,7 +206,7 @@ struct ServerCoreTests {
                 let before = server.origin.log.bodyBytesWritten
                 let answer = try await server.get(ServerHarness.path(server.origin.url(name).absoluteString, ["msfs:50000", "rs:fit:10:10"]))
                 #expect(answer.status == 422, "\(name)")
-                #expect(String(decoding: answer.body, as: UTF8.self) == "the source is over max_src_file_size\n")
+                #expect(String(decoding: answer.body, as: UTF8.self) == "Invalid source image\n")
                 // The origin wrote a few tenths of a second of the 2 MB, not the body: the download stopped.
                 let written = server.origin.log.bodyBytesWritten - before
                 #expect(written < 400_000, "\(name): \(written) bytes written")
@@ -228,7 +228,7 @@ struct ServerCoreTests {
             let png = server.origin.serve(try HostileFiles.data("png-64mp-zeros.png"), at: "/big.png")
             let answer = try await server.get(ServerHarness.path(png.absoluteString, ["msr:1", "rs:fit:10:10"]))
             #expect(answer.status == 422)
-            #expect(String(decoding: answer.body, as: UTF8.self) == "the source's resolution is over max_src_resolution\n")
+            #expect(String(decoding: answer.body, as: UTF8.self) == "Invalid source image\n")
             let statistics = try #require(holder.pipeline).statistics
             #expect(statistics.decodes == 0)
             // Without the URL's limit the same source is decoded (reduced) and answered.

@@ -20,19 +20,35 @@ public struct JPEGDecoder: ImageDecoding {
         data.starts(with: [0xFF, 0xD8, 0xFF])
     }
 
-    /// The output (and a turned copy for EXIF orientation); a progressive file adds libjpeg's
-    /// coefficient buffers, 2 bytes for each of up to 3 samples a pixel.
+    /// What the decode will hold at the scale it will use (the smallest DCT scale that covers
+    /// what the options require): the output, a turned copy for EXIF orientation, and the gain
+    /// map decoded at the same scale; a progressive file adds libjpeg's coefficient buffers, at
+    /// full size whatever the scale, 2 bytes for each sample of each component (rounded up to
+    /// whole blocks: a row of them more).
     public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
         let markers = data.withUnsafeBytes { JPEGMarkers($0) }
-        var estimate = DecodeEstimate.buffers(2, width: markers.width, height: markers.height, options: options)
-        if markers.isProgressive, estimate.bytes > 0 { estimate.bytes += markers.width * markers.height * 6 }
-        if options.gainMapHandling == .keep, estimate.bytes > 0,
-            let gainMap = data.withUnsafeBytes({ UltraHDRContainer.locate($0, markers: markers) }), gainMap.width <= markers.width,
-            gainMap.height <= markers.height
+        let (width, height) = (markers.width, markers.height)
+        guard (try? options.check(width: width, height: height)) != nil else { return DecodeEstimate(width: width, height: height, bytes: 0) }
+        let orientation = options.appliesOrientation ? markers.orientation : .up
+        let factor = Self.scalingFactor(width: width, height: height, orientation: orientation, options: options)
+        let scaled = Self.scaled(width, height, by: factor)
+        var estimate = DecodeEstimate.buffers(orientation == .up ? 1 : 2, width: scaled.width, height: scaled.height, options: options)
+        (estimate.width, estimate.height) = (width, height)
+        if scaled.width != width || scaled.height != height { estimate.decodedSize = scaled }
+        if markers.isProgressive { estimate.bytes += width * height * 2 * max(8, markers.sampleEighthsPerPixel) / 8 + width * 64 }
+        if options.gainMapHandling == .keep,
+            let gainMap = data.withUnsafeBytes({ UltraHDRContainer.locate($0, markers: markers) }), gainMap.width <= width, gainMap.height <= height
         {
-            estimate.bytes += gainMap.width * gainMap.height * 4 * 2
+            estimate.bytes += gainMap.width * gainMap.height * 4 * 2 * scaled.width * scaled.height / max(1, width * height) + 4096
         }
         return estimate
+    }
+
+    /// `width × height` at TurboJPEG's scale `factor`, rounded up as it rounds.
+    private static func scaled(_ width: Int, _ height: Int, by factor: tjscalingfactor) -> PixelSize {
+        PixelSize(
+            width: (width * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom),
+            height: (height * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom))
     }
 
     public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
@@ -57,8 +73,8 @@ public struct JPEGDecoder: ImageDecoding {
         let markers = JPEGMarkers(bytes)
         let orientation = options.appliesOrientation ? markers.orientation : .up
         let factor = Self.scalingFactor(width: Int(width), height: Int(height), orientation: orientation, options: options)
-        let scaledWidth = (Int(width) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
-        let scaledHeight = (Int(height) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+        let scaled = Self.scaled(Int(width), Int(height), by: factor)
+        let (scaledWidth, scaledHeight) = (scaled.width, scaled.height)
         // The output, and a turned copy when the orientation is applied.
         try options.checkMemory(orientation == .up ? 1 : 2, width: scaledWidth, height: scaledHeight)
 

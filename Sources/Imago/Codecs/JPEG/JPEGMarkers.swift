@@ -22,6 +22,9 @@ struct JPEGMarkers {
     var precision = 8
     /// Components the frame header declares (1 grey, 3 colour, 4 CMYK).
     var components = 0
+    /// Samples each pixel has over all components, in eighths (24 for 4:4:4, 12 for 4:2:0): how
+    /// large libjpeg's coefficient buffers are for a progressive file (2 bytes a sample).
+    var sampleEighthsPerPixel = 0
     /// The first `APP2 MPF\0` index's payload after the signature: its TIFF header starts there,
     /// and the index's offsets count from it.
     var multiPictureRange: Range<Int>?
@@ -66,6 +69,11 @@ struct JPEGMarkers {
                 height = segment.integer(2, at: 1, .bigEndian) ?? 0
                 width = segment.integer(2, at: 3, .bigEndian) ?? 0
                 isProgressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
+                // Each component: id, sampling (H << 4 | V), table; sampled at H×V of the largest.
+                let factors = stride(from: 7, to: min(segment.count, 6 + 3 * components), by: 3).map { (Int(segment[$0]) >> 4, Int(segment[$0]) & 15) }
+                let largest = (factors.map(\.0).max() ?? 1, factors.map(\.1).max() ?? 1)
+                sampleEighthsPerPixel =
+                    largest.0 > 0 && largest.1 > 0 ? factors.reduce(0) { $0 + 8 * $1.0 * $1.1 / (largest.0 * largest.1) } : 8 * max(components, 1)
             }
             offset += 2 + length
         }

@@ -21,7 +21,18 @@ public struct WebPDecoder: ImageDecoding {
             var features = WebPBitstreamFeatures()
             guard WebPGetFeatures(base, bytes.count, &features) == VP8_STATUS_OK else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
             let width = Int(features.width), height = Int(features.height)
-            guard features.has_animation != 0 else { return .buffers(1, width: width, height: height, options: options) }
+            guard features.has_animation != 0 else {
+                // libwebp decodes lossy rows into a few rows of cache and scales them as they come;
+                // a lossless image, and an alpha plane, are decoded whole at full size first.
+                let output = Self.outputSize(width: width, height: height, options: options)
+                var estimate = DecodeEstimate.buffers(1, width: output.width, height: output.height, options: options)
+                guard estimate.bytes > 0 else { return DecodeEstimate(width: width, height: height, bytes: 0) }
+                (estimate.width, estimate.height) = (width, height)
+                if output.width != width || output.height != height { estimate.decodedSize = output }
+                estimate.bytes += features.format == 2 ? width * height * 4 : width * 64
+                if features.has_alpha != 0 { estimate.bytes += width * height }
+                return estimate
+            }
             var data = WebPData(bytes: base, size: bytes.count)
             guard let demux = WebPDemux(&data) else { return DecodeEstimate(width: width, height: height, bytes: 0) }
             defer { WebPDemuxDelete(demux) }
@@ -50,13 +61,8 @@ public struct WebPDecoder: ImageDecoding {
         }
 
         let width = Int(features.width), height = Int(features.height)
-        var outWidth = width, outHeight = height
-        if let target = options.requiredSize(width: width, height: height) {
-            // The smallest size with the image's aspect ratio that still covers the target.
-            let scale = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
-            outWidth = max(1, min(width, Int((Double(width) * scale).rounded(.up))))
-            outHeight = max(1, min(height, Int((Double(height) * scale).rounded(.up))))
-        }
+        let output = Self.outputSize(width: width, height: height, options: options)
+        let (outWidth, outHeight) = (output.width, output.height)
         try options.checkMemory(1, width: outWidth, height: outHeight)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else { throw ImagoError.invalid(.webp, "libwebp version mismatch") }
@@ -82,6 +88,15 @@ public struct WebPDecoder: ImageDecoding {
         metadata.bitsPerSample = 8
         Self.keepMetadata(base, count: bytes.count, options: options, in: &metadata)
         return Image(width: outWidth, height: outHeight, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+    }
+
+    /// The size a still image is decoded at: the smallest with its aspect ratio that still covers
+    /// what the options require, else its own.
+    private static func outputSize(width: Int, height: Int, options: DecodingOptions) -> PixelSize {
+        guard let target = options.requiredSize(width: width, height: height) else { return PixelSize(width: width, height: height) }
+        let scale = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
+        return PixelSize(
+            width: max(1, min(width, Int((Double(width) * scale).rounded(.up)))), height: max(1, min(height, Int((Double(height) * scale).rounded(.up)))))
     }
 
     /// The `ICCP` chunk of an extended (VP8X) file.

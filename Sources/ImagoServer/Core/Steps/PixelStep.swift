@@ -93,8 +93,3 @@ struct SizeKeepingProcessor: PixelFilter {
 
     func apply(to image: Image) throws(ImagoError) -> Image { try processor.process(image) }
 }
-
-extension PixelSize {
-    /// The size turned by a quarter.
-    var turned: PixelSize { PixelSize(width: height, height: width) }
-}

@@ -9,6 +9,10 @@ struct PlanProcessor: ReducedDecodeProcessing {
     /// The most pixels any step may make (a scaled image, an extended canvas): what a URL's
     /// `min-width`, `zoom`, `extend` or `fill` could otherwise ask of memory.
     var maxPixels: Int
+    /// What encoding the result will hold per pixel, by the source's format (the answer's format
+    /// may follow it): counted in ``workingBytes(decoded:original:format:)``, so the decode's
+    /// reservation, held past delivery, covers the encode too.
+    var encodeBytesPerPixel: @Sendable (ImageFormat?) -> Int = { _ in 0 }
 
     init(_ planner: any StepPlanning, maxPixels: Int = 50_000_000) {
         self.planner = planner
@@ -23,6 +27,46 @@ struct PlanProcessor: ReducedDecodeProcessing {
     func vectorRenderSize(width: Int, height: Int) -> PixelSize? { decodeSize(width, height, isVector: true) }
 
     func process(_ image: Image) throws(ImagoError) -> Image { try run(image).image }
+
+    /// The most any one step holds beside the decode: what it makes, its input when that is not
+    /// the decode, and its own working copies (a resize's intermediate rows and premultiplied
+    /// copy, a filter's planes, a smart crop's saliency map), or, when more, the result with its
+    /// encode's working bytes. Steps before the first resize work at the decode's scale. The
+    /// larger figure of the file stored either way up; nil when a plan needs the pixels to be made.
+    func workingBytes(decoded: PixelSize, original: PixelSize, format: ImageFormat?) -> Int? {
+        guard original.width > 0, original.height > 0 else { return nil }
+        let reduced = Double(decoded.width * decoded.height) / Double(original.width * original.height)
+        var peak = 0
+        for (size, orientation) in [(original, ImageOrientation.up), (original.turned, .right)] {
+            let facts = SourceFacts(size: size, orientation: orientation, isVector: false)
+            guard let plan = try? planner.plan(facts, look: PixelLook(nil)) else { return nil }
+            var current = size, scale = reduced, first = true
+            for step in plan.steps {
+                guard let next = step.size(after: current) else { return nil }
+                let linear = scale.squareRoot()
+                let input = Double(current.width * current.height) * scale * 4
+                if case .resize = step { scale = 1 }
+                let output = Double(next.width * next.height) * scale * 4
+                var held = output + (first ? 0 : input)
+                switch step {
+                case .resize(let width, let height):
+                    // One pass's output (the other side still the input's), and a premultiplied copy.
+                    let between = max(Double(width) * Double(current.height) * linear, Double(current.width) * linear * Double(height))
+                    held += between * 4 + input * 2
+                case .filter: held += input * 4
+                case .smartCrop: held += input * 2
+                default: break
+                }
+                peak = max(peak, Int(min(held, Double(Int.max / 2))))
+                (current, first) = (next, false)
+            }
+            // Without steps the result is the decode, which the pipeline counts itself.
+            let result = Double(current.width * current.height) * scale
+            let perPixel = (plan.steps.isEmpty ? 0 : 4) + encodeBytesPerPixel(format)
+            peak = max(peak, Int(min(result * Double(perPixel), Double(Int.max / 2))))
+        }
+        return peak
+    }
 
     /// The image made from `decoded`, and the plan that made it.
     func run(_ decoded: Image) throws(ImagoError) -> (image: Image, plan: StepPlan) {

@@ -25,6 +25,19 @@ struct ImgproxyEncoding: EncodingChoosing {
     /// The most bytes the answer may have (0: any).
     var maxBytes = 0
 
+    func possibleFormats(source: ImageFormat?, settings: OutputSettings) -> Set<OutputFormat> {
+        switch format {
+        case .named(let named): return [named]
+        case .negotiated(let named, let offered, let enforced):
+            return Set(
+                [(false, false), (true, false), (false, true), (true, true)].map { alpha, animated in
+                    OutputFormat.negotiate(
+                        named: named, offered: offered, enforced: enforced, source: source, hasAlpha: alpha, animated: animated,
+                        preferred: settings.preferredFormats)
+                })
+        }
+    }
+
     func choose(for image: Image, settings: OutputSettings) -> EncodingChoice {
         let chosen: OutputFormat
         switch format {

@@ -10,6 +10,16 @@ struct ThumborEncoding: EncodingChoosing {
     /// Whether `AUTO_WEBP` applies and the client accepts WebP.
     let acceptsWebP: Bool
 
+    func possibleFormats(source: ImageFormat?, settings: OutputSettings) -> Set<OutputFormat> {
+        let rules = source == .gif ? rules.forGIFSource : rules
+        return Set(
+            [(false, false), (true, false), (false, true), (true, true)].map { transparent, animated in
+                rules.outputFormat(
+                    source: source ?? .jpeg, transparent: transparent, animated: animated, autoWebP: settings.thumborAutoWebP, acceptsWebP: acceptsWebP,
+                    autoPNGToJPG: settings.thumborAutoPNGToJPG)
+            })
+    }
+
     func choose(for image: Image, settings: OutputSettings) -> EncodingChoice {
         let rules = image.metadata.format == .gif ? rules.forGIFSource : rules
         let chosen = rules.outputFormat(
