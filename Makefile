@@ -13,7 +13,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config bc librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps peers build demo test test-thumbor cluster-demo soak lint format docs bench bench-server bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps peers build demo test test-thumbor cluster-demo soak image test-image lint format docs bench bench-server bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -169,13 +169,28 @@ bench-server: deps
 # deploy/nginx.conf, a mix of hits, misses, every imgproxy option, bad signatures, slow, stalled,
 # reset, missing and hostile sources, clients hanging up, one node killed and restarted on its disk
 # cache. Prints statuses, p50/p99, RSS, descriptors and the cache check; JSON in .build-soak.json.
+# SOAK_CGROUP_MB=256 runs each node in a 256 MB memory cgroup and fails on any OOM kill.
 SOAK_SECONDS ?= 600
+SOAK_CGROUP_MB ?=
 soak: deps
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
 	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
 	cd Benchmarks && $(SWIFT) build -c release --product imago
-	SOAK_SECONDS=$(SOAK_SECONDS) Benchmarks/.venv/bin/python deploy/soak.py $$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)/imago .build-soak.json
+	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_CGROUP_MB=$(SOAK_CGROUP_MB) Benchmarks/.venv/bin/python deploy/soak.py $$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)/imago .build-soak.json
+
+# The OCI image (deploy/image/build.sh, about 2 minutes after the release build): a bookworm root made
+# by mmdebstrap from Debian's archive, the release binary and the Swift runtime it links, imported into
+# podman as $(IMAGE_TAG). test-image runs it under a 256 MB limit (deploy/image/test_image.py, 20 s).
+IMAGE_PACKAGES := podman runc mmdebstrap
+IMAGE_TAG ?= localhost/imago:latest
+image: deps
+	@dpkg -s $(IMAGE_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(IMAGE_PACKAGES); }
+	cd Benchmarks && $(SWIFT) build -c release --product imago
+	$(SUDO) deploy/image/build.sh $$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)/imago $(IMAGE_TAG)
+
+test-image: image
+	$(SUDO) python3 deploy/image/test_image.py $(IMAGE_TAG)
 
 # Fuzzing: libFuzzer under AddressSanitizer, FUZZ_SECONDS per harness. `imago-fuzz` holds the
 # harnesses over Imago's Swift API (Fuzz/imago-fuzz/Harness.swift): decode (every decoder, limits

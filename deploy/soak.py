@@ -20,7 +20,9 @@ the first two after warm-up; the raw RSS minutes are printed beside it.
 Usage: soak.py IMAGO_BINARY [JSON_OUT]   (Python with Pillow: the bench venv)
 Environment: SOAK_SECONDS (600), SOAK_CLIENTS (8), SOAK_MEMORY_BYTES (16777216: small enough that
 the nodes' kept variants reach it in the first minutes; growth is measured from then on),
-SOAK_HEAPTRACK (set: node 1 runs under Debian's heaptrack, its file in the kept work folder).
+SOAK_HEAPTRACK (set: node 1 runs under Debian's heaptrack, its file in the kept work folder),
+SOAK_CGROUP_MB (set: each node runs in a memory cgroup of that many MB, v1 or v2, which it sizes
+itself from; the kernel's OOM kills in each are counted and must be none; needs root).
 Each minute it also records each node's memory as the node reports it (/metrics: what is kept by
 part, glibc's heap, the resident set by kind) and as the kernel does (smaps_rollup).
 """
@@ -54,6 +56,45 @@ CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpus")
 SECONDS = int(os.environ.get("SOAK_SECONDS", "600"))
 CLIENTS = int(os.environ.get("SOAK_CLIENTS", "8"))
 MEMORY_BYTES = int(os.environ.get("SOAK_MEMORY_BYTES", str(16 << 20)))
+CGROUP_MB = int(os.environ.get("SOAK_CGROUP_MB", "0"))
+
+
+class MemoryGroup:
+    """A memory cgroup of `megabytes` for one node: v1's memory hierarchy, else v2's."""
+
+    def __init__(self, name, megabytes):
+        if os.path.isfile("/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+            self.version, self.path = 1, f"/sys/fs/cgroup/memory/{name}"
+            os.makedirs(self.path)
+            with open(self.path + "/memory.limit_in_bytes", "w") as file:
+                file.write(str(megabytes << 20))
+        else:
+            self.version, self.path = 2, f"/sys/fs/cgroup/{name}"
+            os.makedirs(self.path)
+            with open(self.path + "/memory.max", "w") as file:
+                file.write(str(megabytes << 20))
+
+    def join(self):
+        """Run in the child before exec: it starts inside the group."""
+        with open(self.path + "/cgroup.procs", "w") as file:
+            file.write(str(os.getpid()))
+
+    def oom_kills(self):
+        with open(self.path + ("/memory.oom_control" if self.version == 1 else "/memory.events")) as file:
+            return next((int(line.split()[1]) for line in file if line.startswith("oom_kill ")), -1)
+
+    def peak_mb(self):
+        try:
+            with open(self.path + ("/memory.max_usage_in_bytes" if self.version == 1 else "/memory.peak")) as file:
+                return int(file.read()) >> 20
+        except OSError:
+            return None
+
+    def remove(self):
+        try:
+            os.rmdir(self.path)
+        except OSError:
+            pass
 KEY, SALT = os.urandom(32), os.urandom(16)
 WALLPAPERS = ["2004default.jpg", "firstgeneration.jpg", "rhythm.jpg", "calla.png", "city.png"]
 CORPUS_FILES = [
@@ -277,6 +318,7 @@ class Node:
         self.settled_samples = []  # (seconds since start of load, rss less the heap's mapped blocks)
         self.kept_samples = []  # (seconds since start of load, kept bytes)
         self.memory_samples = []  # each minute: the node's own memory report and smaps_rollup
+        self.group = MemoryGroup(f"imago-soak-{os.getpid()}-node{number}", CGROUP_MB) if CGROUP_MB else None
 
     def start(self):
         environment = dict(os.environ, IMAGO_PRESETS="thumb=rs:fill:120:120/q:70")
@@ -290,7 +332,7 @@ class Node:
             # heaptrack records every allocation of node 1; heaptrack_print reads the file after.
             command = ["heaptrack", "-o", f"{self.folder}/heaptrack"] + command
         log = open(f"{self.folder}/log", "ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=log, env=environment)
+        self.process = subprocess.Popen(command, stdout=log, stderr=log, env=environment, preexec_fn=self.group.join if self.group else None)
         deadline = time.time() + 60
         while time.time() < deadline:
             try:
@@ -535,6 +577,8 @@ def main():
             "node1SettledLastTwoMinutesMB": round(settled_last / (1 << 20), 1),
             "node1SettledGrowthSinceWarm": round(settled_growth, 3) if settled_growth is not None else None,
             "fdsBefore": fds_before, "fdsAfter": fds_after,
+            "cgroup": [{"node": n.number, "limitMB": CGROUP_MB, "version": n.group.version, "oomKills": n.group.oom_kills(), "peakMB": n.group.peak_mb()}
+                       for n in nodes if n.group],
             "unexpected5xx": recorder.unexpected[:20], "unexpected5xxCount": len(recorder.unexpected),
             "undecodable": recorder.undecodable[:20], "undecodableCount": len(recorder.undecodable),
             "kill": kill_report,
@@ -563,6 +607,9 @@ def main():
             failures.append("node 1's kept variants did not reach --memory-bytes in time to measure growth after it")
         elif settled_growth > 0.10:
             failures.append(f"node 1's resident set less images in flight grew {settled_growth:.0%} from the first two minutes after warm-up to the last two")
+        for group in summary["cgroup"]:
+            if group["oomKills"] != 0:
+                failures.append(f"node {group['node']} was OOM-killed {group['oomKills']} times in its {CGROUP_MB} MB cgroup")
         if any(after > before + 16 for before, after in zip(fds_before, fds_after)):
             failures.append(f"file descriptors grew: {fds_before} → {fds_after}")
         for failure in failures:
@@ -577,6 +624,8 @@ def main():
                     os.kill(server, signal.SIGTERM)
                 node.process.terminate()
                 node.process.wait()
+            if node.group:
+                node.group.remove()
         if os.path.exists(f"{work}/nginx/nginx.pid"):
             os.kill(int(open(f"{work}/nginx/nginx.pid").read()), signal.SIGTERM)
         origin_server.shutdown()

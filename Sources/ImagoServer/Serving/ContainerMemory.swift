@@ -79,8 +79,11 @@ public struct ContainerMemory: Sendable, Equatable {
 
 extension ServerConfiguration {
     /// Sizes what `--memory-bytes` and the decode budget leave unset from a container's limit:
-    /// kept variants an eighth of it (16–256 MB), decodes and encodes at once three quarters (the estimates are
-    /// generous: a 12 MP JPEG reserves 192 MB; at most the default 1 GiB), and new work shed with 503 past nine tenths of it in use.
+    /// kept variants (with the paths and resumable bytes) an eighth of it (16–256 MB); decodes,
+    /// their steps and their encodes at once three quarters (at most the default 1 GiB), each
+    /// reserved at the scale it will decode (a fit-300 thumbnail of a 48 MP JPEG reserves 2 MB,
+    /// its full-size PNG 384 MB; docs/LIMITS.md); the last eighth is the process's own (about
+    /// 30 MB resident) and transfers in flight. New work is shed with 503 past nine tenths in use.
     public mutating func fit(into container: ContainerMemory, keepsMemoryBytes: Bool) {
         if !keepsMemoryBytes { memoryBytes = min(max(container.limit / 8, 16 << 20), 256 << 20) }
         if decodeMemoryBytes == nil { decodeMemoryBytes = min(container.limit / 4 * 3, 1 << 30) }

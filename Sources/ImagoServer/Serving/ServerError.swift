@@ -37,7 +37,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             self.init(status: 403, "source not allowed")
         case .imageTooLarge where error.code.limit?.isMemory == true:
             // Not the source's declared size but this server's memory: another server may make it.
-            self.init(status: 422, "the source is too large for this server's memory")
+            self.init(status: 422, "the image is too large for this server's memory")
         case .tooLarge, .imageTooLarge:
             // As imgproxy answers a source over its limits (newFileSizeError, newImageResolutionError).
             self.init(status: 422, Self.invalidSource)

@@ -19,7 +19,28 @@
 
         public func canDecode(_ data: Data) -> Bool { SVGText.looksLikeSVG(data) }
 
-        public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? { nil }
+        /// The rendered canvas at the size the decode will render (the document parsed by
+        /// librsvg to learn its size, as the decode parses it), and librsvg's tree, counted as four
+        /// times the document's bytes; nil when the document cannot be read (the decode says why).
+        public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
+            guard (try? CodecLibrary.rsvg.load()) != nil, let text = try? SVGText(data) else { return nil }
+            let handle = text.data.withUnsafeBytes { bytes in
+                rsvg_handle_new_from_data(bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count, nil)
+            }
+            guard let handle else { return nil }
+            defer { g_object_unref(handle) }
+            let nominal = Self.nominalSize(handle)
+            let size = options.renderSize(width: nominal.width, height: nominal.height)
+            guard (try? options.check(width: nominal.width, height: nominal.height)) != nil else {
+                return DecodeEstimate(width: nominal.width, height: nominal.height, bytes: 0)
+            }
+            var estimate = DecodeEstimate.buffers(1, width: size.width, height: size.height, options: options)
+            guard estimate.bytes > 0 else { return DecodeEstimate(width: nominal.width, height: nominal.height, bytes: 0) }
+            (estimate.width, estimate.height) = (nominal.width, nominal.height)
+            if size != nominal { estimate.decodedSize = size }
+            estimate.bytes += text.data.count * 4
+            return estimate
+        }
 
         public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
             try CodecLibrary.rsvg.load()

@@ -38,7 +38,7 @@ struct PlanProcessor: ReducedDecodeProcessing {
         let reduced = Double(decoded.width * decoded.height) / Double(original.width * original.height)
         var peak = 0
         for (size, orientation) in [(original, ImageOrientation.up), (original.turned, .right)] {
-            let facts = SourceFacts(size: size, orientation: orientation, isVector: false)
+            let facts = SourceFacts(size: size, orientation: orientation, isVector: format == .svg, format: format)
             guard let plan = try? planner.plan(facts, look: PixelLook(nil)) else { return nil }
             var current = size, scale = reduced, first = true
             for step in plan.steps {
