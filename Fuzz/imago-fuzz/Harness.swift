@@ -24,8 +24,12 @@ struct Harness: Sendable {
             }
             if first & 8 != 0 { options.appliesOrientation = false }
             let registry = DecoderRegistry.standard()
-            _ = registry.estimate(Data(body), options: options)
-            _ = try? registry.decode(Data(body), options: options)
+            let estimate = registry.estimate(Data(body), options: options)
+            let image = try? registry.decode(Data(body), options: options)
+            // A reduced decode's estimate names the size the decode delivers (turned or not).
+            if let image, let size = estimate.decodedSize, image.frames.count == 1 {
+                precondition(size.width * size.height == image.width * image.height, "estimated \(size), decoded \(image.width)×\(image.height)")
+            }
         },
         Harness(name: "preview") { data in
             // Every prefix a transfer could deliver, at most 48 cut points, through one decoder.

@@ -13,6 +13,7 @@ imago_heap_stats imago_heap(void) {
 int imago_heap_trim(void) { return malloc_trim(0); }
 
 int imago_heap_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
+int imago_heap_set_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
 #else
 imago_heap_stats imago_heap(void) {
     imago_heap_stats stats = { 0, 0, 0, 0, 0 };
@@ -23,6 +24,11 @@ int imago_heap_trim(void) { return 0; }
 
 int imago_heap_set_mmap_threshold(int bytes) {
     (void)bytes;
+    return 0;
+}
+
+int imago_heap_set_arena_max(int arenas) {
+    (void)arenas;
     return 0;
 }
 #endif

@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }
-        let heapTrimming = HeapTrimming.start()
+        let heapTrimming = HeapTrimming.start(limited: configuration.containerMemory != nil)
         defer { heapTrimming.cancel() }
         let service = try ImageService(configuration: configuration, logger: logger, accessLog: .standardError)
         let application = Application(

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import Imago
 import ImagoTestSupport
 import Testing
@@ -191,9 +192,10 @@ struct DecodeMemoryBudgetTests {
             #expect(plain.memoryHold == nil && budget.held == 0)
             var held: ImageResponse? = try await pipeline.response(
                 for: ImageRequest(url: url, options: [.disableMemoryCacheWrites, .holdsMemory], processors: [grey]))
-            // A processor without its own figure: the decode's size again, 150 × 103 × 4.
+            // A processor without its own figure: the decode's size again, 150 × 103 × 4, and the
+            // source's bytes, which the response keeps.
             let hold = try #require(held?.memoryHold)
-            #expect(hold.bytes == 150 * 103 * 4 && budget.held == hold.bytes)
+            #expect(hold.bytes == 150 * 103 * 4 + (try Corpus.data("jpeg/video-001.jpeg").count) && budget.held == hold.bytes)
             // An encode through the CPU stage that holds it reserves only what the hold lacks, and releases both.
             let encoded = try await pipeline.runOnCPUStage(reserving: hold.bytes + 1000, holding: hold) { budget.held }
             #expect(encoded == hold.bytes + 1000 && budget.held == 0)
@@ -218,5 +220,51 @@ struct DecodeMemoryBudgetTests {
         }
         let metadata = ImageMetadata(format: .png, originalWidth: width, originalHeight: height, orientationApplied: .up, hasAlpha: false)
         return Image(width: width, height: height, frames: [Image.Frame(pixels: pixels)], metadata: metadata)
+    }
+
+    /// Holds its image until opened, recording that it started: keeps a transfer in its decoding
+    /// phase while another handle joins it.
+    final class GateProcessor: ImageProcessing, @unchecked Sendable {
+        let identifier = "test.gate"
+        let entered = Atomic<Bool>(false)
+        let gate = DispatchSemaphore(value: 0)
+        func process(_ image: Image) throws(ImagoError) -> Image {
+            entered.store(true, ordering: .releasing)
+            gate.wait()
+            return image
+        }
+    }
+
+    /// Records how much of `budget` is held while it runs.
+    struct HeldRecorder: ImageProcessing {
+        let budget: DecodeMemoryBudget
+        let held: Recorder<Int>
+        var identifier: String { "test.held" }
+        func process(_ image: Image) throws(ImagoError) -> Image {
+            held.append(budget.held)
+            return image
+        }
+    }
+
+    @Test("a handle that joins a transfer while its decodes run gets its own decode, reserved in the budget like any other")
+    func lateJoiner() async throws {
+        let budget = DecodeMemoryBudget(bytes: 64 << 20)
+        try await withOrigin(configure: { $0.decodeMemoryBudget = budget }) { origin, pipeline in
+            let url = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg")
+            let gate = GateProcessor()
+            let first = pipeline.imageTask(with: ImageRequest(url: url, options: [.disableMemoryCacheWrites], processors: [gate]))
+            while !gate.entered.load(ordering: .acquiring) { await Task.yield() }
+            let held = Recorder<Int>()
+            let second = pipeline.imageTask(
+                with: ImageRequest(url: url, options: [.disableMemoryCacheWrites], processors: [HeldRecorder(budget: budget, held: held)]))
+            while pipeline.statistics.coalesced < 1 { await Task.yield() }
+            gate.gate.signal()
+            _ = try await first.response
+            let joined = try await second.response
+            #expect(joined.joinedTransfer && origin.log.requests.count == 1)
+            // Its decode (150 × 103) and its processing were reserved while it ran; then all given back.
+            #expect(held.all.count == 1 && (held.all.first ?? 0) >= 150 * 103 * 4)
+            #expect(budget.held == 0)
+        }
     }
 }

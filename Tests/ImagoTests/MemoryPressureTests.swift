@@ -44,7 +44,7 @@ struct MemoryPressureTests {
         #expect(cache.totalCost <= 250)
     }
 
-    @Test("v1: memory.usage_in_bytes against memory.limit_in_bytes; a limit near Int64.max is none; missing files are no pressure")
+    @Test("v1: memory.usage_in_bytes less inactive file pages against memory.limit_in_bytes; a limit near Int64.max is none; missing files are no pressure")
     func cgroupV1AndMissing() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -59,6 +59,12 @@ struct MemoryPressureTests {
         try "1900000000\n".write(to: usage, atomically: true, encoding: .utf8)
         #expect(monitor.check())
         #expect(cache.totalCost <= 250)
+        // Page cache the kernel reclaims first (a disk cache's writes) is not pressure.
+        let stat = directory.appendingPathComponent("memory.stat")
+        try "cache 300000000\ninactive_file 5\ntotal_inactive_file 200000000\n".write(to: stat, atomically: true, encoding: .utf8)
+        let reclaimable = MemoryPressureMonitor(files: .init(usage: usage.path, limit: limit.path, stat: stat.path), interval: .seconds(3600))
+        #expect(!reclaimable.check())
+        #expect(MemoryPressureMonitor.workingSet(usage: usage.path, stat: stat.path) == 1_700_000_000)
 
         let absent = MemoryPressureMonitor(files: .init(usage: "/nonexistent/usage", limit: "/nonexistent/limit"))
         #expect(!absent.check())

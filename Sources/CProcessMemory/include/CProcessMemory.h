@@ -23,5 +23,7 @@ int imago_heap_trim(void);
 /// Sets glibc's mmap threshold (M_MMAP_THRESHOLD), which also keeps glibc from raising it after a
 /// large block is freed; 0 where the C library is not glibc.
 int imago_heap_set_mmap_threshold(int bytes);
+/// glibc's M_ARENA_MAX: the most arenas threads allocate from (0 on other C libraries).
+int imago_heap_set_arena_max(int arenas);
 
 #endif

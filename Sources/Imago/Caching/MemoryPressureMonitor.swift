@@ -26,12 +26,15 @@ public final class MemoryPressureMonitor: Sendable {
         public var limit: String
         /// v2's pressure stall information, when there is one.
         public var pressure: String?
+        /// `memory.stat`, whose inactive file pages are taken off the usage (``workingSet(usage:stat:)``).
+        public var stat: String?
 
         /// Names the files to read (tests point them at files of their own).
-        public init(usage: String, limit: String, pressure: String? = nil) {
+        public init(usage: String, limit: String, pressure: String? = nil, stat: String? = nil) {
             self.usage = usage
             self.limit = limit
             self.pressure = pressure
+            self.stat = stat
         }
 
         /// This process's cgroup files, read from `/proc/self/cgroup`; nil where there are none.
@@ -41,13 +44,15 @@ public final class MemoryPressureMonitor: Sendable {
             if let unified = path(lines.first { $0.hasPrefix("0::") }) {
                 let directory = root + (unified == "/" ? "" : unified)
                 if FileManager.default.fileExists(atPath: directory + "/memory.max") {
-                    return Files(usage: directory + "/memory.current", limit: directory + "/memory.max", pressure: directory + "/memory.pressure")
+                    return Files(
+                        usage: directory + "/memory.current", limit: directory + "/memory.max", pressure: directory + "/memory.pressure",
+                        stat: directory + "/memory.stat")
                 }
             }
             if let memory = path(lines.first { $0.split(separator: ":").dropFirst().first?.split(separator: ",").contains("memory") == true }) {
                 let directory = root + "/memory" + (memory == "/" ? "" : memory)
                 if FileManager.default.fileExists(atPath: directory + "/memory.limit_in_bytes") {
-                    return Files(usage: directory + "/memory.usage_in_bytes", limit: directory + "/memory.limit_in_bytes")
+                    return Files(usage: directory + "/memory.usage_in_bytes", limit: directory + "/memory.limit_in_bytes", stat: directory + "/memory.stat")
                 }
             }
             return nil
@@ -129,10 +134,32 @@ public final class MemoryPressureMonitor: Sendable {
         }
         if let pressure = files.pressure.flatMap(read), let stall = someAverage10(pressure), stall >= stallThreshold { return true }
         // An unset limit reads "max" (v2) or a number near Int64.max (v1): no pressure from usage.
-        guard let usage = read(files.usage).flatMap(Int64.init), let limit = read(files.limit).flatMap(Int64.init),
+        guard let usage = workingSet(usage: files.usage, stat: files.stat), let limit = read(files.limit).flatMap(Int64.init),
             limit > 0, limit < Int64.max / 2
         else { return false }
         return Double(usage) >= Double(limit) * usageThreshold
+    }
+
+    /// A cgroup's working set, as the kubelet counts it: its usage (`usage`, v2's `memory.current`
+    /// or v1's `memory.usage_in_bytes`) less the inactive file pages `stat` (`memory.stat`) lists
+    /// (v2's `inactive_file`, v1's `total_inactive_file`): the page cache of files written and read,
+    /// which the kernel reclaims before it would kill anything, is not what is short. nil when
+    /// the usage cannot be read.
+    public static func workingSet(usage: String, stat: String?) -> Int64? {
+        guard let handle = FileHandle(forReadingAtPath: usage) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: 64),
+            let bytes = Int64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return nil }
+        guard let stat, let text = try? String(contentsOfFile: stat, encoding: .utf8) else { return bytes }
+        var inactive: Int64 = 0
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2 else { continue }
+            // v1 lists the group's own and, prefixed total_, its subtree's; v2 only the subtree's.
+            if parts[0] == "total_inactive_file" || (parts[0] == "inactive_file" && inactive == 0) { inactive = Int64(parts[1]) ?? 0 }
+        }
+        return max(0, bytes - inactive)
     }
 
     /// `some avg10=12.50 avg60=…` → 12.5.

@@ -96,7 +96,14 @@ extension ImagePipeline {
         // Only bytes that decoded reach the disk cache.
         let valid = decoded.decodes.values.contains { if case .success = $0 { true } else { false } }
         loaded.pendingWrite?.settle(loaded.data, valid: valid)
-        // The decodes are over; what the made images still need passes to their holds.
+        settleMemory(reserved, requests: requests, decoded: &decoded, loaded: loaded)
+        finish(transferID, request: request, result: .success(loaded), decoded: decoded, contacted: contacted, loading: loading)
+    }
+
+    /// The decodes are over: what the made images still need passes to the holds of requests with
+    /// ``ImageRequest/Options/holdsMemory``, the decodes are dropped, and the rest of `reserved` is
+    /// given back.
+    private func settleMemory(_ reserved: MemoryEstimate, requests: [ImageRequest], decoded: inout Decoded, loaded: Loaded) {
         var remaining = reserved.bytes
         for request in requests where request.options.contains(.holdsMemory) && decoded.holds[request.cacheKey] == nil {
             guard case .success = decoded.variants[request.cacheKey], let share = reserved.shares[request.cacheKey] else { continue }
@@ -105,12 +112,43 @@ extension ImagePipeline {
                 decoded.decodes.values.contains { (try? $0.get())?.frames.first?.pixels.sharesStorage(with: variant.frames.first?.pixels) == true }
             }
             let decodeBytes = isDecode == true ? reserved.decodes[request.decodePlan] ?? 0 : 0
-            let held = min(share + decodeBytes, remaining)
+            // The response keeps the source's bytes too (ImageResponse.data).
+            let held = min(share + decodeBytes + loaded.data.count, remaining)
             decoded.holds[request.cacheKey] = MemoryHold(adopting: held, in: configuration.decodeMemoryBudget)
             remaining -= held
         }
+        // The decodes go before their memory does (a variant that is one keeps it alive).
+        decoded.decodes.removeAll()
         configuration.decodeMemoryBudget.release(remaining)
-        finish(transferID, request: request, result: .success(loaded), decoded: decoded, contacted: contacted, loading: loading)
+    }
+
+    /// A handle that joined its transfer after the decodes were planned (while they ran): its
+    /// variant is made apart, its memory reserved first like any other decode's, on the CPU stage.
+    private func decodeLate(_ task: ImageTask, joined: Bool, loaded: Loaded, loading: Range<ContinuousClock.Instant>) {
+        Task {
+            let requests = [task.request]
+            let (reserved, refusal) = await reserveMemory(for: requests, data: loaded.data, url: loaded.response.url)
+            await cpuStage.run(priority: task.request.priority) {
+                var decoded = Decoded()
+                if let refusal { decoded.decodes[task.request.decodePlan] = .failure(refusal) }
+                let made = self.variant(for: task.request, of: &decoded, loaded: loaded)
+                self.settleMemory(reserved, requests: requests, decoded: &decoded, loaded: loaded)
+                task.complete(with: made.map { self.response(task.request, image: $0, decoded: decoded, loaded: loaded, loading: loading, joined: joined) })
+            }
+        }
+    }
+
+    /// The response a handle gets for `image`, its variant of `loaded`.
+    private func response(
+        _ request: ImageRequest, image: Image, decoded: Decoded, loaded: Loaded, loading: Range<ContinuousClock.Instant>, joined: Bool
+    ) -> ImageResponse {
+        var response = ImageResponse(
+            request: request, image: image, data: loaded.data, url: loaded.response.url, statusCode: loaded.response.statusCode,
+            headers: loaded.response.headers, source: loaded.source, joinedTransfer: joined)
+        response.timings = decoded.variantTimings[request.cacheKey] ?? response.timings
+        response.timings.load = loading
+        response.memoryHold = decoded.holds[request.cacheKey]
+        return response
     }
 
     /// Whether bytes fetched for a request that wants no image may be kept: they must sniff as a
@@ -365,18 +403,14 @@ extension ImagePipeline {
                             headers: loaded.response.headers, source: loaded.source, joinedTransfer: member.joined, loadTime: loading)
                     })
             case .image(let task):
+                if case .success(let loaded) = result, decoded.variants[task.request.cacheKey] == nil {
+                    decodeLate(task, joined: member.joined, loaded: loaded, loading: loading)
+                    continue
+                }
                 task.complete(
                     with: result.flatMap { loaded in
-                        variant(for: task.request, of: &decoded, loaded: loaded).map { image in
-                            var response = ImageResponse(
-                                request: task.request, image: image, data: loaded.data, url: loaded.response.url,
-                                statusCode: loaded.response.statusCode, headers: loaded.response.headers, source: loaded.source,
-                                joinedTransfer: member.joined
-                            )
-                            response.timings = decoded.variantTimings[task.request.cacheKey] ?? response.timings
-                            response.timings.load = loading
-                            response.memoryHold = decoded.holds[task.request.cacheKey]
-                            return response
+                        variant(for: task.request, of: &decoded, loaded: loaded).map {
+                            response(task.request, image: $0, decoded: decoded, loaded: loaded, loading: loading, joined: member.joined)
                         }
                     })
             }

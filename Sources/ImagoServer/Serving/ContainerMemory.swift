@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 
 /// The memory limit of the control group the process runs in, as a container runtime or systemd
 /// sets it, and where its current use is read: cgroup v2's `memory.max` and `memory.current`
@@ -11,15 +12,20 @@ public struct ContainerMemory: Sendable, Equatable {
     public let limit: Int
     /// The file that says how much the group uses now.
     public let usageFile: String
+    /// The group's `memory.stat`, whose inactive file pages do not count as used.
+    public let statFile: String?
 
-    /// A limit of `limit` bytes whose use `usageFile` tells.
-    public init(limit: Int, usageFile: String) {
+    /// A limit of `limit` bytes whose use `usageFile` tells (less `statFile`'s inactive file pages).
+    public init(limit: Int, usageFile: String, statFile: String? = nil) {
         self.limit = limit
         self.usageFile = usageFile
+        self.statFile = statFile
     }
 
-    /// Bytes the group uses now; nil when the file cannot be read.
-    public func usage() -> Int? { Self.number(usageFile) }
+    /// Bytes the group uses now, less the page cache the kernel would reclaim first (its working
+    /// set, as the kubelet counts it: a disk cache's writes fill the page cache up to the limit);
+    /// nil when the file cannot be read.
+    public func usage() -> Int? { MemoryPressureMonitor.workingSet(usage: usageFile, stat: statFile).map { Int($0) } }
 
     /// The limit of this process's group: `/proc/self/cgroup` names it, and its files are under
     /// `root` (`/sys/fs/cgroup`; inside a container's cgroup namespace the group is often the
@@ -43,7 +49,7 @@ public struct ContainerMemory: Sendable, Equatable {
             let hierarchical = stat.split(separator: "\n").first { $0.hasPrefix("hierarchical_memory_limit ") }
                 .flatMap { Int($0.split(separator: " ").last ?? "") }
             guard let limit = hierarchical ?? number(directory + "/memory.limit_in_bytes"), limit < 1 << 60 else { return nil }
-            return ContainerMemory(limit: limit, usageFile: directory + "/memory.usage_in_bytes")
+            return ContainerMemory(limit: limit, usageFile: directory + "/memory.usage_in_bytes", statFile: directory + "/memory.stat")
         }
         return nil
     }
@@ -65,7 +71,7 @@ public struct ContainerMemory: Sendable, Equatable {
             guard !components.isEmpty else { break }
             components.removeLast()
         }
-        return lowest.map { ContainerMemory(limit: $0, usageFile: usage) }
+        return lowest.map { ContainerMemory(limit: $0, usageFile: usage, statFile: directory + "/memory.stat") }
     }
 
     /// A file's decimal number (`max` and anything else: nil).
@@ -80,13 +86,23 @@ public struct ContainerMemory: Sendable, Equatable {
 extension ServerConfiguration {
     /// Sizes what `--memory-bytes` and the decode budget leave unset from a container's limit:
     /// kept variants (with the paths and resumable bytes) an eighth of it (16–256 MB); decodes,
-    /// their steps and their encodes at once three quarters (at most the default 1 GiB), each
-    /// reserved at the scale it will decode (a fit-300 thumbnail of a 48 MP JPEG reserves 2 MB,
-    /// its full-size PNG 384 MB; docs/LIMITS.md); the last eighth is the process's own (about
-    /// 30 MB resident) and transfers in flight. New work is shed with 503 past nine tenths in use.
+    /// their steps and their encodes at once what is left after those and ``unbudgetedBytes``
+    /// (at least a quarter of the limit, at most the default 1 GiB), each reserved at the scale it
+    /// will decode (a fit-300 thumbnail of a 48 MP JPEG reserves 3 MB, its full-size PNG 384 MB;
+    /// docs/LIMITS.md). New work is shed with 503 past nine tenths in use.
     public mutating func fit(into container: ContainerMemory, keepsMemoryBytes: Bool) {
         if !keepsMemoryBytes { memoryBytes = min(max(container.limit / 8, 16 << 20), 256 << 20) }
-        if decodeMemoryBytes == nil { decodeMemoryBytes = min(container.limit / 4 * 3, 1 << 30) }
+        if decodeMemoryBytes == nil {
+            decodeMemoryBytes = min(max(container.limit - memoryBytes - Self.unbudgetedBytes, container.limit / 4), 1 << 30)
+        }
         containerMemory = container
     }
+
+    /// What a container's memory must hold besides the kept bytes and the decode budget: the
+    /// process itself (about 30 MB resident: code, runtime, threads), sources being downloaded
+    /// (a decode's reservation counts its source only once it has arrived), and what glibc's
+    /// arenas keep of freed memory between trims (``HeapTrimming/trimAbove`` and fragmentation).
+    /// 96 MB: in 256 MB with this budget, sixteen clients thumbnailing 9 MP PNGs and JPEGs peak
+    /// under the limit, where three quarters of it for the budget were OOM-killed.
+    public static let unbudgetedBytes = 96 << 20
 }

@@ -46,7 +46,7 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("serves /health and an image from --local-root, and exits 0 on SIGTERM")
+    @Test("serves /health and an image from --local-root, imago health says so (exit 0, then 1 once it stopped), and exits 0 on SIGTERM")
     func servesAndStops() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
@@ -61,8 +61,17 @@ struct ServeCommandTests {
         #expect(image.status.code == 200)
         #expect(image.headers.first(name: "Content-Type") == "image/png")
         try await client.shutdown()
+        // `imago health`, as a container's health check runs it: the same settings, here the
+        // flag, else IMAGO_LISTEN or imgproxy's IMGPROXY_BIND.
+        let healthy = try await runProcess(Self.executable, ["health", "--listen", "127.0.0.1:\(port)"])
+        #expect(healthy.status == 0 && String(decoding: healthy.output, as: UTF8.self) == "ok\n")
+        let byEnvironment = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["IMGPROXY_BIND=127.0.0.1:\(port)", Self.executable.path, "health"])
+        #expect(byEnvironment.status == 0)
         process.terminate()
         #expect(await Self.waitForExit(process) == 0)
+        // Nothing listens there any more: exit 1, saying so.
+        let down = try await runProcess(Self.executable, ["health", "--listen", "127.0.0.1:\(port)"], withStandardError: true)
+        #expect(down.status == 1 && String(decoding: down.output, as: UTF8.self).contains("127.0.0.1:\(port)/health did not answer"))
     }
 
     @Test(

@@ -50,9 +50,14 @@ struct PlanProcessor: ReducedDecodeProcessing {
                 var held = output + (first ? 0 : input)
                 switch step {
                 case .resize(let width, let height):
-                    // One pass's output (the other side still the input's), and a premultiplied copy.
-                    let between = max(Double(width) * Double(current.height) * linear, Double(current.width) * linear * Double(height))
-                    held += between * 4 + input * 2
+                    // Reducing by more than twice, blocks are averaged first to within twice the
+                    // target (Resampler.boxReduce); then, with alpha, a premultiplied 16-bit copy
+                    // and one pass's 16-bit output (the other side still the input's).
+                    let inWidth = Double(current.width) * linear, inHeight = Double(current.height) * linear
+                    let boxWidth = min(inWidth, Double(4 * max(1, width))), boxHeight = min(inHeight, Double(4 * max(1, height)))
+                    let box = boxWidth * boxHeight * 4
+                    let between = max(Double(width) * boxHeight, boxWidth * Double(height)) * 8
+                    held += (box < input ? box : 0) + box * 2 + between
                 case .filter: held += input * 4
                 case .smartCrop: held += input * 2
                 default: break
