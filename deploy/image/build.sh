@@ -29,7 +29,7 @@ mkdir -p "$work/swift"
 ldd "$binary" | awk '$3 ~ /^\/opt\/swift\// {print $3}' | xargs -r cp -L -t "$work/swift"
 strip --strip-unneeded -o "$work/imago" "$binary"
 
-mmdebstrap --variant=essential --include="$packages" --aptopt='APT::Install-Recommends "false"' \
+mmdebstrap --variant=essential --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --include="$packages" --aptopt='APT::Install-Recommends "false"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
