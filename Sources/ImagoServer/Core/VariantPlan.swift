@@ -122,11 +122,18 @@ extension EncodingChoosing {
     /// The most an encode of the answer holds per pixel of the result, over the formats it may
     /// take for a source of `format` (each encoder's ``Imago/ImageEncoding/workingBytes(for:)``).
     func encodeBytesPerPixel(source: ImageFormat?, settings: OutputSettings) -> Int {
-        let side = 64
-        let metadata = ImageMetadata(format: .png, originalWidth: side, originalHeight: side, orientationApplied: .up, hasAlpha: true)
-        let probe = Image(width: side, height: side, frames: [Image.Frame(pixels: [UInt8](repeating: 0, count: side * side * 4))], metadata: metadata)
+        let pixels = EncodeProbe.side * EncodeProbe.side
         return possibleFormats(source: source, settings: settings).map { format in
-            (format.encoder(quality: 80, settings: settings.encoding).workingBytes(for: probe) + side * side - 1) / (side * side)
+            (format.encoder(quality: 80, settings: settings.encoding).workingBytes(for: EncodeProbe.image) + pixels - 1) / pixels
         }.max() ?? 0
     }
+}
+
+/// The image encoders are asked their working bytes for, per pixel: large enough that a
+/// constant part (PNM's header) rounds away.
+private enum EncodeProbe {
+    static let side = 64
+    static let image = Image(
+        width: side, height: side, frames: [Image.Frame(pixels: [UInt8](repeating: 0, count: side * side * 4))],
+        metadata: ImageMetadata(format: .png, originalWidth: side, originalHeight: side, orientationApplied: .up, hasAlpha: true))
 }
