@@ -57,7 +57,15 @@ struct DecodeSizeRequirement: Sendable, Hashable {
 
     init(_ processor: any ReducedDecodeProcessing) {
         identifier = processor.identifier
-        size = { processor.requiredDecodeSize(width: $0, height: $1) }
+        // Asked for the same size by the memory estimate, the header check and the decode: the
+        // last answer is kept (a server's plan is made anew for each answer).
+        let last = Locked<(width: Int, height: Int, size: PixelSize?)?>(nil)
+        size = { width, height in
+            if let known = last.withLock({ $0 }), known.width == width, known.height == height { return known.size }
+            let size = processor.requiredDecodeSize(width: width, height: height)
+            last.withLock { $0 = (width, height, size) }
+            return size
+        }
         vectorSize = { processor.vectorRenderSize(width: $0, height: $1) }
     }
 
