@@ -74,7 +74,11 @@ def ulimits(tag):
         tried = podman("run", "--rm", "--runtime", "runc", "--network", "host", *flags, tag, "--version", check_status=False)
         if tried.returncode == 0:
             return flags
-    raise SystemExit("podman could not start a container with any nproc limit under " + str(hard))
+        last = tried.stderr.strip().splitlines()[-1:] or [""]
+    # A machine where podman cannot start any container at all (no cgroups, no runc): said, not failed,
+    # as the cgroup tests of `make test` are skipped where no group can be made.
+    print(f"SKIPPED: podman cannot start a container here ({last[0]})")
+    raise SystemExit(0)
 
 
 class Origin(BaseHTTPRequestHandler):
