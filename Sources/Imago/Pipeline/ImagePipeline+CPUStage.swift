@@ -157,9 +157,9 @@ extension ImagePipeline {
         decoders.decoder(for: data) != nil
     }
 
-    /// Reserves in the decode memory budget what decoding `data` for `requests` will hold: each
-    /// distinct decode's estimate, doubled when processors make copies. Returns the bytes held
-    /// (to release after the decodes) or why the decodes may not run.
+    /// Reserves in the decode memory budget what decoding `data` for `requests` will hold
+    /// (``memoryEstimate(for:data:)``). Returns what is held (settled after the decodes,
+    /// ``settleMemory(_:requests:decoded:loaded:)``) or why the decodes may not run.
     private func reserveMemory(for requests: [ImageRequest], data: Data, url: URL) async -> (MemoryEstimate, refusal: ImagoError?) {
         let estimate = memoryEstimate(for: requests, data: data)
         do {
