@@ -59,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
         let application = Application(
             router: ImageServer.router(service: service),
             server: ImageServer.server(service),
-            configuration: .init(address: .hostname(host, port: port), serverName: ImageServer.serverName),
+            configuration: ImageServer.applicationConfiguration(service, host: host, port: port),
             onServerRunning: { channel in
                 // Tests and scripts read the port from this line when they asked for port 0.
                 say("imago serve: listening on \(host):\(channel.localAddress?.port ?? port)")

@@ -177,8 +177,51 @@ struct DecodeMemoryBudgetTests {
             let size = try #require(estimate.decodedSize, "\(format)")
             #expect((size.width, size.height) == (decoded.width, decoded.height), "\(format)")
             #expect(decoded.width < 1600 && (estimate.width, estimate.height) == (1600, 1200))
-            // The output, and for WebP the few rows libwebp keeps: nowhere near the full size's 7.7 MB.
-            #expect(estimate.bytes >= decoded.width * decoded.height * 4 && estimate.bytes < decoded.width * decoded.height * 4 + 1600 * 64 + 1)
+            // The output, and the few rows libwebp keeps or the DC value of each block Imago's DC
+            // decoder keeps (2 bytes a block a component): nowhere near the full size's 7.7 MB.
+            #expect(estimate.bytes >= decoded.width * decoded.height * 4 && estimate.bytes < decoded.width * decoded.height * 4 + 1600 * 1200 / 8)
+        }
+    }
+
+    @Test(
+        "a progressive JPEG at 1/8 reserves Imago's DC decode, not libjpeg's coefficient buffers; a damaged one is decoded by libjpeg-turbo when the budget has room for them, refused as memory when not"
+    )
+    func progressiveAtEighth() async throws {
+        let data = try JPEGEncoder(quality: 85, progressive: true).encode(try Self.photo(width: 2400, height: 1600))
+        var options = DecodingOptions()
+        options.targetSize = PixelSize(width: 300, height: 300)
+        options.targetMode = .fit
+        let estimate = DecoderRegistry.standard().estimate(data, options: options)
+        #expect(estimate.decodedSize == PixelSize(width: 300, height: 200))
+        // The output and a DC value per block: nowhere near the coefficients' 2400 × 1600 × 1.5 × 2 bytes.
+        let coefficients = 2400 * 1600 * 3
+        #expect(estimate.bytes >= 300 * 200 * 4 && estimate.bytes < 300 * 200 * 4 + coefficients / 8)
+        // Cut inside its first (DC) scan: Imago's DC decoder refuses it, libjpeg-turbo reads what is there.
+        let firstScan = try #require((2..<data.count - 1).first { data[$0] == 0xFF && data[$0 + 1] == 0xDA })
+        let damaged = data.prefix(firstScan + 400)
+        options.reservedBytes = estimate.bytes
+        #expect {
+            try DecoderRegistry.standard().decode(damaged, options: options)
+        } throws: { error in
+            guard case .reservedBytes(let reserved, let needed)? = (error as? ImagoError)?.code.limit else { return false }
+            return reserved == estimate.bytes && needed >= coefficients
+        }
+        options.reservedBytes = nil
+        #expect(try DecoderRegistry.standard().decode(damaged, options: options).width == 300)
+        // Through the pipeline: the difference reserved for the one decode, then given back.
+        for (budgetBytes, decodes) in [(32 << 20, true), (4 << 20, false)] {
+            let budget = DecodeMemoryBudget(bytes: budgetBytes)
+            try await withOrigin(configure: { $0.decodeMemoryBudget = budget }) { origin, pipeline in
+                let request = ImageRequest(url: origin.serve(Data(damaged), at: "/damaged.jpg"), thumbnail: .init(maxPixelSize: 300))
+                do {
+                    let response = try await pipeline.response(for: request)
+                    #expect(decodes && response.image.width == 300)
+                } catch {
+                    let limit = (error as? ImagoError)?.code.limit
+                    #expect(!decodes && limit.map { if case .reservedBytes = $0 { true } else { false } } == true, "\(error)")
+                }
+                #expect(budget.held == 0)
+            }
         }
     }
 

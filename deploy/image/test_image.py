@@ -144,7 +144,7 @@ def main():
             "run", "-d", "--name", name, "--runtime", "runc", "--network", "host", "--memory", "256m", "--memory-swap", "256m", *flags,
             "-v", f"{work}:/images:ro", "-e", f"IMAGO_LISTEN=127.0.0.1:{port}", "-e", "IMAGO_LOCAL_ROOT=/images",
             "-e", f"IMGPROXY_KEY={KEY.hex()}", "-e", f"IMGPROXY_SALT={SALT.hex()}", "-e", "IMAGO_ALLOW_PRIVATE_ADDRESSES=true",
-            "-e", "IMAGO_MAX_CONCURRENT_WORK=16", tag)
+            "-e", "IMAGO_WORKERS=16", tag)
         for _ in range(100):
             if podman("healthcheck", "run", name, check_status=False).returncode == 0:
                 break

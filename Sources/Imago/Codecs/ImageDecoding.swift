@@ -91,6 +91,12 @@ public struct DecodingOptions: Sendable, Hashable {
     /// codec's own working copies. Default 512 MiB, which admits a still image of ``maxPixels``
     /// (400 MB of RGBA) but not a 10000×10000 animation.
     public var maxDecodedBytes = 512 << 20
+    /// What the caller reserved for this decode (the pipeline sets its estimate, ``ImageDecoding/estimate(_:options:)``):
+    /// a decoder that finds it must take a path its estimate did not count (a damaged progressive
+    /// JPEG that Imago's DC decoder hands to libjpeg-turbo, which holds every coefficient) refuses
+    /// rather than allocate past it (``DecodingLimit/reservedBytes(reserved:needed:)``). Nil (the
+    /// default): not bounded beyond ``maxDecodedBytes``.
+    public var reservedBytes: Int?
     /// When set, a decoder that can decode at a reduced scale (JPEG, WebP) picks the smallest scale
     /// whose result still covers this size (after orientation); see ``targetMode``.
     public var targetSize: PixelSize?
@@ -242,6 +248,9 @@ public enum DecodingLimit: Sendable, Hashable, CustomStringConvertible {
     /// The pipeline's process-wide budget for concurrent decodes
     /// (``ImagePipeline/Configuration/decodeMemoryBudget``).
     case decodeMemoryBudget(Int)
+    /// ``DecodingOptions/reservedBytes``: the decode found it needs `needed` bytes in all, past
+    /// the `reserved` its estimate counted (the pipeline tries once to reserve the difference).
+    case reservedBytes(reserved: Int, needed: Int)
 
     public var description: String {
         switch self {
@@ -251,6 +260,7 @@ public enum DecodingLimit: Sendable, Hashable, CustomStringConvertible {
         case .totalFramePixels(let value): "the limit of \(value) pixels over all frames (maxTotalFramePixels)"
         case .decodedBytes(let value): "the limit of \(value) bytes of pixels per decode (maxDecodedBytes)"
         case .decodeMemoryBudget(let value): "the pipeline's budget of \(value) bytes for concurrent decodes (decodeMemoryBudget)"
+        case .reservedBytes(let reserved, let needed): "the \(reserved) bytes reserved for the decode, which needs \(needed) (reservedBytes)"
         }
     }
 }

@@ -256,10 +256,12 @@ extension ImagePipeline {
     /// resampled under the large-image limit, or at full size. A reduced image is converted to
     /// sRGB after its resize, at the smallest size the work reaches.
     private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan) -> Result<Image, ImagoError> {
-        let options = decodingOptions(for: plan)
+        var options = decodingOptions(for: plan)
         // The header first: a size it declares over the limits fails here, before a decoder is
         // asked for pixels (decoders check it again, for formats whose size this cannot read).
         let header = decoders.estimate(data, options: options)
+        // The same estimate is what was reserved for this decode: a decoder keeps within it.
+        options.reservedBytes = header.bytes
         if header.width > 0, header.height > 0 {
             if case .failure(var error) = Result(catching: { () throws(ImagoError) in try options.check(width: header.width, height: header.height) }) {
                 error.url = url
@@ -267,7 +269,16 @@ extension ImagePipeline {
             }
         }
         state.withLock { $0.statistics.decodes += 1 }
-        let decoded = Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: options) }
+        var decoded = Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: options) }
+        if case .failure(let error) = decoded, case .reservedBytes(let reserved, let needed)? = error.code.limit,
+            configuration.decodeMemoryBudget.tryReserve(needed - reserved)
+        {
+            // A path the estimate did not count (a damaged progressive JPEG's full decode): once,
+            // with the difference reserved now and given back after.
+            defer { configuration.decodeMemoryBudget.release(needed - reserved) }
+            options.reservedBytes = needed
+            decoded = Self.attempt(url) { () throws(ImagoError) in try decoders.decode(data, options: options) }
+        }
         let reduced = decoded.flatMap { image -> Result<Image, ImagoError> in
             if let thumbnail = plan.thumbnail {
                 return Self.attempt(url) { () throws(ImagoError) in try thumbnail.finish(image) }

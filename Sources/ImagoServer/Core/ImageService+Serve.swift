@@ -7,7 +7,7 @@ extension ImageService {
     /// The answer to `plan`: its variant (kept, joined, stored or made), with the path remembered
     /// so a repeat is answered from memory without parsing.
     func serve(_ plan: VariantPlan, to request: ServiceRequest, negotiation: Negotiation) async throws -> ServiceResponse {
-        let variant = try await variant(key: plan.key) { try await self.make(plan) }
+        let variant = try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
         let pathKey = negotiation.pathKey(request.path)
         let answer = PreparedAnswer(variant, cacheControl: configuration.cacheControl, varies: plan.varies, delivery: plan.delivery)
         answeredPaths.setValue(
@@ -17,22 +17,34 @@ extension ImageService {
         return answer.response(variant.body, to: request)
     }
 
-    /// The kept variant, the one being made for an identical request, or a new one (which takes
-    /// a place of the work limit, or fails with 503). The work holds its place until it has
-    /// really ended, even past its deadline, so the limit bounds the memory in use.
-    func variant(key: String, make: @escaping @Sendable () async throws -> EncodedVariant) async throws -> EncodedVariant {
+    /// The kept variant, the one being made for an identical request, or a new one, made by one
+    /// of the workers: at once when one is free, else after waiting in the queue (the deadline
+    /// runs while it waits); `whenFull` when the queue is full too. The work holds its worker
+    /// until it has really ended, even past its deadline, so the workers bound the memory in use.
+    /// Work still waiting when every client asking for it has gone leaves the queue.
+    func variant(
+        key: String, whenFull: ServerError = .queueFull, make: @escaping @Sendable () async throws -> EncodedVariant
+    ) async throws -> EncodedVariant {
         if let kept = variants.value(forKey: key) {
             metrics.served(from: "variant-memory")
             return kept
         }
         return try await making.value(
             for: key, joined: { metrics.coalesced.increment() },
-            admit: {
-                guard !nearContainerLimit, work.tryAcquire() else { throw ServerError.overloaded }
-                metrics.workInFlight.increment()
-            }
-        ) {
+            admit: { () throws(ServerError) -> WorkQueue.Ticket in
+                guard !nearContainerLimit else { throw ServerError.overloaded }
+                do {
+                    return try work.enter()
+                } catch {
+                    metrics.queueFull.increment()
+                    throw whenFull
+                }
+            },
+            abandon: { [work] ticket in work.abandon(ticket) }
+        ) { ticket in
             let work = Task {
+                try await self.work.turn(ticket)
+                self.metrics.workInFlight.increment()
                 defer {
                     self.metrics.workInFlight.decrement()
                     self.work.release()

@@ -43,6 +43,12 @@ struct VariantPlan: Sendable {
 protocol FailureExplaining: Sendable {
     /// What `error`, from loading or decoding the source under the URL's `limits`, tells the client.
     func explain(_ error: ImagoError, limits: SourceLimits) -> any Error
+    /// The answer when every worker is busy and the queue is full.
+    var queueFull: ServerError { get }
+}
+
+extension FailureExplaining {
+    var queueFull: ServerError { .queueFull }
 }
 
 /// How an image variant is made: its pixel steps as its dialect wrote them, what the decode

@@ -10,6 +10,9 @@ public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let inFlight: Gauge
     let workInFlight: Gauge
+    let queued: Gauge
+    let queueWait: DurationHistogram
+    let queueFull: Counter
     let coalesced: Counter
     let total: DurationHistogram
     let fetch: DurationHistogram
@@ -34,6 +37,11 @@ public final class ServerMetrics: Sendable {
         self.registry = registry
         inFlight = registry.makeGauge(descriptor: Self.name("requests_in_flight", "", "Requests being answered."))
         workInFlight = registry.makeGauge(descriptor: Self.name("work_in_flight", "", "Images being made (fetch, decode, process, encode)."))
+        queued = registry.makeGauge(descriptor: Self.name("requests_queued", "", "Requests waiting for a worker (--requests-queue-size)."))
+        queueWait = registry.makeDurationHistogram(
+            descriptor: Self.name("queue_wait", "seconds", "Time requests waited in the queue before a worker took them."), buckets: Self.buckets)
+        queueFull = registry.makeCounter(
+            descriptor: Self.name("queue_full", "total", "Requests answered at once (429 or 503) because every worker was busy and the queue full."))
         coalesced = registry.makeCounter(descriptor: Self.name("coalesced", "total", "Requests that joined an identical one being made."))
         total = registry.makeDurationHistogram(descriptor: Self.name("request_duration", "seconds", "Whole requests."), buckets: Self.buckets)
         fetch = registry.makeDurationHistogram(

@@ -10,8 +10,8 @@ import NIOCore
 public enum ImageServer {
     /// A router answering `/health`, `/metrics`, `/gallery` and each mounted dialect's URLs
     /// through `service`.
-    public static func router(service: ImageService) -> Router<BasicRequestContext> {
-        let router = Router()
+    public static func router(service: ImageService) -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
         router.get("/health") { _, _ in "ok\n" }
         // Paths the operator names are registered once each (the router traps on a second
         // handler for a path); the settings allow only plain segments in them.
@@ -41,7 +41,7 @@ public enum ImageServer {
             if mount.dialect == .thumbor {
                 // thumbor's health check, under its mount, as thumbor answers it.
                 let route = mount.prefix + service.configuration.thumborHealthcheckRoute
-                let working: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
+                let working: @Sendable (Request, ServerRequestContext) async throws -> Response = { _, _ in
                     Response(status: .ok, headers: [.cacheControl: "no-cache"], body: ResponseBody(byteBuffer: ByteBuffer(string: "WORKING")))
                 }
                 if claim(route) {
@@ -72,10 +72,17 @@ public enum ImageServer {
         return router
     }
 
-    /// A handler answering along `route`.
-    private static func answering(_ service: ImageService, _ route: ServiceRoute) -> @Sendable (Request, BasicRequestContext) async throws -> Response {
-        { request, _ in
-            let answer = await service.respond(to: ServiceRequest(request.head), route: route)
+    /// A handler answering along `route`. A request that makes an image is cancelled when its
+    /// connection closes, so that it leaves the work queue when it is still waiting there.
+    private static func answering(_ service: ImageService, _ route: ServiceRoute) -> @Sendable (Request, ServerRequestContext) async throws -> Response {
+        { request, context in
+            let head = ServiceRequest(request.head)
+            let answer =
+                if let connection = context.connection, route.makesImages {
+                    await connection.whileOpen { await service.respond(to: head, route: route) }
+                } else {
+                    await service.respond(to: head, route: route)
+                }
             return Response(
                 status: HTTPResponse.Status(code: answer.status), headers: answer.headerFields, body: ResponseBody(byteBuffer: answer.body))
         }
@@ -107,11 +114,24 @@ public enum ImageServer {
     }
 
     /// HTTP/1.1 with the request-head deadline of the service's configuration (slowloris
-    /// protection), and variants kept in memory answered on the event loop.
+    /// protection), variants kept in memory answered on the event loop, and each connection's
+    /// close told to the requests it carries.
     public static func server(_ service: ImageService) -> HTTPServerBuilder {
         let timeout = TimeAmount(service.configuration.requestHeadTimeout)  // clamped, never trapping
         return .http1(
-            configuration: .init(additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: timeout), KeptVariantHandler(service: service)]))
+            configuration: .init(additionalChannelHandlers: [
+                RequestHeadTimeoutHandler(timeout: timeout), ConnectionWatch.Handler(), KeptVariantHandler(service: service),
+            ]))
+    }
+
+    /// The application's settings for `service` listening on `host`:`port`: the server's name and,
+    /// with ``ServerConfiguration/maxClients``, connections past it left waiting to be accepted
+    /// (as imgproxy's `IMGPROXY_MAX_CLIENTS`).
+    public static func applicationConfiguration(_ service: ImageService, host: String, port: Int) -> ApplicationConfiguration {
+        let maxClients = service.configuration.maxClients
+        return ApplicationConfiguration(
+            address: .hostname(host, port: port), serverName: serverName,
+            availableConnectionsDelegate: maxClients > 0 ? MaximumAvailableConnections(maxClients) : nil)
     }
 
     static let requestIDField = HTTPField.Name("X-Request-Id")!

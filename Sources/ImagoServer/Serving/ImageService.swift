@@ -29,7 +29,7 @@ public final class ImageService: Sendable {
     private let logger: Logger
     private let accessLog: AccessLog?
     let sources: SourceResolver
-    let work: WorkLimiter
+    let work: WorkQueue
     let variants: MemoryCache<String, EncodedVariant>
     /// A request already answered (its raw path and the Accept classes that matter) → its variant
     /// key: a repeat skips parsing, signature check and source resolution, which depend on nothing
@@ -65,7 +65,10 @@ public final class ImageService: Sendable {
         mounts = ServiceMount.all(configuration)
         self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
         sources = SourceResolver(configuration)
-        work = WorkLimiter(limit: configuration.maxConcurrentWork)
+        work = WorkQueue(workers: configuration.workers, lineLength: configuration.queueLength) { [metrics] queued, waited in
+            metrics.queued.set(Int64(queued))
+            if let waited { metrics.queueWait.record(waited) }
+        }
         let shares = configuration.memoryShares
         variants = MemoryCache(limits: .init(cost: shares.variants))
         answeredPaths = MemoryCache(limits: .init(cost: shares.paths))
@@ -152,6 +155,12 @@ public final class ImageService: Sendable {
 
     /// Requests making an image now.
     public var workInFlight: Int { work.inFlight }
+
+    /// Requests waiting for a worker now.
+    public var workQueued: Int { work.queued }
+
+    /// Returns once exactly `length` requests wait for a worker.
+    public func untilQueued(_ length: Int) async { await work.untilQueued(length) }
 
     /// Returns once no image is being made, including work cut off by its deadline that is still
     /// winding down.

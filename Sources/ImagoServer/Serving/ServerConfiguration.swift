@@ -92,14 +92,25 @@ public struct ServerConfiguration: Sendable {
     /// Longest a client may take to send a request's head, from connecting or from its previous
     /// response; then its connection is closed. Default 10 s.
     public var requestHeadTimeout: Duration = .seconds(10)
-    /// Requests making an image at once (fetch, decode, process, encode); more get 503.
-    /// Default four per core.
-    public var maxConcurrentWork = ProcessInfo.processInfo.activeProcessorCount * 4
+    /// Requests making an image at once (fetch, decode, process, encode), imgproxy's
+    /// `IMGPROXY_WORKERS`; more wait in the queue. Default four per core.
+    public var workers = ProcessInfo.processInfo.activeProcessorCount * 4
+    /// Requests that may wait, in arrival order, for one of the ``workers``; more are answered at
+    /// once (429 in imgproxy's dialect, 503 in thumbor's), as imgproxy's
+    /// `IMGPROXY_REQUESTS_QUEUE_SIZE`. A waiting request's deadline (``workTimeout``) runs while
+    /// it waits, and it leaves the queue when its client goes. Nil for the default, sixteen per
+    /// worker: a request in the queue holds only its connection and its plan (docs/LIMITS.md).
+    public var requestsQueueSize: Int?
+    /// The queue's length in force: ``requestsQueueSize``, or sixteen per worker.
+    public var queueLength: Int { requestsQueueSize ?? workers * 16 }
+    /// Connections open at once (imgproxy's `IMGPROXY_MAX_CLIENTS`): past it, new connections
+    /// wait to be accepted until one closes. 0 for no limit. Default 2048, as imgproxy's.
+    public var maxClients = 2048
     /// Everything the service keeps in memory between requests, in bytes: encoded variants, the
     /// paths that lead to them (a sixteenth, at most 16 MB) and the first bytes of sources that
     /// broke off, to be resumed (as much again). Processed images are kept once,
     /// encoded; the pipeline keeps no decoded copy of them. Default 256 MB. (Transient memory, the
-    /// images being made, is bounded apart by ``maxConcurrentWork`` and the pipeline's
+    /// images being made, is bounded apart by ``workers`` and the pipeline's
     /// `decodeMemoryBudget`.)
     public var memoryBytes = 256 << 20
 

@@ -6,7 +6,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int
     /// The body: one line for the client.
     public var message: String
-    /// Seconds for a `Retry-After` header (503 only).
+    /// Seconds for a `Retry-After` header (429 and 503 only).
     public var retryAfter: Int?
 
     /// An error with `status` and `message`.
@@ -22,7 +22,10 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     static func forbidden(_ message: String) -> ServerError { ServerError(status: 403, message) }
     /// The work for a new image passed ``ServerConfiguration/workTimeout``.
     static let workTimedOut = ServerError(status: 504, "the image took too long")
+    /// The container's memory is nearly used up: new work waits for none of it to be freed.
     static let overloaded = ServerError(status: 503, "too busy, try again", retryAfter: 1)
+    /// Every worker busy and the queue full, as imgproxy answers it (`TooManyRequestsError`).
+    static let queueFull = ServerError(status: 429, "Too many requests", retryAfter: 1)
     /// imgproxy's public message for a source over a limit.
     static let invalidSource = "Invalid source image"
 
@@ -64,7 +67,7 @@ extension DecodingLimit {
     /// budget) rather than a size the source declares.
     var isMemory: Bool {
         switch self {
-        case .decodedBytes, .decodeMemoryBudget: true
+        case .decodedBytes, .decodeMemoryBudget, .reservedBytes: true
         case .pixels, .side, .frames, .totalFramePixels: false
         }
     }

@@ -6,6 +6,11 @@ enum ServiceRoute: Sendable, Equatable {
     case dialect(ServiceMount)
     case gallery
     case notFound
+
+    /// Whether requests along it may make images (and so wait in the work queue).
+    var makesImages: Bool {
+        if case .dialect = self { true } else { false }
+    }
 }
 
 /// A dialect answered under a path prefix (`""`: the root).

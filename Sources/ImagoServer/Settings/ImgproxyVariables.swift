@@ -49,8 +49,6 @@ enum ImgproxyVariables {
 
     /// Why an unsupported variable is not needed, or what to use instead.
     static let notes: [String: String] = [
-        "IMGPROXY_WORKERS": "Imago's `--max-concurrent-work` bounds images made at once and answers 503 past it (no queue)",
-        "IMGPROXY_REQUESTS_QUEUE_SIZE": "no queue: past `--max-concurrent-work` Imago answers 503",
         "IMGPROXY_USE_ETAG": "Imago always sends a strong ETag and answers `If-None-Match` with 304",
         "IMGPROXY_READ_REQUEST_TIMEOUT": "`--request-head-timeout` bounds the request's head",
         "IMGPROXY_SANITIZE_SVG": "SVG passed through is always sanitised",

@@ -47,8 +47,24 @@ extension ServerSettings {
         .seconds(
             "--timeout", "IMAGO_TIMEOUT", peers: [.same("IMGPROXY_TIMEOUT")], "seconds a new image may take in all, source included, before a 504",
             \.workTimeout),
-        .integer("--max-concurrent-work", "IMAGO_MAX_CONCURRENT_WORK", 1...100_000, "images made at once before 503 (default 4 per core)") {
-            $0.maxConcurrentWork = $1
+        .integer(
+            "--workers", "IMAGO_WORKERS", 1...100_000, peers: [.same("IMGPROXY_WORKERS")],
+            "images made at once; more wait in the queue (default 4 per core)"
+        ) {
+            $0.workers = $1
+        },
+        .integer(
+            "--requests-queue-size", "IMAGO_REQUESTS_QUEUE_SIZE", 0...1_000_000,
+            peers: [PeerVariable("IMGPROXY_REQUESTS_QUEUE_SIZE") { text, _ in text == "0" ? "1000000" : text }],
+            "requests waiting for a worker; more are answered 429 at once (default 16 per worker; 0: none wait)"
+        ) {
+            $0.requestsQueueSize = $1
+        },
+        .integer(
+            "--max-clients", "IMAGO_MAX_CLIENTS", 0...1_000_000, peers: [.same("IMGPROXY_MAX_CLIENTS")],
+            "connections open at once; more wait to be accepted (default 2048; 0: no limit)"
+        ) {
+            $0.maxClients = $1
         },
         .seconds(
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",

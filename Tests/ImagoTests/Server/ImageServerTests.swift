@@ -198,9 +198,12 @@ struct ImageServerTests {
         }
     }
 
-    @Test("identical requests in flight share one fetch and one encode; past the work limit a request gets 503 with Retry-After")
+    @Test("identical requests in flight share one fetch and one encode; with every worker busy and no queue a request gets 429 with Retry-After")
     func coalescingAndOverload() async throws {
-        try await withServer({ $0.maxConcurrentWork = 1 }) { server in
+        try await withServer({
+            $0.workers = 1
+            $0.requestsQueueSize = 0
+        }) { server in
             var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
             route.gate = "photo"
             server.origin.setRoute("/photo.jpg", route)
@@ -211,7 +214,7 @@ struct ImageServerTests {
             await server.origin.wait { $0.requests(to: "/photo.jpg").count == 1 }
             // The one place of work is taken by the held request: a different image is refused.
             let refused = try await server.get(ServerHarness.path(other.absoluteString))
-            #expect(refused.status == 503)
+            #expect(refused.status == 429 && String(decoding: refused.body, as: UTF8.self) == "Too many requests\n")
             #expect(refused.header("Retry-After") == "1")
             server.origin.release("photo")
             let (a, b) = try await (first, second)
@@ -222,7 +225,7 @@ struct ImageServerTests {
 
             let metrics = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
             #expect(metrics.contains("imago_serve_coalesced_total 1"))
-            #expect(metrics.contains(#"imago_serve_requests_total{status="503"} 1"#))
+            #expect(metrics.contains(#"imago_serve_requests_total{status="429"} 1"#) && metrics.contains("imago_serve_queue_full_total 1"))
             #expect(metrics.contains(#"imago_serve_requests_total{status="200"} 3"#))
             #expect(metrics.contains("imago_serve_request_duration_seconds_count"))
             #expect(metrics.contains("imago_transfers"), "the pipeline's own metrics share the registry")
@@ -391,7 +394,7 @@ struct ImageServerTests {
             // 6 s for it under 5 s, while Chromium and the cgroup suites held both cores). Under the
             // loader's 15 s without bytes, which would answer "source took too long" first.
             $0.workTimeout = .seconds(12)
-            $0.maxConcurrentWork = 1
+            $0.workers = 1
         }) { server in
             var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
             route.gate = "slow"

@@ -14,9 +14,12 @@ struct PassThroughTests {
         "\"" + SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
     }
 
-    @Test("raw: identical requests in flight share one fetch, a repeat is kept, and past the work limit another is 503")
+    @Test("raw: identical requests in flight share one fetch, a repeat is kept, and with every worker busy and no queue another is 429")
     func rawJoinedKeptAndShed() async throws {
-        try await withServer({ $0.maxConcurrentWork = 1 }) { server in
+        try await withServer({
+            $0.workers = 1
+            $0.requestsQueueSize = 0
+        }) { server in
             let jpeg = try Corpus.data("jpeg/video-001.jpeg")
             var route = TestOrigin.Route(body: jpeg)
             route.gate = "photo"
@@ -27,7 +30,7 @@ struct PassThroughTests {
             async let second = server.get(path)
             await server.origin.wait { $0.requests(to: "/photo.jpg").count == 1 }
             let refused = try await server.get(ServerHarness.path(other.absoluteString, ["raw:1"]))
-            #expect(refused.status == 503 && refused.header("Retry-After") == "1")
+            #expect(refused.status == 429 && refused.header("Retry-After") == "1")
             server.origin.release("photo")
             let (a, b) = try await (first, second)
             #expect(a.status == 200 && b.status == 200 && a.body == jpeg && b.body == jpeg)
@@ -48,7 +51,7 @@ struct PassThroughTests {
         try await withServer({
             $0.sourceTimeout = .seconds(600)
             $0.workTimeout = .seconds(2)
-            $0.maxConcurrentWork = 1
+            $0.workers = 1
         }) { server in
             var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
             route.gate = "slow"

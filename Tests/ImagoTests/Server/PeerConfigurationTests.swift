@@ -106,7 +106,7 @@ struct PeerConfigurationTests {
         process.terminate()
         #expect(await ServeCommandTests.waitForExit(process) == 0)
         let logged = try String(contentsOf: log, encoding: .utf8)
-        #expect(logged.contains("IMGPROXY_WORKERS is not supported") && logged.contains("IMGPROXY_USE_ABS is not supported"))
+        #expect(!logged.contains("IMGPROXY_WORKERS is not") && logged.contains("IMGPROXY_USE_ABS is not supported"))
         #expect(!logged.contains("IMGPROXY_QUALITY is not"))
     }
 
@@ -122,11 +122,21 @@ struct PeerConfigurationTests {
         #expect(configuration.output.enforcedFormats == OutputFormat.negotiable.filter { $0 == .jxl })
         #expect(configuration.output.encoding.nearLossless && configuration.output.encoding.paletteColors == 64)
         #expect(configuration.output.encoding.speed == 5 && configuration.output.encoding.effort == 7)
+        // The work queue: imgproxy's 0 is an unlimited queue (bounded in Imago by the connections
+        // it accepts); 0 clients is no limit.
+        let queue = try ServerSettings.configuration([
+            "IMGPROXY_WORKERS": "3", "IMGPROXY_REQUESTS_QUEUE_SIZE": "0", "IMGPROXY_MAX_CLIENTS": "0",
+        ]).configuration
+        #expect(queue.workers == 3 && queue.queueLength == 1_000_000 && queue.maxClients == 0)
+        let defaults = try ServerSettings.configuration([:]).configuration
+        #expect(defaults.queueLength == defaults.workers * 16 && defaults.maxClients == 2048)
+        #expect(try ServerSettings.configuration(["IMGPROXY_REQUESTS_QUEUE_SIZE": "5"]).configuration.queueLength == 5)
         // IMAGO_* wins over imgproxy's name.
         #expect(try ServerSettings.configuration(["IMAGO_QUALITY": "50", "IMGPROXY_QUALITY": "90"]).configuration.output.defaultQuality == 50)
         for (variable, value) in [
             ("IMGPROXY_STRIP_METADATA", "yes"), ("IMGPROXY_MAX_SRC_RESOLUTION", "lots"), ("IMGPROXY_BIND", "/tmp/imgproxy.sock"),
             ("IMGPROXY_AUTOQUALITY_METHOD", "dssim"), ("IMGPROXY_WEBP_COMPRESSION", "medium"), ("IMGPROXY_JXL_EFFORT", "10"),
+            ("IMGPROXY_WORKERS", "0"), ("IMGPROXY_REQUESTS_QUEUE_SIZE", "-1"), ("IMGPROXY_MAX_CLIENTS", "many"),
         ] {
             do {
                 _ = try ServerSettings.configuration([variable: value])

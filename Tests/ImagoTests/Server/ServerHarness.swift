@@ -32,7 +32,7 @@ func withServer(
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let application = Application(
         router: ImageServer.router(service: service), server: ImageServer.server(service),
-        configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: ImageServer.serverName),
+        configuration: ImageServer.applicationConfiguration(service, host: "127.0.0.1", port: 0),
         onServerRunning: { channel in
             portContinuation.yield(channel.localAddress?.port ?? 0)
             portContinuation.finish()
@@ -108,6 +108,17 @@ struct ServerHarness: Sendable {
                 continuation.resume(returning: nil)
             }
         }
+    }
+
+    /// Opens a connection and sends a `GET` of `path` on it; the caller reads or closes the socket.
+    func sendRequest(_ path: String) -> Int32? {
+        let (socket, connected) = connect()
+        let head = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard connected, Glibc.send(socket, head, head.count, Int32(MSG_NOSIGNAL)) == head.count else {
+            close(socket)
+            return nil
+        }
+        return socket
     }
 
     /// Whether a TCP connection to the server's port is refused now.

@@ -24,7 +24,9 @@ public struct JPEGDecoder: ImageDecoding {
     /// what the options require): the output, a turned copy for EXIF orientation, and the gain
     /// map decoded at the same scale; a progressive file adds libjpeg's coefficient buffers, at
     /// full size whatever the scale, 2 bytes for each sample of each component (rounded up to
-    /// whole blocks: a row of them more).
+    /// whole blocks: a row of them more), except at 1/8 where Imago's DC decoder reads it with a
+    /// DC value per block. Should that decoder refuse the file (damaged data), libjpeg-turbo is
+    /// used only when what was reserved covers its buffers (``DecodingOptions/reservedBytes``).
     public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
         let markers = data.withUnsafeBytes { JPEGMarkers($0) }
         let (width, height) = (markers.width, markers.height)
@@ -35,13 +37,23 @@ public struct JPEGDecoder: ImageDecoding {
         var estimate = DecodeEstimate.buffers(orientation == .up ? 1 : 2, width: scaled.width, height: scaled.height, options: options)
         (estimate.width, estimate.height) = (width, height)
         if scaled.width != width || scaled.height != height { estimate.decodedSize = scaled }
-        if markers.isProgressive { estimate.bytes += width * height * 2 * max(8, markers.sampleEighthsPerPixel) / 8 + width * 64 }
+        if factor.num == 1, factor.denom == 8, markers.decodesDCAtEighth {
+            estimate.bytes += Self.dcBytes(markers)
+        } else {
+            estimate.bytes += markers.coefficientBytes
+        }
         if options.gainMapHandling == .keep,
             let gainMap = data.withUnsafeBytes({ UltraHDRContainer.locate($0, markers: markers) }), gainMap.width <= width, gainMap.height <= height
         {
             estimate.bytes += gainMap.width * gainMap.height * 4 * 2 * scaled.width * scaled.height / max(1, width * height) + 4096
         }
         return estimate
+    }
+
+    /// What Imago's DC decoder holds besides its output: a DC value per block per component and a
+    /// row of pixels.
+    private static func dcBytes(_ markers: JPEGMarkers) -> Int {
+        (markers.width / 8 + 2) * (markers.height / 8 + 2) * 2 * max(1, markers.components) + markers.width * 3
     }
 
     /// `width × height` at TurboJPEG's scale `factor`, rounded up as it rounds.
@@ -92,6 +104,13 @@ public struct JPEGDecoder: ImageDecoding {
         var pixels = try makePixelBuffer(count: scaledWidth * scaledHeight * 4) { out in
             if decodesDCOnly, imago_jpeg_decode_dc(base, bytes.count, width, height, out.baseAddress) == IMAGO_JPEG_DC_OK {
                 return .success(())
+            }
+            // libjpeg-turbo holds a progressive file's every coefficient: only within what was reserved.
+            let needed = markers.coefficientBytes + scaledWidth * scaledHeight * 4 * (orientation == .up ? 1 : 2)
+            if let reserved = options.reservedBytes, markers.isProgressive, needed > reserved {
+                let limit =
+                    needed > options.maxDecodedBytes ? DecodingLimit.decodedBytes(options.maxDecodedBytes) : .reservedBytes(reserved: reserved, needed: needed)
+                return .failure(ImagoError(.imageTooLarge(width: Int(width), height: Int(height), limit: limit), url: nil, stage: .decoding))
             }
             let status = tjDecompress2(
                 handle, base, UInt(bytes.count), out.baseAddress, Int32(scaledWidth), 0, Int32(scaledHeight),

@@ -18,6 +18,8 @@ struct JPEGMarkers {
     var width = 0, height = 0
     /// Progressive (SOF2/6/10/14): libjpeg keeps every coefficient of the image while decoding.
     var isProgressive = false
+    /// Huffman-coded (SOF0–3), not arithmetic-coded or lossless: what Imago's DC decoder reads.
+    var isHuffmanDCT = false
     /// Bits per sample the frame header declares (8, or 12 for rare medical files).
     var precision = 8
     /// Components the frame header declares (1 grey, 3 colour, 4 CMYK).
@@ -69,6 +71,7 @@ struct JPEGMarkers {
                 height = segment.integer(2, at: 1, .bigEndian) ?? 0
                 width = segment.integer(2, at: 3, .bigEndian) ?? 0
                 isProgressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
+                isHuffmanDCT = [0xC0, 0xC1, 0xC2].contains(marker)
                 // Each component: id, sampling (H << 4 | V), table; sampled at H×V of the largest.
                 let factors = stride(from: 7, to: min(segment.count, 6 + 3 * components), by: 3).map { (Int(segment[$0]) >> 4, Int(segment[$0]) & 15) }
                 let largest = (factors.map(\.0).max() ?? 1, factors.map(\.1).max() ?? 1)
@@ -77,6 +80,19 @@ struct JPEGMarkers {
             }
             offset += 2 + length
         }
+    }
+
+    /// What libjpeg's coefficient buffers hold for a progressive frame: every coefficient at full
+    /// size, 2 bytes for each sample of each component, rounded up to whole blocks (a row more).
+    var coefficientBytes: Int {
+        isProgressive ? width * height * 2 * max(8, sampleEighthsPerPixel) / 8 + width * 64 : 0
+    }
+
+    /// Whether a decode at 1/8 goes to Imago's DC decoder, which keeps one DC value per block
+    /// (2 bytes a block a component) instead of libjpeg's coefficient buffers: an 8-bit Huffman
+    /// frame of one component, or of three without an Adobe marker (which may say RGB or YCCK).
+    var decodesDCAtEighth: Bool {
+        isHuffmanDCT && precision == 8 && (components == 1 || (components == 3 && !hasAdobeMarker))
     }
 
     private static let iccSignature = Array("ICC_PROFILE\0".utf8)
