@@ -9,7 +9,7 @@ public protocol ImageEncoding: Sendable {
     func encode(_ image: Image) throws(ImagoError) -> Data
     /// The most memory ``encode(_:)`` allocates beyond `image`, in bytes, known before it starts:
     /// what an encode reserves from a ``DecodeMemoryBudget`` (see
-    /// ``ImagePipeline/runOnCPUStage(priority:reserving:for:_:)``). Each of Imago's encoders states
+    /// ``ImagePipeline/runOnCPUStage(priority:reserving:holding:for:_:)``). Each of Imago's encoders states
     /// what it measured on a 53 MP photo; the default is four bytes a pixel of each frame.
     func workingBytes(for image: Image) -> Int
 }
