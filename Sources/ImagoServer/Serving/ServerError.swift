@@ -22,7 +22,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     static func forbidden(_ message: String) -> ServerError { ServerError(status: 403, message) }
     /// The work for a new image passed ``ServerConfiguration/workTimeout``.
     static let workTimedOut = ServerError(status: 504, "the image took too long")
-    /// The container's memory is nearly used up: new work waits for none of it to be freed.
+    /// The server takes no more work now: the container's memory is nearly used up, or (thumbor's
+    /// URLs, which have no 429) every worker is busy and the queue full.
     static let overloaded = ServerError(status: 503, "too busy, try again", retryAfter: 1)
     /// Every worker busy and the queue full, as imgproxy answers it (`TooManyRequestsError`).
     static let queueFull = ServerError(status: 429, "Too many requests", retryAfter: 1)

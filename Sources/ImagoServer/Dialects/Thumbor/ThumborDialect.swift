@@ -97,6 +97,6 @@ final class ThumborDialect: Sendable {
     /// 429; a full queue is the 503 with `Retry-After` every proxy in front of it retries.
     struct Failures: FailureExplaining {
         func explain(_ error: ImagoError, limits: SourceLimits) -> any Error { ServerError(thumborLoading: error) }
-        var queueFull: ServerError { ServerError(status: 503, "too busy, try again", retryAfter: 1) }
+        var queueFull: ServerError { .overloaded }
     }
 }
