@@ -22,6 +22,12 @@ func withOrigin(
         )
     }
     var configuration = ImagePipeline.Configuration()
+    // Tests hold requests at gates while their own steps run; on a 2-core machine running the suite
+    // in parallel those steps can wait many seconds for a thread, so the default stall timers (15 s
+    // without bytes, 20 s to reach a rate) would fail a test for the machine's load. Tests of the
+    // timers set their own.
+    configuration.timeoutWithoutBytes = .seconds(600)
+    configuration.minimumTransferRate = nil
     configure(&configuration)
     let pipeline = ImagePipeline(configuration: configuration)
     do {
