@@ -14,6 +14,7 @@ int imago_heap_trim(void) { return malloc_trim(0); }
 
 int imago_heap_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 int imago_heap_set_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
+int imago_heap_set_trim_threshold(int bytes) { return mallopt(M_TRIM_THRESHOLD, bytes); }
 #else
 imago_heap_stats imago_heap(void) {
     imago_heap_stats stats = { 0, 0, 0, 0, 0 };
@@ -29,6 +30,11 @@ int imago_heap_set_mmap_threshold(int bytes) {
 
 int imago_heap_set_arena_max(int arenas) {
     (void)arenas;
+    return 0;
+}
+
+int imago_heap_set_trim_threshold(int bytes) {
+    (void)bytes;
     return 0;
 }
 #endif

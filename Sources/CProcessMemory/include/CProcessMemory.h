@@ -25,5 +25,8 @@ int imago_heap_trim(void);
 int imago_heap_set_mmap_threshold(int bytes);
 /// glibc's M_ARENA_MAX: the most arenas threads allocate from (0 on other C libraries).
 int imago_heap_set_arena_max(int arenas);
+/// glibc's M_TRIM_THRESHOLD: free bytes at an arena's top that free() keeps rather than giving
+/// back at once (0 on other C libraries).
+int imago_heap_set_trim_threshold(int bytes);
 
 #endif

@@ -11,7 +11,11 @@ import Foundation
 public enum HeapTrimming {
     /// The largest block served from the arenas; fixed, so glibc does not raise it to 32 MB.
     public static let mmapThreshold = 8 << 20
-    /// Freed bytes the arenas may keep before a trim gives them back.
+    /// Freed bytes the arenas may keep before a trim gives them back: glibc's own trim threshold
+    /// too. Setting the mmap threshold fixes glibc's trim threshold at 128 KB, so each request's
+    /// freed buffers at an arena's top went back to the kernel (`madvise`) and the next request
+    /// faulted them in again, zeroed: 640 page faults per cold thumbnail, 13% of its CPU
+    /// (BENCHMARKS.md, 2026-12-05).
     public static let trimAbove = 16 << 20
 
     /// Sets the threshold and trims once a second until the returned task is cancelled. In a
@@ -21,6 +25,7 @@ public enum HeapTrimming {
     /// 130 MB past what the work had reserved.
     public static func start(limited: Bool = false) -> Task<Void, Never> {
         _ = imago_heap_set_mmap_threshold(Int32(mmapThreshold))
+        _ = imago_heap_set_trim_threshold(Int32(trimAbove))
         if limited { _ = imago_heap_set_arena_max(Int32(max(1, ProcessInfo.processInfo.activeProcessorCount))) }
         return Task.detached(priority: .background) {
             while !Task.isCancelled {

@@ -66,8 +66,9 @@ extension ImageService {
         answer.passesSVGThrough = explicit == nil && !configuration.output.alwaysRasterizesSVG
         // The server's face cascade and settings decide smart and object gravities' windows.
         let faces = imgproxy.faces.identity(for: options)
-        let identity = options.key + (faces.isEmpty ? "" : "\n" + faces)
-        var recipe = ImageRecipe(steps: imgproxy.steps(options), requestOptions: requestOptions, answer: answer, identity: identity)
+        let optionsKey = options.key
+        let identity = optionsKey + (faces.isEmpty ? "" : "\n" + faces)
+        var recipe = ImageRecipe(steps: imgproxy.steps(options, key: optionsKey), requestOptions: requestOptions, answer: answer, identity: identity)
         // Sources of these formats are answered as they came when the answer would be in their format.
         recipe.passesThrough = Set(options.skipProcessing + configuration.output.skipProcessingFormats).filter { explicit == nil || explicit?.rawValue == $0 }
         return VariantPlan(

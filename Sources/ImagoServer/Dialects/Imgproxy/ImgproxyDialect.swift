@@ -33,18 +33,19 @@ final class ImgproxyDialect: Sendable {
     }
 
     /// The pixel work `options` ask for, its watermark loaded when it places one.
-    func steps(_ options: ProcessingOptions) -> any StepsLoading {
-        Steps(options: options, maxResultDimension: maxResultDimension, dialect: self)
+    func steps(_ options: ProcessingOptions, key: String) -> any StepsLoading {
+        Steps(options: options, optionsKey: key, maxResultDimension: maxResultDimension, dialect: self)
     }
 
     private struct Steps: StepsLoading {
         let options: ProcessingOptions
+        let optionsKey: String
         let maxResultDimension: Int
         let dialect: ImgproxyDialect
 
         func loaded() async throws -> (planner: any StepPlanning, overlayIdentity: String) {
             let watermark = options.watermark == nil ? nil : try await dialect.watermarks.watermark()
-            var planner = ImgproxySteps(options: options, maxResultDimension: maxResultDimension, watermark: watermark)
+            var planner = ImgproxySteps(options: options, optionsKey: optionsKey, maxResultDimension: maxResultDimension, watermark: watermark)
             planner.faces = dialect.faces
             return (planner, watermark?.identifier ?? "")
         }

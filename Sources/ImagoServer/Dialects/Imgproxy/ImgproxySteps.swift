@@ -8,12 +8,24 @@ import Imago
 /// ``PlanProcessor`` can run them on a decode reduced to what the scale needs.
 struct ImgproxySteps: StepPlanning {
     let options: ProcessingOptions
+    /// `options.key`, made once: the identifier is asked for several times per image (the decode
+    /// plan, the processors' identity, the memory estimate), and encoding the options each time
+    /// was a tenth of a cold request's CPU.
+    let optionsKey: String
     /// The server's limit on the result's longest side, beside the URL's own.
     let maxResultDimension: Int
     /// The server's watermark, when it has one and the URL asks for it.
     let watermark: Watermark?
     /// What smart and object gravities look for faces with.
     var faces = FaceSettings()
+
+    /// The steps for `options`; `optionsKey` is `options.key` when the caller has made it already.
+    init(options: ProcessingOptions, optionsKey: String? = nil, maxResultDimension: Int, watermark: Watermark?) {
+        self.options = options
+        self.optionsKey = optionsKey ?? options.key
+        self.maxResultDimension = maxResultDimension
+        self.watermark = watermark
+    }
 
     /// The server's face settings, as imgproxy Pro's.
     struct FaceSettings: Sendable {
@@ -40,7 +52,7 @@ struct ImgproxySteps: StepPlanning {
 
     var identifier: String {
         let faces = faces.identity(for: options)
-        return "imgproxy(\(options.key)\(watermark.map { ",wm:" + $0.identifier } ?? "")\(faces.isEmpty ? "" : "," + faces))"
+        return "imgproxy(\(optionsKey)\(watermark.map { ",wm:" + $0.identifier } ?? "")\(faces.isEmpty ? "" : "," + faces))"
     }
 
     private var effectiveMaxResultDimension: Int {
