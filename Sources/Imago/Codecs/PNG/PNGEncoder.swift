@@ -5,13 +5,17 @@ import Foundation
 /// Encodes PNG: 8-bit RGBA, or RGB when the image has no alpha, or a palette when asked
 /// (``paletteColors``); Adam7-interlaced when asked (``interlaced``). Each row gets the filter whose
 /// output has the smallest sum of absolute values (the heuristic of libpng, libspng and Pillow),
-/// rows are filtered on every core, and the filtered rows are compressed by libdeflate (a kept
-/// colour profile goes in `iCCP`, EXIF in `eXIf`, XMP in `iTXt`).
+/// rows are filtered on every core, and the filtered rows are compressed by zlib's run-length
+/// strategy or libdeflate's LZ77, whichever suits them (a kept colour profile goes in `iCCP`, EXIF
+/// in `eXIf`, XMP in `iTXt`).
 public struct PNGEncoder: ImageEncoding {
     public let format = ImageFormat.png
     /// The compression level, 0…12 (libdeflate's, on zlib's scale up to 9): 0 stores without
-    /// compressing (and without filtering); 12 is the smallest and slowest. The default, 7, writes
-    /// photos within 4% of Pillow's default (zlib level 6) in 60% of its time (BENCHMARKS.md).
+    /// compressing (and without filtering); 12 is the smallest and slowest. The level is the
+    /// effort of the LZ77 compressor that graphics get; photos are written run-length at every
+    /// level from 1, which is smaller for them than LZ77 at 9 (10–12 try both in full). At the
+    /// default, 7, a photo is as small as Pillow's default (zlib level 6) in a fifth of its time
+    /// (BENCHMARKS.md).
     public var compressionLevel: Int
 
     /// Write Adam7-interlaced (imgproxy's `IMGPROXY_PNG_INTERLACED`): a reader shows the whole
@@ -30,8 +34,14 @@ public struct PNGEncoder: ImageEncoding {
         self.paletteColors = paletteColors.map { min(max($0, 2), 256) }
     }
 
-    /// The most memory ``encode(_:)`` allocates beyond `image`, known before it starts: the filtered rows and the compressed stream (an interlaced or palette image a little more).
-    public func workingBytes(for image: Image) -> Int { image.width * image.height * 4 }
+    /// The most memory ``encode(_:)`` touches beyond `image`, known before it starts: the
+    /// filtered rows, the run-length stream and the fast LZ77 pass judging it (each at most the
+    /// rows' size, and the pass stopped past 1.08× the stream), and the compressors' state
+    /// (an interlaced or palette image a little less).
+    public func workingBytes(for image: Image) -> Int {
+        let rows = image.height * (1 + image.width * 4)
+        return rows * 3 + rows / 10 + (4 << 20)
+    }
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
         guard image.width > 0, image.height > 0, image.width <= Int(Int32.max) / 4, image.height <= Int(Int32.max),
@@ -156,23 +166,84 @@ public struct PNGEncoder: ImageEncoding {
     /// browser) shows rows as each chunk completes; the cost is 12 bytes a chunk, 0.15%.
     private static let idatLength = 8 << 10
 
-    /// The filtered rows as one zlib stream, by libdeflate: at zlib's level numbers it writes about
-    /// the same sizes 2–3 times faster than zlib on one core (BENCHMARKS.md, 2026-12-04), faster
-    /// than zlib's strips on every core of a small server, whose other cores have other requests.
-    private func compress(_ filtered: [UInt8]) throws(ImagoError) -> Data {
-        guard let compressor = libdeflate_alloc_compressor(Int32(compressionLevel)) else { throw encodingError(format, "out of memory") }
+    /// How much smaller than a fast LZ77 pass (libdeflate level 1) the run-length stream must be
+    /// for the rows to be taken as a photo's. Over the corpus' graphics and 100 photos, every
+    /// image whose run-length stream came out under 0.93× of level 1's was also under level 7's
+    /// (photos 0.86–0.92× of level 1, 0.92–0.98× of level 7), and every graphic that LZ77 writes
+    /// smaller was above it.
+    private static let photoRatio = 0.93
+
+    /// The filtered rows as one zlib stream, by the cheaper of two compressors that suits them.
+    /// A photo's filtered rows are noise around zero with few repeats: zlib's run-length strategy
+    /// (`Z_RLE`, matches at distance 1 only) writes them 2–8% smaller than libdeflate's LZ77 at
+    /// level 7, in a quarter of the time. A graphic's rows repeat at longer distances (text,
+    /// patterns, dithering), which only LZ77 finds: up to 1.8× smaller. So the run-length stream
+    /// is made first and judged against a fast LZ77 pass; when that pass comes near it, LZ77 at
+    /// ``compressionLevel`` writes the stream. Levels 10–12 compare both in full, for size.
+    private func compress(_ filtered: [UInt8]) throws(ImagoError) -> Data { try stream(filtered).data }
+
+    /// How ``compress(_:)`` wrote a stream.
+    enum Compression: Equatable { case stored, runLength, lz77 }
+
+    /// The zlib stream for `filtered` and the compressor that wrote it.
+    func stream(_ filtered: [UInt8]) throws(ImagoError) -> (data: Data, compression: Compression) {
+        if compressionLevel == 0 { return (try Self.deflate(filtered, level: 0, capacity: nil) ?? Data(), .stored) }
+        let runs = try Self.runLengthDeflate(filtered)
+        if compressionLevel >= 10 {
+            // Only an LZ77 stream smaller than the run-length one is kept.
+            return try Self.deflate(filtered, level: compressionLevel, capacity: runs.count - 1).map { ($0, .lz77) } ?? (runs, .runLength)
+        }
+        // The fast pass only has to show whether it stays above runs / photoRatio: a buffer that
+        // size answers without keeping more.
+        let photoBound = Int(Double(runs.count) / Self.photoRatio)
+        guard try Self.deflate(filtered, level: 1, capacity: photoBound) != nil else { return (runs, .runLength) }
+        guard let lz = try Self.deflate(filtered, level: compressionLevel, capacity: runs.count - 1) else { return (runs, .runLength) }
+        return (lz, .lz77)
+    }
+
+    /// `input` as a zlib stream by libdeflate at `level`; nil when it does not fit in `capacity`
+    /// bytes (nil capacity: the bound, which always fits). Pages past what is written are never
+    /// touched, so the bound costs address space only.
+    static func deflate(_ input: [UInt8], level: Int, capacity: Int?) throws(ImagoError) -> Data? {
+        guard let compressor = libdeflate_alloc_compressor(Int32(level)) else { throw encodingError(.png, "out of memory") }
         defer { libdeflate_free_compressor(compressor) }
-        let bound = libdeflate_zlib_compress_bound(compressor, filtered.count)
-        // Pages past what is written are never touched, so the bound costs address space only.
-        var compressed = Data(count: bound)
-        let written = filtered.withUnsafeBytes { input in
+        let bound = libdeflate_zlib_compress_bound(compressor, input.count)
+        let room = min(capacity ?? bound, bound)
+        guard room > 0 else { return nil }
+        var compressed = Data(count: room)
+        let written = input.withUnsafeBytes { input in
             compressed.withUnsafeMutableBytes { output in
-                libdeflate_zlib_compress(compressor, input.baseAddress, input.count, output.baseAddress, bound)
+                libdeflate_zlib_compress(compressor, input.baseAddress, input.count, output.baseAddress, room)
             }
         }
-        // The bound always suffices: 0 would mean it did not.
-        guard written > 0 else { throw encodingError(format, "compression failed") }
+        guard written > 0 else {
+            // The bound always suffices: 0 with it would mean libdeflate failed.
+            if room == bound { throw encodingError(.png, "compression failed") }
+            return nil
+        }
         compressed.count = written
+        return compressed
+    }
+
+    /// `input` as a zlib stream by zlib's run-length strategy (`Z_RLE`).
+    static func runLengthDeflate(_ input: [UInt8]) throws(ImagoError) -> Data {
+        var stream = z_stream()
+        guard imago_deflate_init_rle(&stream) == Z_OK else { throw encodingError(.png, "out of memory") }
+        defer { deflateEnd(&stream) }
+        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        var compressed = Data(count: bound)
+        let status = input.withUnsafeBufferPointer { input in
+            compressed.withUnsafeMutableBytes { output in
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                stream.avail_in = uInt(input.count)
+                stream.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
+                stream.avail_out = uInt(output.count)
+                return CZlib.deflate(&stream, Z_FINISH)
+            }
+        }
+        // deflateBound always suffices for one Z_FINISH call.
+        guard status == Z_STREAM_END else { throw encodingError(.png, "compression failed") }
+        compressed.count = Int(stream.total_out)
         return compressed
     }
 

@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
 
-/// PNG's row filters (PNG specification §9), one chosen per row: of None, Sub, Up and Paeth, the
-/// one whose bytes, read as signed, have the smallest sum of magnitudes (libpng's heuristic).
-/// Average is left out, as Pillow leaves it out: the heuristic picks it on smooth photos where it
-/// compresses worse (a ukui photo came out 1.1% larger with it). A row depends only on itself and
-/// the row above, so strips of rows are filtered on every core.
+/// PNG's row filters (PNG specification §9), one chosen per row: of the five, the one whose bytes,
+/// read as signed, have the smallest sum of magnitudes (libpng's heuristic, with Average as
+/// libpng has it and Pillow has not: over 25 photos fitted to 512 px it made the run-length stream
+/// 3.3% smaller in all, 13% on the softest, and never more than 0.3% larger). A row depends only
+/// on itself and the row above, so strips of rows are filtered on every core.
 struct PNGRowFilter {
     let width: Int
     let height: Int
@@ -90,18 +90,21 @@ struct PNGRowFilter {
             _ = row.initialize(from: raw)
             return
         }
-        // None, written; then Sub, Up and Paeth, each kept only when strictly cheaper, so ties go
-        // to the lower type number. Average (3) never.
+        // None, written; then Sub, Up, Average and Paeth, each kept only when strictly cheaper,
+        // so ties go to the lower type number.
         var best = (type: UInt8(0), cost: 0)
         for i in 0..<count { row[i] = raw[i] }
         best.cost = Self.cost(row)
-        for type: UInt8 in [1, 2, 4] {
+        for type: UInt8 in [1, 2, 3, 4] {
             switch type {
             case 1:
                 for i in 0..<first { candidate[i] = raw[i] }
                 for i in first..<count { candidate[i] = raw[i] &- raw[i - channels] }
             case 2:
                 for i in 0..<count { candidate[i] = raw[i] &- above[i] }
+            case 3:
+                for i in 0..<first { candidate[i] = raw[i] &- above[i] >> 1 }
+                for i in first..<count { candidate[i] = raw[i] &- UInt8((UInt16(raw[i - channels]) &+ UInt16(above[i])) >> 1) }
             default:
                 for i in 0..<first { candidate[i] = raw[i] &- above[i] }
                 for i in first..<count { candidate[i] = raw[i] &- Self.paeth(raw[i - channels], above[i], above[i - channels]) }
