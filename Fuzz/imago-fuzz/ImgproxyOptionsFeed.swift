@@ -9,7 +9,7 @@ enum PlanCompilers {
     /// Faces for smart and object gravities: Debian's face cascade when installed.
     static let faces = FaceCascade(path: FaceDetector.systemCascadePath)
     /// A client that accepts WebP.
-    static let negotiation = Negotiation(ServiceRequest(path: "/", accept: "image/webp,*/*"), ServerConfiguration())
+    static let negotiation = Negotiation(ServiceRequest(path: "/", accept: "image/webp,*/*"), auto: ServerConfiguration().output.autoFormats, enforced: [])
 }
 
 /// The `imgproxy-options` harness's input read as a small image and an imgproxy options path: the

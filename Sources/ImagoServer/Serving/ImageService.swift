@@ -200,7 +200,7 @@ public final class ImageService: Sendable {
         let start = ContinuousClock.now
         // Without the secret, the router's path answers the 403.
         guard hasSecret(request) else { return nil }
-        let negotiation = Negotiation(request, configuration)
+        let negotiation = Negotiation(request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats)
         guard let response = kept(request, negotiation) else { return nil }
         return finished(response, to: request, since: start)
     }
@@ -287,7 +287,7 @@ public final class ImageService: Sendable {
     /// dialect mounted there, which compiles the request to a plan that
     /// ``serve(_:to:negotiation:)`` answers.
     private func answer(_ request: ServiceRequest, route: ServiceRoute) async throws -> ServiceResponse {
-        let negotiation = Negotiation(request, configuration)
+        let negotiation = Negotiation(request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats)
         if let response = kept(request, negotiation) { return response }
         switch route {
         case .gallery: return try await answerGallery(request)
@@ -326,11 +326,12 @@ struct Negotiation {
     /// `offered:jxl,webp;enforced:webp`, part of the keys of negotiated variants.
     var classes: String
 
-    init(_ request: ServiceRequest, _ configuration: ServerConfiguration) {
+    /// The formats `auto` (``OutputSettings/autoFormats``) and `enforced` offer `request`. The two
+    /// lists alone: passing the whole ``ServerConfiguration``, a stored property, copied all of it
+    /// (every reference in it retained and released) on each kept answer.
+    init(_ request: ServiceRequest, auto: [OutputFormat], enforced enforcedFormats: [OutputFormat]) {
         accepted = OutputFormat.acceptedTypes(request.accept)
         let accepted = accepted
-        // The two lists alone: a closure reading them through `configuration` copied all of it.
-        let auto = configuration.output.autoFormats, enforcedFormats = configuration.output.enforcedFormats
         offered = OutputFormat.negotiable.filter { (auto.contains($0) || enforcedFormats.contains($0)) && accepted.contains($0.mimeType) }
         enforced = offered.filter { enforcedFormats.contains($0) }
         classes = "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")

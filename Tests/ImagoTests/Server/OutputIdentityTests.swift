@@ -124,7 +124,8 @@ struct OutputIdentityTests {
         let thumbor = ServiceRequest(path: "/thumbor/unsafe/64x64/photo.jpg")
         func facts(_ configuration: ServerConfiguration) async throws -> (identity: String, key: String, etag: String?) {
             let service = try ImageService(configuration: configuration)
-            let plan = try service.thumborPlan("/unsafe/64x64/photo.jpg", Negotiation(thumbor, configuration))
+            let plan = try service.thumborPlan(
+                "/unsafe/64x64/photo.jpg", Negotiation(thumbor, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats))
             let answer = await service.respond(to: thumbor)
             #expect(answer.status == 200)
             await Self.finish(service)

@@ -36,7 +36,11 @@ struct PreparedAnswerTests {
 
         // The variant under the path's key made again with other bytes: its own fields, not the old ones.
         let answered = try #require(
-            service.answeredPaths.value(forKey: Negotiation(ServiceRequest(path: path, accept: "image/webp"), service.configuration).pathKey(path)))
+            service.answeredPaths.value(
+                forKey: Negotiation(
+                    ServiceRequest(path: path, accept: "image/webp"), auto: service.configuration.output.autoFormats,
+                    enforced: service.configuration.output.enforcedFormats
+                ).pathKey(path)))
         service.variants.setValue(EncodedVariant(data: Data([1, 2, 3]), format: .webp, etag: "\"other\""), forKey: answered.variantKey, cost: 3)
         let remade = try #require(service.keptResponse(to: ServiceRequest(path: path, accept: "image/webp")))
         #expect(remade.headerFields[field("ETag")] == "\"other\"" && remade.headerFields[field("Content-Length")] == "3")

@@ -35,13 +35,14 @@ public struct PNGEncoder: ImageEncoding {
     }
 
     /// The most memory ``encode(_:)`` touches beyond `image`, known before it starts: the
-    /// filtered rows, the run-length stream and the fast LZ77 pass judging it (each at most the
-    /// rows' size, and the pass stopped past 1.08× the stream), and the compressors' state
-    /// (an interlaced or palette image a little less).
-    public func workingBytes(for image: Image) -> Int {
-        let rows = image.height * (1 + image.width * 4)
-        return rows * 3 + rows / 10 + (4 << 20)
-    }
+    /// filtered rows, then the run-length stream with the LZ77 stream or the pass judging it
+    /// (together stopped at 1.5 times the rows' size). Pages of an output buffer past what is
+    /// written are never touched. The compressors' own state is fixed (under 1 MB, as other
+    /// encoders' is) and per pixel, as the server scales this, it rounds away.
+    public func workingBytes(for image: Image) -> Int { Self.filteredBytes(image) * 5 / 2 }
+
+    /// The filtered rows' size: a filter byte and the row's samples (RGB or RGBA) for each row.
+    private static func filteredBytes(_ image: Image) -> Int { image.height * (1 + image.width * (image.metadata.hasAlpha ? 4 : 3)) }
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
         guard image.width > 0, image.height > 0, image.width <= Int(Int32.max) / 4, image.height <= Int(Int32.max),
@@ -189,15 +190,18 @@ public struct PNGEncoder: ImageEncoding {
     func stream(_ filtered: [UInt8]) throws(ImagoError) -> (data: Data, compression: Compression) {
         if compressionLevel == 0 { return (try Self.deflate(filtered, level: 0, capacity: nil) ?? Data(), .stored) }
         let runs = try Self.runLengthDeflate(filtered)
+        // An LZ77 stream is kept only when smaller than the run-length one; with both, at most
+        // 1.5 times the rows' size is written (``workingBytes(for:)``), which only rows near noise
+        // (a run-length stream past three quarters of them) come near.
+        let lzRoom = min(runs.count - 1, filtered.count * 3 / 2 - runs.count)
         if compressionLevel >= 10 {
-            // Only an LZ77 stream smaller than the run-length one is kept.
-            return try Self.deflate(filtered, level: compressionLevel, capacity: runs.count - 1).map { ($0, .lz77) } ?? (runs, .runLength)
+            return try Self.deflate(filtered, level: compressionLevel, capacity: lzRoom).map { ($0, .lz77) } ?? (runs, .runLength)
         }
         // The fast pass only has to show whether it stays above runs / photoRatio: a buffer that
         // size answers without keeping more.
-        let photoBound = Int(Double(runs.count) / Self.photoRatio)
+        let photoBound = min(Int(Double(runs.count) / Self.photoRatio), filtered.count * 3 / 2 - runs.count)
         guard try Self.deflate(filtered, level: 1, capacity: photoBound) != nil else { return (runs, .runLength) }
-        guard let lz = try Self.deflate(filtered, level: compressionLevel, capacity: runs.count - 1) else { return (runs, .runLength) }
+        guard let lz = try Self.deflate(filtered, level: compressionLevel, capacity: lzRoom) else { return (runs, .runLength) }
         return (lz, .lz77)
     }
 
