@@ -151,14 +151,18 @@ struct PNGEncoderTests {
         }
     }
 
-    @Test("levels 10–12 keep the smaller of both streams in full; level 0 stores")
+    @Test("levels 8–12 keep the smaller of both streams in full; level 0 stores")
     func sizeFirstLevels() throws {
-        for file in ["gif/video-005.gray.gif", "jpeg/video-001.png"] {
+        for file in ["gif/video-005.gray.gif", "jpeg/video-001.png", "webp/yellow_rose.lossy.webp"] {
             let image = try DecoderRegistry.standard().decode(try Corpus.data(file))
             let rows = Self.filtered(image)
-            let best = try PNGEncoder(compressionLevel: 12).stream(rows)
-            let runs = try PNGEncoder(compressionLevel: 7).stream(rows)
-            #expect(best.data.count <= runs.data.count, "\(file)")
+            let runs = try PNGEncoder.runLengthDeflate(rows).count
+            for level in [8, 12] {
+                let lz = try #require(try PNGEncoder.deflate(rows, level: level, capacity: nil)).count
+                let stream = try PNGEncoder(compressionLevel: level).stream(rows)
+                #expect(stream.data.count == min(runs, lz), "\(file) at \(level)")
+                #expect(stream.compression == (lz < runs ? .lz77 : .runLength), "\(file) at \(level)")
+            }
             #expect(try PNGEncoder(compressionLevel: 0).stream(rows).compression == .stored)
         }
     }

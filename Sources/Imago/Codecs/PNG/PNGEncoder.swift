@@ -11,11 +11,11 @@ import Foundation
 public struct PNGEncoder: ImageEncoding {
     public let format = ImageFormat.png
     /// The compression level, 0…12 (libdeflate's, on zlib's scale up to 9): 0 stores without
-    /// compressing (and without filtering); 12 is the smallest and slowest. The level is the
-    /// effort of the LZ77 compressor that graphics get; photos are written run-length at every
-    /// level from 1, which is smaller for them than LZ77 at 9 (10–12 try both in full). At the
-    /// default, 7, a photo is as small as Pillow's default (zlib level 6) in a fifth of its time
-    /// (BENCHMARKS.md).
+    /// compressing (and without filtering); 12 is the smallest and slowest. Up to 7 (the
+    /// default), a photo is written run-length and a graphic by LZ77 at the level, as a fast
+    /// LZ77 pass judges them: a 512 px photo 1% smaller than Pillow's default (zlib level 6) in
+    /// 70% of the encode time (BENCHMARKS.md); a large smooth photo can come out up to 4% larger
+    /// than LZ77 would write it. From 8, both streams are made in full and the smaller kept.
     public var compressionLevel: Int
 
     /// Write Adam7-interlaced (imgproxy's `IMGPROXY_PNG_INTERLACED`): a reader shows the whole
@@ -180,7 +180,7 @@ public struct PNGEncoder: ImageEncoding {
     /// level 7, in a quarter of the time. A graphic's rows repeat at longer distances (text,
     /// patterns, dithering), which only LZ77 finds: up to 1.8× smaller. So the run-length stream
     /// is made first and judged against a fast LZ77 pass; when that pass comes near it, LZ77 at
-    /// ``compressionLevel`` writes the stream. Levels 10–12 compare both in full, for size.
+    /// ``compressionLevel`` writes the stream. Levels 8–12 compare both in full, for size.
     private func compress(_ filtered: [UInt8]) throws(ImagoError) -> Data { try stream(filtered).data }
 
     /// How ``compress(_:)`` wrote a stream.
@@ -194,7 +194,7 @@ public struct PNGEncoder: ImageEncoding {
         // 1.5 times the rows' size is written (``workingBytes(for:)``), which only rows near noise
         // (a run-length stream past three quarters of them) come near.
         let lzRoom = min(runs.count - 1, filtered.count * 3 / 2 - runs.count)
-        if compressionLevel >= 10 {
+        if compressionLevel >= 8 {
             return try Self.deflate(filtered, level: compressionLevel, capacity: lzRoom).map { ($0, .lz77) } ?? (runs, .runLength)
         }
         // The fast pass only has to show whether it stays above runs / photoRatio: a buffer that
