@@ -20,8 +20,10 @@ private final class CountingDecoder: ImageDecoding {
 }
 
 /// A decoder for bytes starting "BLOCK" that waits, in its decode, until the test opens its gate,
-/// and says when `expected` decodes are waiting. The wait gives up after 20 s (and says so), so that
-/// a pipeline that blocks the pool its transfers need fails the test instead of hanging it.
+/// and says when `expected` decodes are waiting. The wait gives up after 150 s (and says so), so that
+/// a pipeline that blocks the pool its transfers need fails the test inside its 3-minute limit
+/// instead of hanging it. Not less: with the whole suite in parallel on 2 cores, the transfer's own
+/// steps can wait tens of seconds for a thread (20 s was passed in a fresh-clone run).
 private final class GatedDecoder: ImageDecoding {
     let format = ImageFormat.png
     let expected: Int
@@ -46,7 +48,7 @@ private final class GatedDecoder: ImageDecoding {
             return entered.waiter
         }
         waiter?.resume()
-        if gate.wait(timeout: .now() + .seconds(20)) == .timedOut { gaveUp.store(true, ordering: .relaxed) }
+        if gate.wait(timeout: .now() + .seconds(150)) == .timedOut { gaveUp.store(true, ordering: .relaxed) }
         return Image(
             width: 1, height: 1, frames: [.init(pixels: [0, 0, 0, 255])],
             metadata: ImageMetadata(format: .png, originalWidth: 1, originalHeight: 1, hasAlpha: false))
