@@ -200,7 +200,7 @@ public final class ImageService: Sendable {
         let start = ContinuousClock.now
         // Without the secret, the router's path answers the 403.
         guard hasSecret(request) else { return nil }
-        let negotiation = Negotiation(request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats)
+        let negotiation = negotiation(for: request)
         guard let response = kept(request, negotiation) else { return nil }
         return finished(response, to: request, since: start)
     }
@@ -217,6 +217,11 @@ public final class ImageService: Sendable {
             answered.answer.fits(variant)
             ? answered.answer : PreparedAnswer(variant, cacheControl: configuration.cacheControl, varies: answered.varies, delivery: answered.delivery)
         return answer.response(variant.body, to: request)
+    }
+
+    /// What the server may answer `request` by its `Accept`.
+    private func negotiation(for request: ServiceRequest) -> Negotiation {
+        Negotiation(request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats)
     }
 
     /// Whether `request` carries the server's secret (imgproxy's `IMGPROXY_SECRET`) as
@@ -287,7 +292,7 @@ public final class ImageService: Sendable {
     /// dialect mounted there, which compiles the request to a plan that
     /// ``serve(_:to:negotiation:)`` answers.
     private func answer(_ request: ServiceRequest, route: ServiceRoute) async throws -> ServiceResponse {
-        let negotiation = Negotiation(request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats)
+        let negotiation = negotiation(for: request)
         if let response = kept(request, negotiation) { return response }
         switch route {
         case .gallery: return try await answerGallery(request)

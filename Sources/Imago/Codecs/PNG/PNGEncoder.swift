@@ -39,10 +39,13 @@ public struct PNGEncoder: ImageEncoding {
     /// (together stopped at 1.5 times the rows' size). Pages of an output buffer past what is
     /// written are never touched. The compressors' own state is fixed (under 1 MB, as other
     /// encoders' is) and per pixel, as the server scales this, it rounds away.
-    public func workingBytes(for image: Image) -> Int { Self.filteredBytes(image) * 5 / 2 }
+    public func workingBytes(for image: Image) -> Int {
+        let rows = image.height * (1 + image.width * (image.metadata.hasAlpha ? 4 : 3))
+        return rows + Self.streamsRoom(rows: rows)
+    }
 
-    /// The filtered rows' size: a filter byte and the row's samples (RGB or RGBA) for each row.
-    private static func filteredBytes(_ image: Image) -> Int { image.height * (1 + image.width * (image.metadata.hasAlpha ? 4 : 3)) }
+    /// The most the compressed streams alive at once may write for `rows` bytes of filtered rows.
+    private static func streamsRoom(rows: Int) -> Int { rows * 3 / 2 }
 
     public func encode(_ image: Image) throws(ImagoError) -> Data {
         guard image.width > 0, image.height > 0, image.width <= Int(Int32.max) / 4, image.height <= Int(Int32.max),
@@ -63,7 +66,7 @@ public struct PNGEncoder: ImageEncoding {
         } else {
             scanlines = PNGRowFilter(width: image.width, height: image.height, channels: channels, filters: compressionLevel > 0).filter(image.pixels)
         }
-        let compressed = try compress(scanlines)
+        let compressed = try stream(scanlines).data
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         png.reserveCapacity(compressed.count + compressed.count / Self.idatLength * 12 + 64)
         var header = Data()
@@ -174,32 +177,30 @@ public struct PNGEncoder: ImageEncoding {
     /// smaller was above it.
     private static let photoRatio = 0.93
 
-    /// The filtered rows as one zlib stream, by the cheaper of two compressors that suits them.
-    /// A photo's filtered rows are noise around zero with few repeats: zlib's run-length strategy
+    /// How ``stream(_:)`` wrote a stream.
+    enum Compression: Equatable { case stored, runLength, lz77 }
+
+    /// The filtered rows as one zlib stream, and the compressor that wrote it: of two, the one
+    /// that suits them. A photo's filtered rows are noise around zero with few repeats: zlib's run-length strategy
     /// (`Z_RLE`, matches at distance 1 only) writes them 2–8% smaller than libdeflate's LZ77 at
     /// level 7, in a quarter of the time. A graphic's rows repeat at longer distances (text,
     /// patterns, dithering), which only LZ77 finds: up to 1.8× smaller. So the run-length stream
     /// is made first and judged against a fast LZ77 pass; when that pass comes near it, LZ77 at
     /// ``compressionLevel`` writes the stream. Levels 8–12 compare both in full, for size.
-    private func compress(_ filtered: [UInt8]) throws(ImagoError) -> Data { try stream(filtered).data }
-
-    /// How ``compress(_:)`` wrote a stream.
-    enum Compression: Equatable { case stored, runLength, lz77 }
-
-    /// The zlib stream for `filtered` and the compressor that wrote it.
     func stream(_ filtered: [UInt8]) throws(ImagoError) -> (data: Data, compression: Compression) {
         if compressionLevel == 0 { return (try Self.deflate(filtered, level: 0, capacity: nil) ?? Data(), .stored) }
         let runs = try Self.runLengthDeflate(filtered)
-        // An LZ77 stream is kept only when smaller than the run-length one; with both, at most
-        // 1.5 times the rows' size is written (``workingBytes(for:)``), which only rows near noise
-        // (a run-length stream past three quarters of them) come near.
-        let lzRoom = min(runs.count - 1, filtered.count * 3 / 2 - runs.count)
+        // An LZ77 stream is kept only when smaller than the run-length one; the two together
+        // write at most ``streamsRoom(rows:)``, which only rows near noise (a run-length stream
+        // past three quarters of them) come near.
+        let room = Self.streamsRoom(rows: filtered.count) - runs.count
+        let lzRoom = min(runs.count - 1, room)
         if compressionLevel >= 8 {
             return try Self.deflate(filtered, level: compressionLevel, capacity: lzRoom).map { ($0, .lz77) } ?? (runs, .runLength)
         }
         // The fast pass only has to show whether it stays above runs / photoRatio: a buffer that
         // size answers without keeping more.
-        let photoBound = min(Int(Double(runs.count) / Self.photoRatio), filtered.count * 3 / 2 - runs.count)
+        let photoBound = min(Int(Double(runs.count) / Self.photoRatio), room)
         guard try Self.deflate(filtered, level: 1, capacity: photoBound) != nil else { return (runs, .runLength) }
         guard let lz = try Self.deflate(filtered, level: compressionLevel, capacity: lzRoom) else { return (runs, .runLength) }
         return (lz, .lz77)
