@@ -57,10 +57,12 @@ struct DeadlineTimerTests {
     func timerFires() async {
         let timer = DeadlineTimer()
         let cleared = Recorder<Int>()
-        timer.set(1, at: .now + .milliseconds(1), action: { cleared.append(1) })
+        // Cleared long before it is due (at 1 ms, a thread descheduled between the two calls
+        // under a loaded machine let it fire), and passed before the second one fires.
+        timer.set(1, at: .now + .milliseconds(500), action: { cleared.append(1) })
         timer.clear(1)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            timer.set(2, at: .now + .milliseconds(20), action: { continuation.resume() })
+            timer.set(2, at: .now + .milliseconds(520), action: { continuation.resume() })
         }
         #expect(cleared.all.isEmpty)
         #expect(timer.count == 0)
