@@ -22,8 +22,20 @@ enum ImgproxyOptionsFeed {
         guard data.count >= 2 else { return }
         let width = 1 + Int(data[0] % 64), height = 1 + Int(data[1] % 64)
         let text = String(decoding: data.dropFirst(2), as: UTF8.self)
+        // The text as a whole path (the second byte's top bit: presets only), its options checked
+        // against an allow-list; and as preset definitions.
+        if let path = try? ProcessingPath(parsing: "/_/" + text, presetsOnly: data[1] & 0x80 != 0) {
+            _ = try? path.checkOptions(allowed: ["w", "pr", "resize"], kind: "processing")
+            _ = try? ProcessingOptions(parsing: path.options, presets: ["p": ["w:10", "pr:p"], "default": ["q:5"]])
+        }
+        var definitions = PresetDefinitions()
+        if (try? definitions.add(text, separator: ",", origin: "fuzz")) != nil {
+            _ = try? definitions.table { segments, table throws(ServerError) in _ = try ProcessingOptions(parsing: segments, presets: table) }
+        }
         // The same segments as /info options: parsed, and their facts taken of the image.
-        if let info = try? InfoOptions(parsing: text.split(separator: "/").map(String.init)) {
+        if let info = try? InfoOptions(
+            parsing: text.split(separator: "/").map(String.init), presets: ["p": ["size:0", "pr:p"], "default": ["bh:1:1"]])
+        {
             _ = info.key
             let image = pattern(width: width, height: height)
             _ = try? ImageFacts.json(of: image, data: Data(data), options: info)

@@ -9,6 +9,19 @@ public struct ServerConfiguration: Sendable {
     public var signer = URLSigner(pairs: [])
     /// Named option lists for `pr:`/`preset:`; `default` applies to every request first.
     public var presets: [String: [String]] = [:]
+    /// Named `/info` option lists for `pr:`; `default` applies to every `/info` request first.
+    public var infoPresets: [String: [String]] = [:]
+    /// imgproxy's `IMGPROXY_ONLY_PRESETS`: an image URL's options are one segment of preset names
+    /// (`thumb:sharp`), and nothing else. Default false.
+    public var onlyPresets = false
+    /// imgproxy's `IMGPROXY_INFO_ONLY_PRESETS`: the same for `/info` URLs; nil follows
+    /// ``onlyPresets``.
+    public var infoOnlyPresets: Bool?
+    /// imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`: the option names (full or short, each as
+    /// written) an image URL may use; presets may use any. nil allows all.
+    public var allowedProcessingOptions: Set<String>?
+    /// imgproxy's `IMGPROXY_ALLOWED_INFO_OPTIONS`: the same for `/info` URLs.
+    public var allowedInfoOptions: Set<String>?
     /// Hosts http(s) sources may come from (exactly, or a subdomain of an entry written
     /// `.example.com`); nil allows any public host.
     public var allowedHosts: [String]?

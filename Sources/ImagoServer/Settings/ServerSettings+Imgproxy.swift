@@ -28,27 +28,23 @@ extension ServerSettings {
                 configuration.signer.signatureSize = bytes
             }
         }
+        + presets
         + [
-            ServerSetting(
-                "--presets", "IMAGO_PRESETS", peers: [.same("IMGPROXY_PRESETS")],
-                "named option lists: name=rs:fill:300:300/q:80,other=…; `default` applies to all"
-            ) {
-                configuration, text, _ throws(ServerError) in
-                for preset in ServerSetting.list(text) {
-                    let parts = preset.split(separator: "=", maxSplits: 1)
-                    guard parts.count == 2, !parts[0].isEmpty else { throw ServerSetting.invalid("--presets", "IMAGO_PRESETS") }
-                    configuration.presets[String(parts[0])] = parts[1].split(separator: "/").map(String.init)
-                }
-                for (name, options) in configuration.presets {
-                    do {
-                        _ = try ProcessingOptions(parsing: options)
-                    } catch let error as ServerError {
-                        throw ServerError(status: 500, "preset \(name): \(error.message)")
-                    } catch {
-                        throw ServerSetting.invalid("--presets", "IMAGO_PRESETS")
-                    }
-                }
-            },
+            .boolean(
+                "--only-presets", "IMAGO_ONLY_PRESETS", peers: [.boolean("IMGPROXY_ONLY_PRESETS")],
+                "an image URL's options are one segment of preset names (thumb:sharp) and nothing else", \.onlyPresets),
+            .boolean(
+                "--info-only-presets", "IMAGO_INFO_ONLY_PRESETS", peers: [.boolean("IMGPROXY_INFO_ONLY_PRESETS")],
+                "the same for /info URLs (default --only-presets)"
+            ) { $0.infoOnlyPresets = $1 },
+            .text(
+                "--allowed-processing-options", "IMAGO_ALLOWED_PROCESSING_OPTIONS", peers: [.same("IMGPROXY_ALLOWED_PROCESSING_OPTIONS")],
+                "option names an image URL may use, comma-separated, full and short names each as written (others are 404; presets may use any); default all"
+            ) { $0.allowedProcessingOptions = Set(ServerSetting.list($1)) },
+            .text(
+                "--allowed-info-options", "IMAGO_ALLOWED_INFO_OPTIONS", peers: [.same("IMGPROXY_ALLOWED_INFO_OPTIONS")],
+                "option names an /info URL may use, comma-separated (others are 404); default all"
+            ) { $0.allowedInfoOptions = Set(ServerSetting.list($1)) },
             .text(
                 "--source-base-url", "IMAGO_SOURCE_BASE_URL", peers: [.same("IMGPROXY_BASE_URL")],
                 "put before imgproxy source URLs that do not start with it (default none)"
@@ -83,4 +79,31 @@ extension ServerSettings {
                 peers: [.boolean("IMGPROXY_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP")],
                 "an object gravity (g:obj) that finds no face is smart gravity; false: the centre", \.imgproxyObjectsFallBackToSmart),
         ]
+}
+
+extension ServerSettings {
+    /// imgproxy's presets for images and `/info`: the variables' definitions, split by one
+    /// separator, then the files' lines; read together so the separator and the files apply
+    /// whatever the order, and each preset checked once all are known.
+    static let presets: [ServerSetting] = ServerSetting.compound(
+        .part(
+            "--presets", "IMAGO_PRESETS", peers: [.same("IMGPROXY_PRESETS")],
+            "named option lists: name=rs:fill:300:300/q:80,other=…; `default` applies to all"),
+        .part("--presets-separator", "IMAGO_PRESETS_SEPARATOR", peers: [.same("IMGPROXY_PRESETS_SEPARATOR")], "what divides --presets' definitions (default ,)"),
+        .part(
+            "--presets-path", "IMAGO_PRESETS_PATH", peers: [.same("IMGPROXY_PRESETS_PATH")],
+            "a file of preset definitions, one per line (# starts a comment), after --presets'"),
+        .part("--info-presets", "IMAGO_INFO_PRESETS", peers: [.same("IMGPROXY_INFO_PRESETS")], "named /info option lists, as --presets"),
+        .part("--info-presets-path", "IMAGO_INFO_PRESETS_PATH", peers: [.same("IMGPROXY_INFO_PRESETS_PATH")], "a file of /info preset definitions, as --presets-path")
+    ) { configuration, texts throws(ServerError) in
+        let (list, separator, path, infoList, infoPath) = (texts[0], texts[1] ?? ",", texts[2], texts[3], texts[4])
+        guard !separator.isEmpty else { throw ServerSetting.invalid("--presets-separator", "IMAGO_PRESETS_SEPARATOR") }
+        var images = PresetDefinitions(), info = PresetDefinitions()
+        if let list { try images.add(list, separator: separator, origin: "--presets (IMAGO_PRESETS)") }
+        if let path { try images.add(fileAt: path, origin: "--presets-path (IMAGO_PRESETS_PATH)") }
+        if let infoList { try info.add(infoList, separator: separator, origin: "--info-presets (IMAGO_INFO_PRESETS)") }
+        if let infoPath { try info.add(fileAt: infoPath, origin: "--info-presets-path (IMAGO_INFO_PRESETS_PATH)") }
+        configuration.presets = try images.table { segments, table throws(ServerError) in _ = try ProcessingOptions(parsing: segments, presets: table) }
+        configuration.infoPresets = try info.table { segments, table throws(ServerError) in _ = try InfoOptions(parsing: segments, presets: table) }
+    }
 }

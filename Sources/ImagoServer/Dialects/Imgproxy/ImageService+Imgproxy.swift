@@ -9,10 +9,12 @@ import NIOCore
 extension ImageService {
     /// The answer to `request`, whose `path` is under imgproxy's mount.
     func answerImgproxy(_ request: ServiceRequest, path: String, _ negotiation: Negotiation) async throws -> ServiceResponse {
-        let path = try ProcessingPath(parsing: path)
+        let path = try ProcessingPath(parsing: path, presetsOnly: configuration.onlyPresets)
         try verifyImgproxySignature(path)
+        if !configuration.onlyPresets { try path.checkOptions(allowed: configuration.allowedProcessingOptions, kind: "processing") }
         var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
-        if !options.raw, options.format == nil, let name = path.outputExtension {
+        // As imgproxy's parser: the extension is applied after the options, so it wins over `f:`.
+        if !options.raw, let name = path.outputExtension {
             guard OutputFormat(extension: name) != nil else { throw ServerError.badRequest("Imago does not write '\(name)'") }
             options.format = name.lowercased()
         }

@@ -9,9 +9,11 @@ extension ImageService {
     /// signature covers the path after it, as for images; the answer is kept and cached like a
     /// variant, and repeats of the path come from memory.
     func infoPlan(_ requestPath: String) throws -> VariantPlan {
-        let path = try ProcessingPath(parsing: String(requestPath.dropFirst("/info".count)))
+        let presetsOnly = configuration.infoOnlyPresets ?? configuration.onlyPresets
+        let path = try ProcessingPath(parsing: String(requestPath.dropFirst("/info".count)), presetsOnly: presetsOnly)
         try verifyImgproxySignature(path)
-        let options = try InfoOptions(parsing: path.options)
+        if !presetsOnly { try path.checkOptions(allowed: configuration.allowedInfoOptions, kind: "info") }
+        let options = try InfoOptions(parsing: path.options, presets: configuration.infoPresets)
         let url = try imgproxy.source(path.source)
         return VariantPlan(
             source: url, key: "info\n" + url.absoluteString + "\n" + options.key, delivery: .facts, varies: false, failures: ImgproxyDialect.Failures(),

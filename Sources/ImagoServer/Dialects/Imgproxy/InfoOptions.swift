@@ -40,7 +40,16 @@ public struct InfoOptions: Sendable {
     public init() {}
 
     /// Options parsed from URL segments; a 400 names the first one that is unknown or malformed.
-    public init(parsing segments: [String]) throws(ServerError) {
+    /// The `default` info preset applies first; `preset`/`pr` expands `presets` in place, as
+    /// processing options' presets do (a preset met again inside itself is skipped).
+    public init(parsing segments: [String], presets: [String: [String]] = [:]) throws(ServerError) {
+        if presets["default"] != nil { try apply(["pr:default"], presets: presets, using: []) }
+        try apply(segments, presets: presets, using: [])
+    }
+
+    // One switch over every name, as imgproxy's parser has it.
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private mutating func apply(_ segments: [String], presets: [String: [String]], using used: [String]) throws(ServerError) {
         for segment in segments {
             let parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             let name = parts[0], arguments = Array(parts.dropFirst())
@@ -78,6 +87,11 @@ public struct InfoOptions: Sendable {
                 hashsums = known.filter(arguments.contains)
             case "page", "pg": page = try number(0, 0...65_535)
             case "cachebuster", "cb": cacheBuster = arguments.joined(separator: ":")
+            case "preset", "pr":
+                for preset in arguments where !preset.isEmpty && !used.contains(preset) {
+                    guard let segments = presets[preset] else { throw .badRequest("no info preset '\(preset)'") }
+                    try apply(segments, presets: presets, using: used + [preset])
+                }
             default: throw .badRequest("unknown info option '\(name)'")
             }
         }

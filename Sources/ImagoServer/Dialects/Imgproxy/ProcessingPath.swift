@@ -20,8 +20,10 @@ public struct ProcessingPath: Sendable, Equatable {
     /// The longest path taken: a signed URL of a few options and a long source fits easily.
     public static let maxLength = 8192
 
-    /// Splits `path` (without the query). Throws a 400 naming what is wrong.
-    public init(parsing path: String) throws(ServerError) {
+    /// Splits `path` (without the query). Throws a 400 naming what is wrong. With `presetsOnly`
+    /// (imgproxy's `IMGPROXY_ONLY_PRESETS`) the first segment after the signature is preset
+    /// names divided by `:`, read as one `preset` option, and the source follows it.
+    public init(parsing path: String, presetsOnly: Bool = false) throws(ServerError) {
         guard path.utf8.count <= Self.maxLength else { throw .badRequest("path too long") }
         guard path.hasPrefix("/") else { throw .badRequest("path must start with /") }
         let afterSlash = path.dropFirst()
@@ -30,7 +32,13 @@ public struct ProcessingPath: Sendable, Equatable {
         signedPart = String(afterSlash[end...])
         var segments = signedPart.dropFirst().split(separator: "/", omittingEmptySubsequences: false)[...]
         options = []
-        while let segment = segments.first, segment != "plain", segment.contains(":") {
+        if presetsOnly {
+            guard let names = segments.first, segments.count > 1 else { throw .badRequest("no source URL") }
+            guard !names.isEmpty else { throw .badRequest("no preset named") }
+            options = ["preset:" + names]
+            segments = segments.dropFirst()
+        }
+        while !presetsOnly, let segment = segments.first, segment != "plain", segment.contains(":") {
             options.append(String(segment))
             segments = segments.dropFirst()
         }
@@ -55,6 +63,16 @@ public struct ProcessingPath: Sendable, Equatable {
             source = decoded
         }
         if outputExtension?.isEmpty == true { outputExtension = nil }
+    }
+
+    /// Throws imgproxy's answer to an option `allowed` does not name (404, `Forbidden
+    /// processing option`); `kind` is `processing` or `info`. nil allows every option.
+    func checkOptions(allowed: Set<String>?, kind: String) throws(ServerError) {
+        guard let allowed else { return }
+        for segment in options {
+            let name = String(segment.prefix { $0 != ":" })
+            guard allowed.contains(name) else { throw ServerError(status: 404, "Forbidden \(kind) option \(name)") }
+        }
     }
 
     /// URL-safe base64, padding optional, to UTF-8 text.
