@@ -17,6 +17,29 @@ extension ImageService {
         return answer.response(variant.body, to: request)
     }
 
+    /// The answer to a request whose source could not be had (`failure`): `plan`'s variant, made
+    /// from the dialect's fallback image, with `status` (0: the failure's own), `cacheControl` and
+    /// `Fallback-Image: 1`. It is kept under the fallback plan's own key and never remembered for
+    /// the request's path, so the next request tries the source again. When the fallback cannot be
+    /// had either, the source's failure is the answer.
+    func serveFallback(_ plan: VariantPlan, status: Int, cacheControl: String, failure: any Error, to request: ServiceRequest) async throws -> ServiceResponse {
+        let variant: EncodedVariant
+        do {
+            variant = try await self.variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
+        } catch {
+            throw failure
+        }
+        metrics.served(from: "fallback")
+        var response = PreparedAnswer(variant, cacheControl: cacheControl, varies: plan.varies, delivery: plan.delivery).response(variant.body, to: request)
+        if response.status == 200, status != 0 {
+            response.status = status
+        } else if response.status == 200 {
+            response.status = (failure as? ServerError)?.status ?? (failure as? ImagoError).map { ServerError(loading: $0).status } ?? 502
+        }
+        response.headers.append(name: "Fallback-Image", value: "1")
+        return response
+    }
+
     /// The kept variant, the one being made for an identical request, or a new one, made by one
     /// of the workers: at once when one is free, else after waiting in the queue (the deadline
     /// runs while it waits); `whenFull` when the queue is full too. The work holds its worker

@@ -47,7 +47,7 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// Whether stripped metadata keeps the copyright and author (`IMGPROXY_KEEP_COPYRIGHT`). Default true.
     public var keepsCopyright = true
     /// The watermark `watermark`/`wm` options place; nil for none (the options then place nothing).
-    public var watermark: ServerConfiguration.WatermarkSource?
+    public var watermark: ServerConfiguration.AuxiliaryImage?
     /// The watermark's own opacity, multiplied by each URL's (`IMGPROXY_WATERMARK_OPACITY`). Default 1.
     public var watermarkOpacity = 1.0
     /// The longest side a result may have; a larger one is scaled down (`IMGPROXY_MAX_RESULT_DIMENSION`).

@@ -145,8 +145,9 @@ public struct ServerConfiguration: Sendable {
     /// The disk cache's folder for sources and processed variants; nil for none.
     public var cacheDirectory: URL?
 
-    /// Where the watermark comes from (imgproxy's `IMGPROXY_WATERMARK_PATH`, `_URL`, `_DATA`).
-    public enum WatermarkSource: Sendable, Hashable, Codable {
+    /// An image the server supplies itself, from one of three places (imgproxy's `_PATH`, `_URL`
+    /// and `_DATA` variables): the watermark, the fallback image.
+    public enum AuxiliaryImage: Sendable, Hashable, Codable {
         /// A file, read when the service starts.
         case path(String)
         /// An http(s) URL, fetched through the pipeline the first time a request asks for it.
@@ -154,6 +155,17 @@ public struct ServerConfiguration: Sendable {
         /// The encoded image itself.
         case data(Data)
     }
+
+    /// imgproxy's `IMGPROXY_FALLBACK_IMAGE_*`: the image an imgproxy URL answers, processed with
+    /// its options, when its source cannot be had (missing, refused, too slow, too large,
+    /// undecodable); a file or base64 is read when the service starts. Default none.
+    public var fallbackImage: AuxiliaryImage?
+    /// The status of a fallback answer (`IMGPROXY_FALLBACK_IMAGE_HTTP_CODE`); 0 answers the
+    /// failure's own status. Default 200.
+    public var fallbackStatus = 200
+    /// `Cache-Control: max-age` of a fallback answer in seconds (`IMGPROXY_FALLBACK_IMAGE_TTL`);
+    /// 0 sends ``cacheControl`` as other answers. Default 0.
+    public var fallbackTTL = 0
 
     /// Whether `Content-Disposition` says `attachment` unless a URL says otherwise
     /// (`IMGPROXY_RETURN_ATTACHMENT`). Default false: `inline`.

@@ -218,3 +218,26 @@ extension ServerSetting {
         }
     }
 }
+
+extension ServerSetting {
+    /// The image one of three settings (a path, an http(s) URL, base64; `flags` in that order,
+    /// their variables the flags' `IMAGO_` names) gives; nil when none is set, and a 500 when
+    /// more than one is or the one given cannot be used.
+    static func auxiliaryImage(_ texts: [String?], flags: [String]) throws(ServerError) -> ServerConfiguration.AuxiliaryImage? {
+        let given = zip(flags, texts).filter { $0.1 != nil }
+        guard given.count <= 1 else { throw ServerError(status: 500, "set one of \(given.map(\.0).joined(separator: ", "))") }
+        func variable(_ flag: String) -> String { "IMAGO_" + flag.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_") }
+        if let path = texts[0] { return .path(path) }
+        if let text = texts[1] {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                throw invalid(flags[1], variable(flags[1]))
+            }
+            return .url(url)
+        }
+        if let text = texts[2] {
+            guard let data = Data(base64Encoded: text), !data.isEmpty else { throw invalid(flags[2], variable(flags[2])) }
+            return .data(data)
+        }
+        return nil
+    }
+}

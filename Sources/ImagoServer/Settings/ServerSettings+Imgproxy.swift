@@ -28,7 +28,7 @@ extension ServerSettings {
                 configuration.signer.signatureSize = bytes
             }
         }
-        + presets
+        + presets + fallback
         + [
             .boolean(
                 "--only-presets", "IMAGO_ONLY_PRESETS", peers: [.boolean("IMGPROXY_ONLY_PRESETS")],
@@ -89,12 +89,15 @@ extension ServerSettings {
         .part(
             "--presets", "IMAGO_PRESETS", peers: [.same("IMGPROXY_PRESETS")],
             "named option lists: name=rs:fill:300:300/q:80,other=…; `default` applies to all"),
-        .part("--presets-separator", "IMAGO_PRESETS_SEPARATOR", peers: [.same("IMGPROXY_PRESETS_SEPARATOR")], "what divides --presets' definitions (default ,)"),
+        .part(
+            "--presets-separator", "IMAGO_PRESETS_SEPARATOR", peers: [.same("IMGPROXY_PRESETS_SEPARATOR")], "what divides --presets' definitions (default ,)"),
         .part(
             "--presets-path", "IMAGO_PRESETS_PATH", peers: [.same("IMGPROXY_PRESETS_PATH")],
             "a file of preset definitions, one per line (# starts a comment), after --presets'"),
         .part("--info-presets", "IMAGO_INFO_PRESETS", peers: [.same("IMGPROXY_INFO_PRESETS")], "named /info option lists, as --presets"),
-        .part("--info-presets-path", "IMAGO_INFO_PRESETS_PATH", peers: [.same("IMGPROXY_INFO_PRESETS_PATH")], "a file of /info preset definitions, as --presets-path")
+        .part(
+            "--info-presets-path", "IMAGO_INFO_PRESETS_PATH", peers: [.same("IMGPROXY_INFO_PRESETS_PATH")],
+            "a file of /info preset definitions, as --presets-path")
     ) { configuration, texts throws(ServerError) in
         let (list, separator, path, infoList, infoPath) = (texts[0], texts[1] ?? ",", texts[2], texts[3], texts[4])
         guard !separator.isEmpty else { throw ServerSetting.invalid("--presets-separator", "IMAGO_PRESETS_SEPARATOR") }
@@ -106,4 +109,35 @@ extension ServerSettings {
         configuration.presets = try images.table { segments, table throws(ServerError) in _ = try ProcessingOptions(parsing: segments, presets: table) }
         configuration.infoPresets = try info.table { segments, table throws(ServerError) in _ = try InfoOptions(parsing: segments, presets: table) }
     }
+}
+
+extension ServerSettings {
+    /// imgproxy's fallback image: where it comes from (one of three), its status and its lifetime.
+    static let fallback: [ServerSetting] =
+        ServerSetting.compound(
+            .part(
+                "--fallback-image-path", "IMAGO_FALLBACK_IMAGE_PATH", peers: [.same("IMGPROXY_FALLBACK_IMAGE_PATH")],
+                "image file an imgproxy URL answers, processed with its options, when its source cannot be had (read at start); default none"),
+            .part(
+                "--fallback-image-url", "IMAGO_FALLBACK_IMAGE_URL", peers: [.same("IMGPROXY_FALLBACK_IMAGE_URL")],
+                "http(s) URL of the fallback image, fetched through the pipeline when needed"),
+            .part("--fallback-image-data", "IMAGO_FALLBACK_IMAGE_DATA", peers: [.same("IMGPROXY_FALLBACK_IMAGE_DATA")], "the fallback image as base64")
+        ) { configuration, texts throws(ServerError) in
+            configuration.fallbackImage = try ServerSetting.auxiliaryImage(
+                texts, flags: ["--fallback-image-path", "--fallback-image-url", "--fallback-image-data"])
+        }
+        + [
+            ServerSetting(
+                "--fallback-image-status", "IMAGO_FALLBACK_IMAGE_STATUS", peers: [.same("IMGPROXY_FALLBACK_IMAGE_HTTP_CODE")],
+                "status of an answer with the fallback image, 0 for the failure's own (default 200)"
+            ) { configuration, text, _ throws(ServerError) in
+                guard let status = Int(text), status == 0 || (100...599).contains(status) else {
+                    throw ServerSetting.invalid("--fallback-image-status", "IMAGO_FALLBACK_IMAGE_STATUS")
+                }
+                configuration.fallbackStatus = status
+            },
+            .integer(
+                "--fallback-image-ttl", "IMAGO_FALLBACK_IMAGE_TTL", 0...(10 * 365 * 86_400), peers: [.same("IMGPROXY_FALLBACK_IMAGE_TTL")],
+                "Cache-Control max-age in seconds of an answer with the fallback image, 0 for --cache-control's", \.fallbackTTL),
+        ]
 }

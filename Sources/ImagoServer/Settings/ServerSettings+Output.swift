@@ -14,19 +14,7 @@ extension ServerSettings {
                 "http(s) URL of the watermark image, fetched once on first use"),
             .part("--watermark-data", "IMAGO_WATERMARK_DATA", peers: [.same("IMGPROXY_WATERMARK_DATA")], "the watermark image as base64")
         ) { configuration, texts throws(ServerError) in
-            let given = zip(["--watermark-path", "--watermark-url", "--watermark-data"], texts).filter { $0.1 != nil }
-            guard given.count <= 1 else { throw ServerError(status: 500, "set one of \(given.map(\.0).joined(separator: ", "))") }
-            if let path = texts[0] { configuration.output.watermark = .path(path) }
-            if let text = texts[1] {
-                guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-                    throw ServerSetting.invalid("--watermark-url", "IMAGO_WATERMARK_URL")
-                }
-                configuration.output.watermark = .url(url)
-            }
-            if let text = texts[2] {
-                guard let data = Data(base64Encoded: text), !data.isEmpty else { throw ServerSetting.invalid("--watermark-data", "IMAGO_WATERMARK_DATA") }
-                configuration.output.watermark = .data(data)
-            }
+            configuration.output.watermark = try ServerSetting.auxiliaryImage(texts, flags: ["--watermark-path", "--watermark-url", "--watermark-data"])
         }
         + [
             .text(

@@ -102,7 +102,8 @@ struct ImgproxyPresetsTests {
     @Test("ALLOWED_PROCESSING_OPTIONS: each name as written (rs is not resize); others are imgproxy's 404 before any fetch; presets use any option")
     func allowedProcessingOptions() async throws {
         let configuration = try ServerSettings.configuration([
-            "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": "resize, pr, q", "IMGPROXY_PRESETS": "blurred=bl:2/rs:fit:8:8", "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "1",
+            "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": "resize, pr, q", "IMGPROXY_PRESETS": "blurred=bl:2/rs:fit:8:8",
+            "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "1",
         ]).configuration
         try await withServer({ $0 = configuration }) { server in
             let source = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg").absoluteString

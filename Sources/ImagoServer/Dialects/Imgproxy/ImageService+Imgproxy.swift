@@ -28,8 +28,17 @@ extension ImageService {
                 source: url, key: "raw\n" + url.absoluteString, delivery: delivery, varies: false, failures: ImgproxyDialect.Failures(), product: .passThrough)
             return try await serve(plan, to: request, negotiation: negotiation)
         }
-        return try await serve(
-            imgproxyPlan(url: url, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery), to: request, negotiation: negotiation)
+        let plan = imgproxyPlan(url: url, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery)
+        guard let fallback = imgproxy.fallback else { return try await serve(plan, to: request, negotiation: negotiation) }
+        do {
+            return try await serve(plan, to: request, negotiation: negotiation)
+        } catch  where FallbackImage.covers(error) {
+            // The same options on the fallback image; its answer is never the URL's variant. The
+            // URL's limits on its source are not the operator's image's.
+            var fallbackPlan = imgproxyPlan(url: fallback.source, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery)
+            fallbackPlan.limits = SourceLimits()
+            return try await serveFallback(fallbackPlan, status: fallback.status, cacheControl: fallback.cacheControl, failure: error, to: request)
+        }
     }
 
     /// Checks `path`'s signature: one the operator trusts passes as it is, else it must verify with

@@ -8,6 +8,8 @@ final class ImgproxyDialect: Sendable {
     let watermarks: WatermarkLoader
     /// Smart and object gravities' faces, the cascade read once.
     let faces: ImgproxySteps.FaceSettings
+    /// What a URL whose source cannot be had answers instead; nil for the failure.
+    let fallback: FallbackImage?
     private let sources: SourceResolver
     private let baseURL: String?
     private let replacements: [(pattern: SourcePattern, replacement: String)]
@@ -18,6 +20,7 @@ final class ImgproxyDialect: Sendable {
         self.sources = sources
         watermarks = try WatermarkLoader(configuration.output.watermark, opacity: configuration.output.watermarkOpacity, pipeline: pipeline)
         faces = try Self.faceSettings(configuration)
+        fallback = try FallbackImage(configuration, pipeline: pipeline)
         baseURL = configuration.sourceBaseURL.flatMap { $0.isEmpty ? nil : $0 }
         replacements = configuration.sourceURLReplacements.map { (SourcePattern($0.pattern), Self.template($0.replacement)) }
         maxResultDimension = configuration.output.maxResultDimension

@@ -12,7 +12,7 @@ final class WatermarkLoader: Sendable {
     private let pipeline: ImagePipeline
     private let loaded = KeptOnce<Watermark>()
 
-    init(_ source: ServerConfiguration.WatermarkSource?, opacity: Double, pipeline: ImagePipeline) throws {
+    init(_ source: ServerConfiguration.AuxiliaryImage?, opacity: Double, pipeline: ImagePipeline) throws {
         self.opacity = opacity
         self.pipeline = pipeline
         switch source {
