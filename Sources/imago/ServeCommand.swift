@@ -56,6 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
         let heapTrimming = HeapTrimming.start(limited: configuration.containerMemory != nil)
         defer { heapTrimming.cancel() }
         let service = try ImageService(configuration: configuration, logger: logger, accessLog: .standardError)
+        let timeout = configuration.gracefulStopTimeout
         let application = Application(
             router: ImageServer.router(service: service),
             server: ImageServer.server(service),
@@ -63,6 +64,16 @@ struct ServeCommand: AsyncParsableCommand {
             onServerRunning: { channel in
                 // Tests and scripts read the port from this line when they asked for port 0.
                 say("imago serve: listening on \(host):\(channel.localAddress?.port ?? port)")
+                // The socket is closed when a stop begins: from here on new connections are refused,
+                // and what is still in flight after the graceful stop timeout is cut off by exiting
+                // (as imgproxy's process ends when its shutdown context expires).
+                channel.closeFuture.whenComplete { _ in
+                    say("imago serve: stopped listening; the requests in flight have \(timeout.components.seconds) s to finish")
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds))) {
+                        warn("imago serve: the graceful stop timeout passed; \(service.workInFlight + service.workQueued) images still in flight are cut off")
+                        Foundation.exit(0)
+                    }
+                }
             },
             logger: logger
         )

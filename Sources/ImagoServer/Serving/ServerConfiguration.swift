@@ -105,6 +105,10 @@ public struct ServerConfiguration: Sendable {
     /// Longest a client may take to send a request's head, from connecting or from its previous
     /// response; then its connection is closed. Default 10 s.
     public var requestHeadTimeout: Duration = .seconds(10)
+    /// How long `imago serve` gives the requests in flight to finish after SIGTERM or SIGINT
+    /// before it cuts them off and exits (imgproxy's `IMGPROXY_GRACEFUL_STOP_TIMEOUT`); new
+    /// connections are refused from the signal on. Default 20 seconds, as imgproxy's.
+    public var gracefulStopTimeout: Duration = .seconds(20)
     /// Requests making an image at once (fetch, decode, process, encode), imgproxy's
     /// `IMGPROXY_WORKERS`; more wait in the queue. Default four per core.
     public var workers = ProcessInfo.processInfo.activeProcessorCount * 4

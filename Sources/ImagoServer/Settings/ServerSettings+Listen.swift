@@ -67,7 +67,11 @@ extension ServerSettings {
             $0.maxClients = $1
         },
         .seconds(
-            "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT",
-            "seconds a client may take to send a request's head before its connection is closed", \.requestHeadTimeout),
+            "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT", peers: [.same("IMGPROXY_READ_REQUEST_TIMEOUT")],
+            "seconds a client may take to send a request's head before its connection is closed (a GET has no body to read)", \.requestHeadTimeout),
+        .integer(
+            "--graceful-stop-timeout", "IMAGO_GRACEFUL_STOP_TIMEOUT", 0...3600, peers: [.same("IMGPROXY_GRACEFUL_STOP_TIMEOUT")],
+            "seconds the requests in flight may take to finish after SIGTERM before they are cut off and the server exits 0 (default 20)"
+        ) { $0.gracefulStopTimeout = .seconds($1) },
     ]
 }
