@@ -20,14 +20,16 @@
     /// and every hop's address checked against the ``AddressPolicy``.
     public final class HTTPDataLoader: DataLoading {
         public let loaderPriority: Int
-        private let http1 = HTTP1Client()
+        private let http1: HTTP1Client
         /// The caller's client, used for every request not under an address policy; not shut down here.
         private let sharedClient: HTTPClient?
 
-        /// Makes an http(s) loader with a client of its own.
-        public init(loaderPriority: Int = 0) {
+        /// Makes an http(s) loader with a client of its own, which closes a connection left
+        /// unused for `connectionIdleTimeout`.
+        public init(loaderPriority: Int = 0, connectionIdleTimeout: Duration = .seconds(60)) {
             self.loaderPriority = loaderPriority
             self.sharedClient = nil
+            http1 = HTTP1Client(idleTimeout: TimeAmount(connectionIdleTimeout))
         }
 
         /// Makes an http(s) loader that sends every request through `client` (its event loops, pool,
@@ -38,6 +40,7 @@
         public init(loaderPriority: Int = 0, client: HTTPClient) {
             self.loaderPriority = loaderPriority
             self.sharedClient = client
+            http1 = HTTP1Client()
         }
 
         deinit {

@@ -14,10 +14,11 @@ public final class LoaderRegistry: Sendable {
     /// The built-in loaders: `file://`, `data:` and http(s) on ``HTTPDataLoader`` (the
     /// `HTTPClientLoader` trait), or on URLSession when only the `URLSessionLoader` trait is on.
     /// With neither, http(s) URLs fail with `noLoader` unless you register a loader.
-    public static func standard() -> LoaderRegistry {
+    /// ``HTTPDataLoader`` closes a connection left unused for `connectionIdleTimeout`.
+    public static func standard(connectionIdleTimeout: Duration = .seconds(60)) -> LoaderRegistry {
         var loaders: [any DataLoading] = [FileDataLoader(), DataURLLoader()]
         #if HTTPClientLoader
-            loaders.append(HTTPDataLoader())
+            loaders.append(HTTPDataLoader(connectionIdleTimeout: connectionIdleTimeout))
         #elseif URLSessionLoader
             loaders.append(URLSessionDataLoader())
         #endif

@@ -113,14 +113,18 @@ public enum ImageServer {
         group.head("**", use: handler)
     }
 
-    /// HTTP/1.1 with the request-head deadline of the service's configuration (slowloris
-    /// protection), variants kept in memory answered on the event loop, and each connection's
+    /// HTTP/1.1 with the connection deadlines of the service's configuration (the request head's,
+    /// slowloris protection; the keep-alive's; the answer's write), variants kept in memory answered on the event loop, and each connection's
     /// close told to the requests it carries.
     public static func server(_ service: ImageService) -> HTTPServerBuilder {
-        let timeout = TimeAmount(service.configuration.requestHeadTimeout)  // clamped, never trapping
+        let configuration = service.configuration
+        // TimeAmount(Duration) clamps, never traps.
+        let timeouts = ConnectionTimeoutHandler.Timeouts(
+            readRequest: TimeAmount(configuration.requestHeadTimeout), keepAlive: TimeAmount(configuration.keepAliveTimeout),
+            writeResponse: TimeAmount(configuration.writeResponseTimeout))
         return .http1(
             configuration: .init(additionalChannelHandlers: [
-                RequestHeadTimeoutHandler(timeout: timeout), ConnectionWatch.Handler(), KeptVariantHandler(service: service),
+                ConnectionTimeoutHandler(timeouts), ConnectionWatch.Handler(), KeptVariantHandler(service: service),
             ]))
     }
 

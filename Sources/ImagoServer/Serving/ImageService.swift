@@ -106,7 +106,7 @@ public final class ImageService: Sendable {
                 pipeline.diskCache = try DiskCache(configuration: .init(directory: directory))
             }
         #endif
-        let loaders = LoaderRegistry.standard()
+        let loaders = LoaderRegistry.standard(connectionIdleTimeout: configuration.sourceKeepAliveTimeout)
         #if HTTPClientLoader
             if configuration.readsS3 { loaders.register(S3DataLoader(configuration.s3)) }
             if configuration.readsGCS { loaders.register(GCSDataLoader(configuration.gcs)) }

@@ -105,6 +105,16 @@ public struct ServerConfiguration: Sendable {
     /// Longest a client may take to send a request's head, from connecting or from its previous
     /// response; then its connection is closed. Default 10 s.
     public var requestHeadTimeout: Duration = .seconds(10)
+    /// How long a kept-alive connection may wait for its next request head after an answer
+    /// (imgproxy's `IMGPROXY_KEEP_ALIVE_TIMEOUT`); zero closes the connection after each answer.
+    /// Default 10 seconds.
+    public var keepAliveTimeout: Duration = .seconds(10)
+    /// How long an answer may take to be written to a client that reads slowly before its
+    /// connection is closed (imgproxy's `IMGPROXY_WRITE_RESPONSE_TIMEOUT`). Default 10 seconds.
+    public var writeResponseTimeout: Duration = .seconds(10)
+    /// How long a connection to a source's server is kept open unused
+    /// (imgproxy's `IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT`). Default 60 seconds.
+    public var sourceKeepAliveTimeout: Duration = .seconds(60)
     /// How long `imago serve` gives the requests in flight to finish after SIGTERM or SIGINT
     /// before it cuts them off and exits (imgproxy's `IMGPROXY_GRACEFUL_STOP_TIMEOUT`); new
     /// connections are refused from the signal on. Default 20 seconds, as imgproxy's.

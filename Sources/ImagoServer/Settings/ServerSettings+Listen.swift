@@ -70,6 +70,16 @@ extension ServerSettings {
             "--request-head-timeout", "IMAGO_REQUEST_HEAD_TIMEOUT", peers: [.same("IMGPROXY_READ_REQUEST_TIMEOUT")],
             "seconds a client may take to send a request's head before its connection is closed (a GET has no body to read)", \.requestHeadTimeout),
         .integer(
+            "--keep-alive-timeout", "IMAGO_KEEP_ALIVE_TIMEOUT", 0...3600, peers: [.same("IMGPROXY_KEEP_ALIVE_TIMEOUT")],
+            "seconds a kept-alive connection may wait for its next request head; 0: one request per connection (default 10)"
+        ) { $0.keepAliveTimeout = .seconds($1) },
+        .seconds(
+            "--write-response-timeout", "IMAGO_WRITE_RESPONSE_TIMEOUT", peers: [.same("IMGPROXY_WRITE_RESPONSE_TIMEOUT")],
+            "seconds an answer may take to be written to a client that reads slowly before its connection is closed", \.writeResponseTimeout),
+        .seconds(
+            "--source-keep-alive-timeout", "IMAGO_SOURCE_KEEP_ALIVE_TIMEOUT", peers: [.same("IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT")],
+            "seconds a connection to a source's server is kept open unused", \.sourceKeepAliveTimeout),
+        .integer(
             "--graceful-stop-timeout", "IMAGO_GRACEFUL_STOP_TIMEOUT", 0...3600, peers: [.same("IMGPROXY_GRACEFUL_STOP_TIMEOUT")],
             "seconds the requests in flight may take to finish after SIGTERM before they are cut off and the server exits 0 (default 20)"
         ) { $0.gracefulStopTimeout = .seconds($1) },

@@ -53,11 +53,13 @@
 
         /// Idle connections kept per origin; more are closed as their exchanges end. Above any
         /// usual `maxConcurrentDownloads`, so a busy pipeline does not close and reopen connections
-        /// to one host; idle ones close after a minute anyway.
+        /// to one host; idle ones close after `idleTimeout` anyway.
         static let maxIdlePerOrigin = 32
         static let connectTimeout = TimeAmount.seconds(10)
 
         private let group: any EventLoopGroup
+        /// How long a connection is kept open unused.
+        private let idleTimeout: TimeAmount
         private let pool = Locked(Pool())
         /// TLS contexts by what they trust: the certificate policy and the extra roots.
         private struct TrustKey: Hashable {
@@ -67,8 +69,9 @@
 
         private let tlsContexts = Locked<[TrustKey: NIOSSLContext]>([:])
 
-        init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, idleTimeout: TimeAmount = .seconds(60)) {
             self.group = group
+            self.idleTimeout = idleTimeout
         }
 
         deinit {
@@ -264,7 +267,7 @@
             let negotiated = Locked<EventLoopFuture<ProtocolNegotiationHandler.Negotiated>?>(nil)
             @Sendable func addHTTP1Handlers(_ channel: any Channel) throws {
                 try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                let handler = HTTP1ConnectionHandler()
+                let handler = HTTP1ConnectionHandler(idleTimeout: idleTimeout)
                 try channel.pipeline.syncOperations.addHandler(handler)
                 made.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
             }
@@ -274,7 +277,8 @@
                 try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
                 let promise = channel.eventLoop.makePromise(of: ProtocolNegotiationHandler.Negotiated.self)
                 negotiated.withLock { $0 = promise.futureResult }
-                try channel.pipeline.syncOperations.addHandler(ProtocolNegotiationHandler(promise: promise, setUpHTTP1: addHTTP1Handlers))
+                try channel.pipeline.syncOperations.addHandler(
+                    ProtocolNegotiationHandler(promise: promise, idleTimeout: idleTimeout, setUpHTTP1: addHTTP1Handlers))
             }
             let bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(Self.connectTimeout)

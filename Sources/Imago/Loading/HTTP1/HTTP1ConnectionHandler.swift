@@ -37,6 +37,11 @@
         /// When the running exchange last read a byte (or started), on the event loop's clock.
         private var lastRead = NIODeadline.uptimeNanoseconds(0)
 
+        /// A handler closing its connection after `idleTimeout` unused in a pool.
+        init(idleTimeout: TimeAmount = .seconds(60)) {
+            self.idleTimeout = idleTimeout
+        }
+
         func handlerAdded(context: ChannelHandlerContext) {
             self.context = context
         }
@@ -158,12 +163,12 @@
 
         /// A connection left idle this long is closed (servers close theirs too; this one would
         /// otherwise hold a socket for a pool that may never need it again).
-        static let idleTimeout = TimeAmount.seconds(60)
+        private let idleTimeout: TimeAmount
         private var idleTimer: Scheduled<Void>?
 
         private func scheduleIdleClose(context: ChannelHandlerContext) {
             let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            idleTimer = context.eventLoop.scheduleTask(in: Self.idleTimeout) {
+            idleTimer = context.eventLoop.scheduleTask(in: idleTimeout) {
                 loopBound.value.close()
             }
         }

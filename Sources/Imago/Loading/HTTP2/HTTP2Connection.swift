@@ -30,7 +30,7 @@
 
         /// Configures `channel` (TLS done, `h2` negotiated) for HTTP/2 and returns its connection.
         /// On the channel's event loop.
-        static func configure(_ channel: any Channel) throws -> HTTP2Connection {
+        static func configure(_ channel: any Channel, idleTimeout: TimeAmount) throws -> HTTP2Connection {
             var connection = NIOHTTP2Handler.ConnectionConfiguration()
             // No server push: a client of images asks for what it wants.
             connection.initialSettings = nioDefaultSettings + [HTTP2Setting(parameter: .enablePush, value: 0)]
@@ -47,10 +47,11 @@
                     return stream.eventLoop.makeSucceededVoidFuture()
                 })
             try channel.pipeline.syncOperations.addHandler(GoAwayWatcher(onGoAway: { state.withLock { $0.isDraining = true } }))
-            return HTTP2Connection(channel: channel, multiplexer: multiplexer, state: state)
+            return HTTP2Connection(channel: channel, multiplexer: multiplexer, state: state, idleTimeout: idleTimeout)
         }
 
-        private init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, state: Locked<State>) {
+        private init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, state: Locked<State>, idleTimeout: TimeAmount) {
+            self.idleTimeout = idleTimeout
             self.channel = channel
             self.multiplexer = multiplexer
             self.state = state
@@ -124,7 +125,7 @@
         }
 
         /// Closes the connection when no stream has run on it for this long.
-        static let idleTimeout = TimeAmount.seconds(60)
+        private let idleTimeout: TimeAmount
 
         private func streamOpened() {
             state.withLock { state in
@@ -139,7 +140,7 @@
             state.withLock { state in
                 state.openStreams -= 1
                 guard state.openStreams == 0 else { return }
-                state.idleClose = channel.eventLoop.scheduleTask(in: Self.idleTimeout) { channel.close(promise: nil) }
+                state.idleClose = channel.eventLoop.scheduleTask(in: idleTimeout) { channel.close(promise: nil) }
             }
         }
 

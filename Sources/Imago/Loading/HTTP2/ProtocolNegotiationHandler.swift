@@ -19,10 +19,12 @@
 
         private let promise: EventLoopPromise<Negotiated>
         private let setUpHTTP1: (any Channel) throws -> Void
+        private let idleTimeout: TimeAmount
         private var isDone = false
 
-        init(promise: EventLoopPromise<Negotiated>, setUpHTTP1: @escaping (any Channel) throws -> Void) {
+        init(promise: EventLoopPromise<Negotiated>, idleTimeout: TimeAmount, setUpHTTP1: @escaping (any Channel) throws -> Void) {
             self.promise = promise
+            self.idleTimeout = idleTimeout
             self.setUpHTTP1 = setUpHTTP1
         }
 
@@ -36,7 +38,7 @@
             do {
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
                 if negotiated == "h2" {
-                    promise.succeed(.http2(try HTTP2Connection.configure(channel)))
+                    promise.succeed(.http2(try HTTP2Connection.configure(channel, idleTimeout: idleTimeout)))
                 } else {
                     try setUpHTTP1(channel)
                     promise.succeed(.http1)
