@@ -154,7 +154,12 @@ extension ImageService {
         metrics.encodes.increment(by: Int64(encoded.encodes))
         stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
         let etag = Self.etag(source: response, identity: recipe.identity + "\n" + overlayIdentity + "\n" + outputIdentity, format: encoding.format)
-        return EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
+        var variant = EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
+        let source = response.image.metadata
+        variant.made = .init(
+            sourceBytes: response.data.count, sourceWidth: source.originalWidth, sourceHeight: source.originalHeight, width: image.width,
+            height: image.height)
+        return variant
     }
 
     /// A report's JSON: the dialect's facts about the source's full decode.

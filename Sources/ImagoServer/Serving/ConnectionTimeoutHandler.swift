@@ -32,7 +32,7 @@ final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
     private var checkAt: NIODeadline?
     /// When the next request head is due; nil while a request is being answered.
     private var headDue: NIODeadline?
-    /// When the response being written must be on the socket; nil when none is.
+    /// When the last answer begun must be on the socket; nil once it was seen to be.
     private var writeDue: NIODeadline?
     /// Heads received less responses ended: requests being answered.
     private var outstanding = 0
@@ -69,16 +69,14 @@ final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
             }
         case .end:
             outstanding = max(outstanding - 1, 0)
-            if outstanding == 0, timeouts.keepAlive > .zero { awaitHead(context, within: timeouts.keepAlive) }
-            // Written once the bytes are on the socket: then the write deadline is met.
-            let written = promise ?? context.eventLoop.makePromise()
-            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-            written.futureResult.whenComplete { _ in
-                let (handler, context) = bound.value
-                handler.writeDue = nil
-                if handler.timeouts.keepAlive == .zero { context.close(promise: nil) }
+            guard timeouts.keepAlive > .zero else {
+                // One request per connection: closed once the answer is on the socket.
+                let written = promise ?? context.eventLoop.makePromise()
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
+                return context.write(data, promise: written)
             }
-            return context.write(data, promise: written)
+            if outstanding == 0 { awaitHead(context, within: timeouts.keepAlive) }
         case .body:
             break
         }
@@ -110,9 +108,16 @@ final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
     }
 
     /// Closes the connection when a deadline has passed; otherwise checks again at the next one.
+    /// The write deadline has passed only if bytes of the answer still wait for the socket (no
+    /// promise per answer is followed: the kept answers' path is short).
     private func checked(_ context: ChannelHandlerContext) {
         (check, checkAt) = (nil, nil)
         let now = context.eventLoop.now
+        if let due = writeDue, due <= now {
+            let waiting = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+            if waiting > 0 { return context.close(promise: nil) }
+            writeDue = nil
+        }
         let deadlines = [headDue, writeDue].compactMap { $0 }
         if deadlines.contains(where: { $0 <= now }) {
             context.close(promise: nil)

@@ -15,6 +15,15 @@ struct DeliveryHeaders: Sendable {
     var sendsDisposition = true
     /// The answer's own `Cache-Control`, in place of the server's; an empty one sends none.
     var cacheControl: String?
+    /// `Link: <source>; rel="canonical"` (imgproxy's `IMGPROXY_SET_CANONICAL_HEADER`): the
+    /// http(s) source's URL, its user and password left out.
+    var canonicalLink: String?
+    /// Whether the answer carries its ETag and answers `If-None-Match` (imgproxy's
+    /// `IMGPROXY_USE_ETAG`; Imago's default is on).
+    var sendsETag = true
+    /// Whether the answer carries imgproxy's `X-Origin-*` and `X-Result-*` debug headers
+    /// (`IMGPROXY_ENABLE_DEBUG_HEADERS`), when the variant was made by this process.
+    var sendsDebugHeaders = false
 
     init(options: ProcessingOptions, source: URL, returnsAttachment: Bool) {
         expires = options.delivery.expires
@@ -35,6 +44,15 @@ struct DeliveryHeaders: Sendable {
     /// Answers that are facts, not files (`/info` JSON): no `Content-Disposition`, the server's
     /// `Cache-Control`.
     static let facts = DeliveryHeaders(thumborMaxAge: nil)
+
+    /// The `Link` header naming `source` as the canonical URL, nil when it is not http(s).
+    static func canonicalLink(to source: URL) -> String? {
+        guard ["http", "https"].contains(source.scheme?.lowercased() ?? ""), var parts = URLComponents(url: source, resolvingAgainstBaseURL: false)
+        else { return nil }
+        (parts.user, parts.password) = (nil, nil)
+        guard let text = parts.url?.absoluteString, !text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ">" }) else { return nil }
+        return "<" + text + ">; rel=\"canonical\""
+    }
 
     func hasExpired(now: Int = Int(Date().timeIntervalSince1970)) -> Bool {
         guard let expires else { return false }

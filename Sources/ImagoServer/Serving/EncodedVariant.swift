@@ -15,6 +15,26 @@ public struct EncodedVariant: Sendable {
     /// A strong ETag (quoted): a digest of the source's validators (or bytes), the options and
     /// the format.
     public var etag: String
+    /// The source's bytes and size and the result's size, when this process made the image:
+    /// imgproxy's debug headers (``ServerConfiguration/sendsDebugHeaders``).
+    var made: MadeFacts?
+
+    /// What making an image saw: imgproxy's `X-Origin-*` and `X-Result-*` debug headers.
+    struct MadeFacts: Sendable {
+        var sourceBytes: Int
+        var sourceWidth: Int
+        var sourceHeight: Int
+        var width: Int
+        var height: Int
+
+        /// The debug header fields.
+        var fields: [(String, String)] {
+            [
+                ("X-Origin-Content-Length", "\(sourceBytes)"), ("X-Origin-Width", "\(sourceWidth)"), ("X-Origin-Height", "\(sourceHeight)"),
+                ("X-Result-Width", "\(width)"), ("X-Result-Height", "\(height)"),
+            ]
+        }
+    }
 
     /// A variant of these bytes in `format`.
     public init(data: Data, format: OutputFormat, etag: String) {

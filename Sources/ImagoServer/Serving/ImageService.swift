@@ -185,7 +185,8 @@ public final class ImageService: Sendable {
             response = .error(error, head: request.isHead)
         } catch let error as ImagoError {
             let answer = ServerError(loading: error)
-            if answer.status >= 500 { sourceFailure = error }
+            // The server's side failing, or a source refusing it (a store's 403 on a wrong key).
+            if answer.status >= 500 || (error.code.kind == .httpStatus && answer.status != 404) { sourceFailure = error }
             response = .error(answer, head: request.isHead)
         } catch {
             response = .error(ServerError(status: 500, "internal error"), head: request.isHead)

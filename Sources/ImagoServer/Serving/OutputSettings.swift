@@ -53,6 +53,9 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// The longest side a result may have; a larger one is scaled down (`IMGPROXY_MAX_RESULT_DIMENSION`).
     /// 0, the default, for no limit beyond the pixel limit.
     public var maxResultDimension = 0
+    /// Text mixed into every answer's ETag and stored variant's key (imgproxy's
+    /// `IMGPROXY_ETAG_BUSTER`): change it to make every ETag new. Default none.
+    public var etagBuster = ""
     /// Source formats given as they came when the answer's format is theirs
     /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`), as `skip_processing` asks per URL. Default none.
     public var skipProcessingFormats: [String] = []
@@ -106,6 +109,10 @@ public struct SourceLimitSettings: Sendable, Hashable, Codable {
     public var maxSourcePixels = 50_000_000
     /// Most frames an animated source may have. Default 200.
     public var maxFrames = 200
+    /// Most pixels a frame of an animated source may have (imgproxy's
+    /// `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION`, checked once the frames are counted); 0 for
+    /// none but ``maxSourcePixels``. Default 0.
+    public var maxFramePixels = 0
 
     /// The defaults.
     public init() {}

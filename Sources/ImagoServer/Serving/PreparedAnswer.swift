@@ -8,6 +8,8 @@ import NIOCore
 struct PreparedAnswer: Sendable {
     let etag: String
     let length: Int
+    /// Whether the ETag is sent and `If-None-Match` answered.
+    let sendsETag: Bool
     /// The fields of a 200.
     let fields: HTTPFields
     /// The fields of a 304: the validator and caching fields only.
@@ -18,21 +20,28 @@ struct PreparedAnswer: Sendable {
     init(_ variant: EncodedVariant, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) {
         self.init(
             length: variant.body.readableBytes, mimeType: variant.mimeType, etag: variant.etag, cacheControl: delivery.cacheControl ?? cacheControl,
-            varies: varies, disposition: delivery.contentDisposition(defaultExtension: variant.fileExtension))
+            varies: varies, disposition: delivery.contentDisposition(defaultExtension: variant.fileExtension), link: delivery.canonicalLink,
+            sendsETag: delivery.sendsETag, extra: delivery.sendsDebugHeaders ? variant.made?.fields ?? [] : [])
     }
 
     /// The answer of `length` bytes of `mimeType`.
-    init(length: Int, mimeType: String, etag: String, cacheControl: String, varies: Bool, disposition: String?) {
+    init(
+        length: Int, mimeType: String, etag: String, cacheControl: String, varies: Bool, disposition: String?, link: String? = nil, sendsETag: Bool = true,
+        extra: [(String, String)] = []
+    ) {
         self.etag = etag
         self.length = length
+        self.sendsETag = sendsETag
         var fields = HTTPFields()
-        fields[.eTag] = etag
+        if sendsETag { fields[.eTag] = etag }
         if !cacheControl.isEmpty { fields[.cacheControl] = cacheControl }
         if varies { fields[.vary] = "Accept" }
         notModifiedFields = fields
         fields[.contentType] = mimeType
         fields[.contentLength] = String(length)
         if let disposition, let name = HTTPField.Name("Content-Disposition") { fields[name] = disposition }
+        if let link, let name = HTTPField.Name("Link") { fields[name] = link }
+        for (name, value) in extra { if let name = HTTPField.Name(name) { fields[name] = value } }
         self.fields = fields
     }
 
@@ -42,7 +51,7 @@ struct PreparedAnswer: Sendable {
     /// The answer to `request`: 304 when its `If-None-Match` names the ETag, else `body` (none
     /// for `HEAD`).
     func response(_ body: ByteBuffer, to request: ServiceRequest) -> ServiceResponse {
-        if let ifNoneMatch = request.ifNoneMatch, ServiceResponse.matches(ifNoneMatch, etag) {
+        if sendsETag, let ifNoneMatch = request.ifNoneMatch, ServiceResponse.matches(ifNoneMatch, etag) {
             return ServiceResponse(status: 304, prepared: notModifiedFields, body: ByteBuffer())
         }
         return ServiceResponse(status: 200, prepared: fields, body: request.isHead ? ByteBuffer() : body)

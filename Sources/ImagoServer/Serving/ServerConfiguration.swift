@@ -181,6 +181,20 @@ public struct ServerConfiguration: Sendable {
     /// 0 sends ``cacheControl`` as other answers. Default 0.
     public var fallbackTTL = 0
 
+    /// Whether imgproxy's answers carry their ETag and answer `If-None-Match` with 304
+    /// (`IMGPROXY_USE_ETAG`). Default true, unlike imgproxy's: a client revalidates for free.
+    public var sendsETag = true
+    /// Whether imgproxy's answers carry `X-Origin-Content-Length`, `X-Origin-Width`,
+    /// `X-Origin-Height`, `X-Result-Width` and `X-Result-Height` (`IMGPROXY_ENABLE_DEBUG_HEADERS`),
+    /// for variants made by this process (one read back from the disk cache has none). Default false.
+    public var sendsDebugHeaders = false
+    /// Whether an imgproxy URL's base64 source split by `/` ends in a file name, not part of the
+    /// source (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`). Default false.
+    public var base64URLIncludesFilename = false
+    /// Whether imgproxy's answers carry `Link: <source>; rel="canonical"` for an http(s) source
+    /// (`IMGPROXY_SET_CANONICAL_HEADER`). Default false.
+    public var setsCanonicalHeader = false
+
     /// Whether `Content-Disposition` says `attachment` unless a URL says otherwise
     /// (`IMGPROXY_RETURN_ATTACHMENT`). Default false: `inline`.
     public var returnsAttachment = false

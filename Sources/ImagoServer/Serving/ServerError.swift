@@ -30,13 +30,15 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// imgproxy's public message for a source over a limit.
     static let invalidSource = "Invalid source image"
 
-    /// What a failed load or decode of the source tells the client. Sources' own statuses are not
-    /// passed on (a 401 from the origin is the server's problem, not the client's), except that a
-    /// missing source is a 404.
+    /// What a failed load or decode of the source tells the client, as imgproxy (3.31 on) answers
+    /// it: a source's 4xx passed on (404 "source not found", others "source answered N"), its 5xx
+    /// a 502.
     init(loading error: ImagoError) {
         switch error.code.kind {
         case .httpStatus where error.code.httpStatus == 404 || error.code.httpStatus == 410, .fileNotFound:
             self.init(status: 404, "source not found")
+        case .httpStatus where (400..<500).contains(error.code.httpStatus ?? 0):
+            self.init(status: error.code.httpStatus ?? 404, "source answered \(error.code.httpStatus ?? 404)")
         case .addressRefused, .redirectToUnsupportedScheme, .insecureRedirect, .sourceRefused:
             self.init(status: 403, "source not allowed")
         case .imageTooLarge where error.code.limit?.isMemory == true:

@@ -49,7 +49,6 @@ enum ImgproxyVariables {
 
     /// Why an unsupported variable is not needed, or what to use instead.
     static let notes: [String: String] = [
-        "IMGPROXY_USE_ETAG": "Imago always sends a strong ETag and answers `If-None-Match` with 304",
         "IMGPROXY_SO_REUSEPORT":
             "Hummingbird 2 (the HTTP server) sets no SO_REUSEPORT on its listening socket; run one process per host, or several behind a balancer",
         "IMGPROXY_SANITIZE_SVG": "SVG passed through is always sanitised",

@@ -59,6 +59,10 @@ extension ServerSettings {
                     return (String(parts[0]), String(parts[1]))
                 }
             },
+            .boolean(
+                "--base64-url-includes-filename", "IMAGO_BASE64_URL_INCLUDES_FILENAME", peers: [.boolean("IMGPROXY_BASE64_URL_INCLUDES_FILENAME")],
+                "a base64 source split by / ends in a file name for the client (…/aHR0cDov…/photo.jpg), not part of the source",
+                \.base64URLIncludesFilename),
             .text(
                 "--path-prefix", "IMAGO_PATH_PREFIX", peers: [.same("IMGPROXY_PATH_PREFIX")],
                 "path imgproxy's URLs are under, taken off before the signature is checked (default none: the root)"

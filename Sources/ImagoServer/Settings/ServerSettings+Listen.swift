@@ -41,6 +41,9 @@ extension ServerSettings {
         .integer(
             "--max-frames", "IMAGO_MAX_FRAMES", 1...100_000, peers: [.same("IMGPROXY_MAX_ANIMATION_FRAMES")], "most frames of an animated source",
             \.limits.maxFrames),
+        .integer(
+            "--max-frame-pixels", "IMAGO_MAX_FRAME_PIXELS", 0...1_000_000_000, peers: [.megapixels("IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION")],
+            "most pixels a frame of an animated source may have (others are 422), 0 for no limit but --max-source-pixels", \.limits.maxFramePixels),
         .seconds(
             "--source-timeout", "IMAGO_SOURCE_TIMEOUT", peers: [.same("IMGPROXY_DOWNLOAD_TIMEOUT"), .thumborSeconds("HTTP_LOADER_REQUEST_TIMEOUT")],
             "seconds a source may take", \.sourceTimeout),

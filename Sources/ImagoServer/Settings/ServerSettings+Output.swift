@@ -125,6 +125,20 @@ extension ServerSettings {
             .boolean(
                 "--return-attachment", "IMAGO_RETURN_ATTACHMENT", peers: [.boolean("IMGPROXY_RETURN_ATTACHMENT")],
                 "Content-Disposition: attachment unless a URL says att:0", \.returnsAttachment),
+            .boolean(
+                "--etag", "IMAGO_ETAG", peers: [.boolean("IMGPROXY_USE_ETAG")],
+                "imgproxy's answers carry an ETag and answer If-None-Match with 304", \.sendsETag),
+            .text(
+                "--etag-buster", "IMAGO_ETAG_BUSTER", peers: [.same("IMGPROXY_ETAG_BUSTER")],
+                "text mixed into every ETag and stored variant's key: change it to make every ETag new (default none)"
+            ) { $0.output.etagBuster = $1 },
+            .boolean(
+                "--debug-headers", "IMAGO_DEBUG_HEADERS", peers: [.boolean("IMGPROXY_ENABLE_DEBUG_HEADERS")],
+                "imgproxy's answers carry X-Origin-Content-Length, X-Origin-Width, X-Origin-Height, X-Result-Width and X-Result-Height",
+                \.sendsDebugHeaders),
+            .boolean(
+                "--set-canonical-header", "IMAGO_SET_CANONICAL_HEADER", peers: [.boolean("IMGPROXY_SET_CANONICAL_HEADER")],
+                "imgproxy's answers say Link: <source>; rel=\"canonical\" for an http(s) source", \.setsCanonicalHeader),
             ServerSetting(
                 "--skip-processing-formats", "IMAGO_SKIP_PROCESSING_FORMATS", peers: [.same("IMGPROXY_SKIP_PROCESSING_FORMATS")],
                 "source formats sent as they came when asked in their own format (e.g. gif,svg)"

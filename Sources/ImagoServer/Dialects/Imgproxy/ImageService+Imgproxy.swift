@@ -9,7 +9,8 @@ import NIOCore
 extension ImageService {
     /// The answer to `request`, whose `path` is under imgproxy's mount.
     func answerImgproxy(_ request: ServiceRequest, path: String, _ negotiation: Negotiation) async throws -> ServiceResponse {
-        let path = try ProcessingPath(parsing: path, presetsOnly: configuration.onlyPresets)
+        let path = try ProcessingPath(
+            parsing: path, presetsOnly: configuration.onlyPresets, base64IncludesFilename: configuration.base64URLIncludesFilename)
         try verifyImgproxySignature(path)
         if !configuration.onlyPresets { try path.checkOptions(allowed: configuration.allowedProcessingOptions, kind: "processing") }
         var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
@@ -21,7 +22,10 @@ extension ImageService {
         try ImgproxySteps.checkRequestedSize(options, maxPixels: configuration.limits.maxSourcePixels)
         let url = try imgproxy.source(path.source)
         let explicit = options.format.flatMap(OutputFormat.init(extension:))
-        let delivery = DeliveryHeaders(options: options, source: url, returnsAttachment: configuration.returnsAttachment)
+        var delivery = DeliveryHeaders(options: options, source: url, returnsAttachment: configuration.returnsAttachment)
+        if configuration.setsCanonicalHeader { delivery.canonicalLink = DeliveryHeaders.canonicalLink(to: url) }
+        delivery.sendsETag = configuration.sendsETag
+        delivery.sendsDebugHeaders = configuration.sendsDebugHeaders
         if options.raw {
             // As imgproxy: the source whatever its size (the URL's limits do not apply).
             let plan = VariantPlan(
@@ -84,7 +88,7 @@ extension ImageService {
         recipe.passesThrough = Set(options.skipProcessing + configuration.output.skipProcessingFormats).filter { explicit == nil || explicit?.rawValue == $0 }
         return VariantPlan(
             source: url, key: url.absoluteString + "\n" + identity + "\n" + (explicit?.rawValue ?? "") + "\n" + negotiation.classes,
-            limits: SourceLimits(options: options), delivery: delivery, varies: configuration.variesWithAccept(named: explicit),
+            limits: SourceLimits(options: options, server: configuration.limits), delivery: delivery, varies: configuration.variesWithAccept(named: explicit),
             failures: ImgproxyDialect.Failures(),
             product: .image(recipe))
     }

@@ -10,7 +10,9 @@ extension ImageService {
     /// variant, and repeats of the path come from memory.
     func infoPlan(_ requestPath: String) throws -> VariantPlan {
         let presetsOnly = configuration.infoOnlyPresets ?? configuration.onlyPresets
-        let path = try ProcessingPath(parsing: String(requestPath.dropFirst("/info".count)), presetsOnly: presetsOnly)
+        let path = try ProcessingPath(
+            parsing: String(requestPath.dropFirst("/info".count)), presetsOnly: presetsOnly,
+            base64IncludesFilename: configuration.base64URLIncludesFilename)
         try verifyImgproxySignature(path)
         if !presetsOnly { try path.checkOptions(allowed: configuration.allowedInfoOptions, kind: "info") }
         let options = try InfoOptions(parsing: path.options, presets: configuration.infoPresets)

@@ -110,12 +110,13 @@ final class ImgproxyDialect: Sendable {
 }
 
 extension SourceLimits {
-    /// The limits `options` set.
-    init(options: ProcessingOptions) {
+    /// The limits `options` set, with the server's frame resolution (`server`'s
+    /// ``SourceLimitSettings/maxFramePixels``) where the URL sets none or a larger one.
+    init(options: ProcessingOptions, server: SourceLimitSettings = SourceLimitSettings()) {
         self.init()
         maxBytes = options.maxSourceBytes
         maxPixels = options.maxSourcePixels
         maxFrames = options.maxFrames
-        maxFramePixels = options.maxFramePixels
+        maxFramePixels = [options.maxFramePixels, server.maxFramePixels].filter { $0 > 0 }.min() ?? 0
     }
 }

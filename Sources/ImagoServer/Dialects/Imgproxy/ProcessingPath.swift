@@ -22,8 +22,10 @@ public struct ProcessingPath: Sendable, Equatable {
 
     /// Splits `path` (without the query). Throws a 400 naming what is wrong. With `presetsOnly`
     /// (imgproxy's `IMGPROXY_ONLY_PRESETS`) the first segment after the signature is preset
-    /// names divided by `:`, read as one `preset` option, and the source follows it.
-    public init(parsing path: String, presetsOnly: Bool = false) throws(ServerError) {
+    /// names divided by `:`, read as one `preset` option, and the source follows it. With
+    /// `base64IncludesFilename` (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`) the last segment of a
+    /// base64 source split by `/` is a file name for the client, not part of the source.
+    public init(parsing path: String, presetsOnly: Bool = false, base64IncludesFilename: Bool = false) throws(ServerError) {
         guard path.utf8.count <= Self.maxLength else { throw .badRequest("path too long") }
         guard path.hasPrefix("/") else { throw .badRequest("path must start with /") }
         let afterSlash = path.dropFirst()
@@ -52,6 +54,7 @@ public struct ProcessingPath: Sendable, Equatable {
             guard let decoded = plain.removingPercentEncoding, !decoded.isEmpty else { throw .badRequest("source URL is not percent-encoded text") }
             source = decoded
         } else {
+            if base64IncludesFilename, segments.count > 1 { segments = segments.dropLast() }
             var encoded = segments.joined()
             outputExtension = nil
             if let dot = encoded.lastIndex(of: ".") {

@@ -1,0 +1,113 @@
+import Foundation
+import Imago
+import ImagoTestSupport
+import Testing
+
+@testable import ImagoServer
+
+/// imgproxy's variables for what an answer says and which sources a URL takes, read under
+/// imgproxy's names as its documentation gives them: `USE_ETAG`, `ETAG_BUSTER`,
+/// `SET_CANONICAL_HEADER`, `ENABLE_DEBUG_HEADERS`, `BASE64_URL_INCLUDES_FILENAME`,
+/// `MAX_ANIMATION_FRAME_RESOLUTION`, and a source's 4xx passed on, its 5xx a 502 (imgproxy 3.31).
+@Suite("imgproxy's answer headers and source statuses")
+struct ImgproxyAnswerHeadersTests {
+    /// A server configured by imgproxy's `variables` alone (loopback sources allowed).
+    static func serving(_ variables: [String: String], _ body: (ServerHarness) async throws -> Void) async throws {
+        let configuration = try ServerSettings.configuration(variables.merging(["IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "1"]) { $1 }).configuration
+        try await withServer({ $0 = configuration }, body)
+    }
+
+    @Test("ETAG_BUSTER makes every ETag new; USE_ETAG=false sends none and answers If-None-Match with the image")
+    func etags() async throws {
+        var etags: [String] = []
+        for buster in ["", "2026-12"] {
+            try await Self.serving(buster.isEmpty ? [:] : ["IMGPROXY_ETAG_BUSTER": buster]) { server in
+                let path = ServerHarness.path(server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg").absoluteString, ["w:20"])
+                let answer = try await server.get(path)
+                let etag = try #require(answer.header("ETag"))
+                etags.append(etag)
+                #expect(try await server.get(path, headers: [("If-None-Match", etag)]).status == 304)
+            }
+        }
+        #expect(etags.count == 2 && etags[0] != etags[1])
+        try await Self.serving(["IMGPROXY_USE_ETAG": "false"]) { server in
+            let path = ServerHarness.path(server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg").absoluteString, ["w:20"])
+            let answer = try await server.get(path)
+            #expect(answer.status == 200 && answer.header("ETag") == nil)
+            let again = try await server.get(path, headers: [("If-None-Match", etags[0]), ("If-None-Match", "*")])
+            #expect(again.status == 200 && again.body == answer.body)
+        }
+    }
+
+    @Test(
+        "SET_CANONICAL_HEADER: Link names an http(s) source, without its user and password; ENABLE_DEBUG_HEADERS: the source's bytes and sizes and the result's"
+    )
+    func canonicalAndDebug() async throws {
+        try await Self.serving(["IMGPROXY_SET_CANONICAL_HEADER": "true", "IMGPROXY_ENABLE_DEBUG_HEADERS": "1"]) { server in
+            let photo = try Corpus.data("jpeg/video-001.jpeg")
+            let source = server.origin.serve(photo, at: "/a.jpg")
+            var parts = try #require(URLComponents(url: source, resolvingAgainstBaseURL: false))
+            (parts.user, parts.password) = ("user", "secret")
+            for url in [source, try #require(parts.url)] {
+                let answer = try await server.get(ServerHarness.path(url.absoluteString, ["rs:fit:50:50"]))
+                #expect(answer.status == 200)
+                #expect(answer.header("Link") == "<\(source.absoluteString)>; rel=\"canonical\"")
+                #expect(answer.header("X-Origin-Content-Length") == "\(photo.count)")
+                #expect(answer.header("X-Origin-Width") == "150" && answer.header("X-Origin-Height") == "103")
+                #expect(answer.header("X-Result-Width") == "50" && answer.header("X-Result-Height") == "34")
+            }
+        }
+        try await Self.serving([:]) { server in
+            let answer = try await server.get(ServerHarness.path(server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg").absoluteString))
+            #expect(answer.header("Link") == nil && answer.header("X-Origin-Width") == nil)
+        }
+    }
+
+    @Test("BASE64_URL_INCLUDES_FILENAME: the last segment after a split base64 source is a file name; off, it is part of the source")
+    func base64Filename() async throws {
+        func encoded(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .trimmingCharacters(in: ["="])
+        }
+        let photo = try Corpus.data("jpeg/video-001.jpeg")
+        try await Self.serving(["IMGPROXY_BASE64_URL_INCLUDES_FILENAME": "1"]) { server in
+            let source = encoded(server.origin.serve(photo, at: "/a.jpg").absoluteString)
+            let split = source.prefix(12) + "/" + source.dropFirst(12)
+            let answer = try await server.get("/_/w:30/\(split).png/holiday-photo.jpg")
+            #expect(answer.status == 200 && answer.header("Content-Type") == "image/png")
+        }
+        try await Self.serving([:]) { (server: ServerHarness) async throws in
+            let source = encoded(server.origin.serve(photo, at: "/a.jpg").absoluteString)
+            #expect(try await server.get("/_/w:30/\(source).png/holiday-photo.jpg").status == 400)
+        }
+    }
+
+    @Test("MAX_ANIMATION_FRAME_RESOLUTION: an animation whose frames are larger is 422 Invalid source image; a still image of that size is not limited")
+    func frameResolution() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gif = try Data(contentsOf: try await GIFDecoderTests.animationFile(disposal: "none", in: directory))
+        try await Self.serving(["IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": "0.01"]) { server in
+            let animated = try await server.get(ServerHarness.path(server.origin.serve(gif, at: "/anim.gif").absoluteString, ["w:40"]))
+            #expect(animated.status == 422 && String(decoding: animated.body, as: UTF8.self).contains("Invalid source image"))
+            let still = try await server.get(ServerHarness.path(server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg").absoluteString))
+            #expect(still.status == 200)
+        }
+        try await Self.serving(["IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": "0.02"]) { (server: ServerHarness) async throws in
+            #expect(try await server.get(ServerHarness.path(server.origin.serve(gif, at: "/anim.gif").absoluteString, ["w:40"])).status == 200)
+        }
+    }
+
+    @Test("a source's 4xx is passed on (404 'source not found'), its 5xx is a 502, as imgproxy 3.31 answers")
+    func sourceStatuses() async throws {
+        try await Self.serving([:]) { server in
+            for (status, expected) in [(403, 403), (401, 401), (451, 451), (410, 404), (404, 404), (500, 502), (503, 502)] {
+                var route = TestOrigin.Route(body: Data("no".utf8))
+                route.status = status
+                server.origin.setRoute("/s\(status)", route)
+                let answer = try await server.get(ServerHarness.path(server.origin.url("/s\(status)").absoluteString))
+                #expect(answer.status == expected, "source \(status)")
+            }
+        }
+    }
+}
