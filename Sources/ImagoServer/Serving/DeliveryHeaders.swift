@@ -24,6 +24,8 @@ struct DeliveryHeaders: Sendable {
     /// Whether the answer carries imgproxy's `X-Origin-*` and `X-Result-*` debug headers
     /// (`IMGPROXY_ENABLE_DEBUG_HEADERS`), when the variant was made by this process.
     var sendsDebugHeaders = false
+    /// Whether the answer varies with the client hints (imgproxy's `Vary` names them).
+    var variesWithClientHints = false
 
     init(options: ProcessingOptions, source: URL, returnsAttachment: Bool) {
         expires = options.delivery.expires

@@ -222,7 +222,8 @@ public final class ImageService: Sendable {
 
     /// What the server may answer `request` by its `Accept`.
     private func negotiation(for request: ServiceRequest) -> Negotiation {
-        Negotiation(request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats)
+        Negotiation(
+            request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats, takesClientHints: configuration.takesClientHints)
     }
 
     /// Whether `request` carries the server's secret (imgproxy's `IMGPROXY_SECRET`) as
@@ -329,18 +330,27 @@ struct Negotiation {
     var offered: [OutputFormat]
     /// Those of ``offered`` that replace even a format the URL names.
     var enforced: [OutputFormat]
-    /// `offered:jxl,webp;enforced:webp`, part of the keys of negotiated variants.
+    /// `offered:jxl,webp;enforced:webp` (and the client hints taken, `;dpr:2;width:300`), part
+    /// of the keys of negotiated variants and answered paths.
     var classes: String
+    /// The client's DPR and width hints, when the server takes them and they are valid (a DPR
+    /// above 0 and at most 8, a width above 0), as imgproxy reads them.
+    var hints: (dpr: Double?, width: Int?) = (nil, nil)
 
     /// The formats `auto` (``OutputSettings/autoFormats``) and `enforced` offer `request`. The two
     /// lists alone: passing the whole ``ServerConfiguration``, a stored property, copied all of it
     /// (every reference in it retained and released) on each kept answer.
-    init(_ request: ServiceRequest, auto: [OutputFormat], enforced enforcedFormats: [OutputFormat]) {
+    init(_ request: ServiceRequest, auto: [OutputFormat], enforced enforcedFormats: [OutputFormat], takesClientHints: Bool = false) {
         accepted = OutputFormat.acceptedTypes(request.accept)
         let accepted = accepted
         offered = OutputFormat.negotiable.filter { (auto.contains($0) || enforcedFormats.contains($0)) && accepted.contains($0.mimeType) }
         enforced = offered.filter { enforcedFormats.contains($0) }
         classes = "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")
+        if takesClientHints {
+            hints.dpr = request.dprHint.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 && $0 <= 8 ? $0 : nil }
+            hints.width = request.widthHint.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 && $0 <= 65_535 ? $0 : nil }
+            classes += ";dpr:" + (hints.dpr.map { "\($0)" } ?? "") + ";width:" + (hints.width.map(String.init) ?? "")
+        }
     }
 
     /// Whether an answer with the format `named` (nil: the source's) may be a JPEG for this client:

@@ -20,13 +20,14 @@ struct PreparedAnswer: Sendable {
     init(_ variant: EncodedVariant, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) {
         self.init(
             length: variant.body.readableBytes, mimeType: variant.mimeType, etag: variant.etag, cacheControl: delivery.cacheControl ?? cacheControl,
-            varies: varies, disposition: delivery.contentDisposition(defaultExtension: variant.fileExtension), link: delivery.canonicalLink,
+            vary: [varies ? "Accept" : nil, delivery.variesWithClientHints ? "Sec-CH-DPR, DPR, Sec-CH-Width, Width" : nil].compactMap { $0 }
+                .joined(separator: ", "), disposition: delivery.contentDisposition(defaultExtension: variant.fileExtension), link: delivery.canonicalLink,
             sendsETag: delivery.sendsETag, extra: delivery.sendsDebugHeaders ? variant.made?.fields ?? [] : [])
     }
 
     /// The answer of `length` bytes of `mimeType`.
     init(
-        length: Int, mimeType: String, etag: String, cacheControl: String, varies: Bool, disposition: String?, link: String? = nil, sendsETag: Bool = true,
+        length: Int, mimeType: String, etag: String, cacheControl: String, vary: String, disposition: String?, link: String? = nil, sendsETag: Bool = true,
         extra: [(String, String)] = []
     ) {
         self.etag = etag
@@ -35,7 +36,7 @@ struct PreparedAnswer: Sendable {
         var fields = HTTPFields()
         if sendsETag { fields[.eTag] = etag }
         if !cacheControl.isEmpty { fields[.cacheControl] = cacheControl }
-        if varies { fields[.vary] = "Accept" }
+        if !vary.isEmpty { fields[.vary] = vary }
         notModifiedFields = fields
         fields[.contentType] = mimeType
         fields[.contentLength] = String(length)

@@ -184,6 +184,10 @@ public struct ServerConfiguration: Sendable {
     /// Whether imgproxy's answers carry their ETag and answer `If-None-Match` with 304
     /// (`IMGPROXY_USE_ETAG`). Default true, unlike imgproxy's: a client revalidates for free.
     public var sendsETag = true
+    /// imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`: a request's `Sec-CH-DPR`/`DPR` and
+    /// `Sec-CH-Width`/`Width` are its `dpr` and `width` (the width in CSS pixels, the DPR taken
+    /// out) unless the URL sets them, and imgproxy's answers say `Vary` with them. Default false.
+    public var takesClientHints = false
     /// Whether imgproxy's answers carry `X-Origin-Content-Length`, `X-Origin-Width`,
     /// `X-Origin-Height`, `X-Result-Width` and `X-Result-Height` (`IMGPROXY_ENABLE_DEBUG_HEADERS`),
     /// for variants made by this process (one read back from the disk cache has none). Default false.

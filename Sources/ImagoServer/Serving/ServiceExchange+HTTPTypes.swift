@@ -2,7 +2,8 @@ import HTTPTypes
 
 extension ServiceRequest {
     /// What the service needs of an HTTP request head: the method, the path without its query
-    /// (percent-encoding kept), Accept, If-None-Match, X-Request-Id and Authorization. The router and the
+    /// (percent-encoding kept), Accept, If-None-Match, X-Request-Id, Authorization and the client
+    /// hints. The router and the
     /// event-loop answer for kept variants both make their requests here, so both give the service
     /// the same path for the same URL.
     init(_ head: HTTPRequest) {
@@ -11,7 +12,14 @@ extension ServiceRequest {
             method: head.method.rawValue, path: target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target,
             accept: head.headerFields[.accept], ifNoneMatch: head.headerFields[.ifNoneMatch], requestID: head.headerFields[ImageServer.requestIDField],
             authorization: head.headerFields[.authorization])
+        dprHint = head.headerFields[Self.secCHDPR] ?? head.headerFields[Self.dpr]
+        widthHint = head.headerFields[Self.secCHWidth] ?? head.headerFields[Self.width]
     }
+
+    static let secCHDPR = HTTPField.Name("Sec-CH-DPR")!
+    static let dpr = HTTPField.Name("DPR")!
+    static let secCHWidth = HTTPField.Name("Sec-CH-Width")!
+    static let width = HTTPField.Name("Width")!
 }
 
 extension ServiceResponse {

@@ -17,6 +17,11 @@ public struct ServiceRequest: Sendable {
     public var requestID: String?
     /// The `Authorization` header, checked against the server's secret when it has one.
     public var authorization: String?
+    /// The client hints `Sec-CH-DPR` (else `DPR`) and `Sec-CH-Width` (else `Width`), read when
+    /// the server takes them (imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`).
+    public var dprHint: String?
+    /// See ``dprHint``.
+    public var widthHint: String?
 
     /// Makes a request.
     public init(

@@ -133,6 +133,10 @@ extension ServerSettings {
                 "text mixed into every ETag and stored variant's key: change it to make every ETag new (default none)"
             ) { $0.output.etagBuster = $1 },
             .boolean(
+                "--client-hints", "IMAGO_CLIENT_HINTS", peers: [.boolean("IMGPROXY_ENABLE_CLIENT_HINTS")],
+                "a request's Sec-CH-DPR/DPR and Sec-CH-Width/Width are its dpr and width unless the URL sets them; answers Vary with them",
+                \.takesClientHints),
+            .boolean(
                 "--debug-headers", "IMAGO_DEBUG_HEADERS", peers: [.boolean("IMGPROXY_ENABLE_DEBUG_HEADERS")],
                 "imgproxy's answers carry X-Origin-Content-Length, X-Origin-Width, X-Origin-Height, X-Result-Width and X-Result-Height",
                 \.sendsDebugHeaders),

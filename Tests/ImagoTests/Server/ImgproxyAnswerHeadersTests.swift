@@ -111,3 +111,36 @@ struct ImgproxyAnswerHeadersTests {
         }
     }
 }
+
+/// imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`: `Sec-CH-DPR`/`DPR` and `Sec-CH-Width`/`Width` as the
+/// request's `dpr` and `width` (CSS pixels: the width over the DPR) unless the URL sets them.
+@Suite("imgproxy's client hints")
+struct ImgproxyClientHintsTests {
+    static func width(_ answer: ServerHarness.Answer) throws -> Int { try DecoderRegistry.standard().decode(answer.body).width }
+
+    @Test("hints set dpr and width, the URL's own options win, each hint set is its own kept answer, Vary names them; off, they are ignored")
+    func hints() async throws {
+        let photo = try Corpus.data("jpeg/video-001.jpeg")
+        try await ImgproxyAnswerHeadersTests.serving(["IMGPROXY_ENABLE_CLIENT_HINTS": "true"]) { server in
+            let path = ServerHarness.path(server.origin.serve(photo, at: "/a.jpg").absoluteString)
+            let chromium = try await server.get(path, headers: [("Sec-CH-DPR", "2"), ("Sec-CH-Width", "100")])
+            #expect(try Self.width(chromium) == 100)
+            #expect(chromium.header("Vary") == "Accept, Sec-CH-DPR, DPR, Sec-CH-Width, Width")
+            // The same path with other hints, after the first is kept: its own answer.
+            #expect(try Self.width(try await server.get(path, headers: [("DPR", "1.5"), ("Width", "90")])) == 90)
+            #expect(try Self.width(try await server.get(path, headers: [("Sec-CH-DPR", "2"), ("Sec-CH-Width", "100")])) == 100)
+            // Sec-CH-* win over the older names; a DPR out of range is no hint.
+            #expect(try Self.width(try await server.get(path, headers: [("Sec-CH-Width", "40"), ("Width", "120")])) == 40)
+            #expect(try Self.width(try await server.get(path, headers: [("DPR", "9"), ("Width", "60")])) == 60)
+            // The URL's width stands; the hinted DPR multiplies it.
+            let sized = ServerHarness.path(server.origin.url("/a.jpg").absoluteString, ["w:20"])
+            #expect(try Self.width(try await server.get(sized, headers: [("DPR", "2"), ("Width", "140")])) == 40)
+            #expect(try Self.width(try await server.get(sized)) == 20)
+        }
+        try await ImgproxyAnswerHeadersTests.serving([:]) { server in
+            let path = ServerHarness.path(server.origin.serve(photo, at: "/a.jpg").absoluteString)
+            let answer = try await server.get(path, headers: [("Sec-CH-DPR", "2"), ("Sec-CH-Width", "100")])
+            #expect(try Self.width(answer) == 150 && answer.header("Vary") == "Accept")
+        }
+    }
+}

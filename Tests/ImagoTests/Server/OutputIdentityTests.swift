@@ -101,6 +101,7 @@ struct OutputIdentityTests {
             "watermark": { $0.watermark = .data(watermark) },
             "watermarkOpacity": { $0.watermarkOpacity = 0.5 },
             "maxResultDimension": { $0.maxResultDimension = 32 },
+            "etagBuster": { $0.etagBuster = "2" },
             "skipProcessingFormats": { $0.skipProcessingFormats = ["png"] },
             "thumborAutoWebP": { $0.thumborAutoWebP = true },
             "thumborRespectsOrientation": { $0.thumborRespectsOrientation = true },
@@ -209,6 +210,10 @@ struct OutputIdentityTests {
             "client_email": "imago@example.iam.gserviceaccount.com", "private_key": String(decoding: key, as: UTF8.self),
         ])
         let cascades = "/usr/share/opencv4/haarcascades"
+        let presets = root.appendingPathComponent("presets.conf")
+        try Data("# flipped\ndefault=q:31\n".utf8).write(to: presets)
+        let infoPresets = root.appendingPathComponent("info-presets.conf")
+        try Data("default=size:0\n".utf8).write(to: infoPresets)
         return [
             "IMAGO_LISTEN": "127.0.0.1:18080",
             "IMAGO_KEY": "736563726574",
@@ -327,6 +332,30 @@ struct OutputIdentityTests {
             "IMAGO_SMART_CROP_FACE_DETECTION": "true",
             "IMAGO_OBJECT_DETECTION_FALLBACK_TO_SMART_CROP": "false",
             "IMAGO_REQUEST_HEAD_TIMEOUT": "3",
+            "IMAGO_KEEP_ALIVE_TIMEOUT": "0",
+            "IMAGO_WRITE_RESPONSE_TIMEOUT": "3",
+            "IMAGO_SOURCE_KEEP_ALIVE_TIMEOUT": "5",
+            "IMAGO_GRACEFUL_STOP_TIMEOUT": "1",
+            "IMAGO_PRESETS_SEPARATOR": ";",
+            "IMAGO_PRESETS_PATH": presets.path,
+            "IMAGO_INFO_PRESETS": "default=size:0",
+            "IMAGO_INFO_PRESETS_PATH": infoPresets.path,
+            "IMAGO_ONLY_PRESETS": "true",
+            "IMAGO_INFO_ONLY_PRESETS": "true",
+            "IMAGO_ALLOWED_PROCESSING_OPTIONS": "w",
+            "IMAGO_ALLOWED_INFO_OPTIONS": "size",
+            "IMAGO_FALLBACK_IMAGE_PATH": watermark.path,
+            "IMAGO_FALLBACK_IMAGE_URL": "http://127.0.0.1:1/mark.png",
+            "IMAGO_FALLBACK_IMAGE_DATA": try Data(contentsOf: watermark).base64EncodedString(),
+            "IMAGO_FALLBACK_IMAGE_STATUS": "404",
+            "IMAGO_FALLBACK_IMAGE_TTL": "60",
+            "IMAGO_MAX_FRAME_PIXELS": "100",
+            "IMAGO_ETAG": "false",
+            "IMAGO_ETAG_BUSTER": "2",
+            "IMAGO_SET_CANONICAL_HEADER": "true",
+            "IMAGO_DEBUG_HEADERS": "true",
+            "IMAGO_CLIENT_HINTS": "true",
+            "IMAGO_BASE64_URL_INCLUDES_FILENAME": "true",
         ]
     }
 

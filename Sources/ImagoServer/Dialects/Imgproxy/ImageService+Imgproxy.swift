@@ -13,7 +13,11 @@ extension ImageService {
             parsing: path, presetsOnly: configuration.onlyPresets, base64IncludesFilename: configuration.base64URLIncludesFilename)
         try verifyImgproxySignature(path)
         if !configuration.onlyPresets { try path.checkOptions(allowed: configuration.allowedProcessingOptions, kind: "processing") }
-        var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets)
+        // As imgproxy: the client hints first, then the default preset, then the URL's options.
+        var start = ProcessingOptions()
+        if let dpr = negotiation.hints.dpr { start.dpr = dpr }
+        if let width = negotiation.hints.width { start.width = Int((Double(width) / start.dpr).rounded()) }
+        var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets, startingFrom: start)
         // As imgproxy's parser: the extension is applied after the options, so it wins over `f:`.
         if !options.raw, let name = path.outputExtension {
             guard OutputFormat(extension: name) != nil else { throw ServerError.badRequest("Imago does not write '\(name)'") }
@@ -26,6 +30,7 @@ extension ImageService {
         if configuration.setsCanonicalHeader { delivery.canonicalLink = DeliveryHeaders.canonicalLink(to: url) }
         delivery.sendsETag = configuration.sendsETag
         delivery.sendsDebugHeaders = configuration.sendsDebugHeaders
+        delivery.variesWithClientHints = configuration.takesClientHints
         if options.raw {
             // As imgproxy: the source whatever its size (the URL's limits do not apply).
             let plan = VariantPlan(

@@ -20,7 +20,17 @@ extension ProcessingOptions {
     /// `strconv.ParseBool` reads them. Throws a 400 naming the option at fault, and a 404 for an
     /// `expires` in the past (`now` is the unix time to compare with).
     public init(parsing segments: [String], presets: [String: [String]] = [:], now: Int = Int(Date().timeIntervalSince1970)) throws(ServerError) {
-        self.init()
+        try self.init(parsing: segments, presets: presets, now: now, startingFrom: ProcessingOptions())
+    }
+
+    /// Options parsed as ``init(parsing:presets:now:)`` parses them, over `start` (what a
+    /// request's client hints set) instead of the defaults.
+    init(
+        parsing segments: [String], presets: [String: [String]], now: Int = Int(Date().timeIntervalSince1970), startingFrom start: ProcessingOptions
+    )
+        throws(ServerError)
+    {
+        self = start
         var parser = Parser(presets: presets, now: now)
         if presets["default"] != nil { try parser.apply(name: "preset", ["default"], to: &self, using: []) }
         try parser.apply(segments, to: &self, using: [])
