@@ -112,13 +112,15 @@ struct ConnectionTimeoutTests {
         try await withServer({ $0 = configuration }) { server in
             let socket = try #require(server.sendRequest("/health"))
             defer { close(socket) }
-            let (closed, text) = Self.readUntilClosed(socket)
+            // A blocking read, off Swift's two cooperative threads that the server's handlers need.
+            let (closed, text) = await offThePool { Self.readUntilClosed(socket) }
             #expect(closed && text.hasPrefix("HTTP/1.1 200") && text.hasSuffix("ok\n") && !text.lowercased().contains("connection: close"))
         }
         try await withServer({ $0.keepAliveTimeout = .zero }) { server in
             let socket = try #require(server.sendRequest("/health"))
             defer { close(socket) }
-            let (closed, text) = Self.readUntilClosed(socket)
+            // A blocking read, off Swift's two cooperative threads that the server's handlers need.
+            let (closed, text) = await offThePool { Self.readUntilClosed(socket) }
             #expect(closed && text.hasPrefix("HTTP/1.1 200") && text.lowercased().contains("connection: close"))
         }
         let settings = try ServerSettings.configuration([
