@@ -35,6 +35,13 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
+        let log: AccessLog
+        do {
+            log = try AccessLog(for: configuration)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        LoggingSystem.bootstrap { label in log.handler(label: label) }
         var logger = Logger(label: "imago-serve")
         logger.logLevel = configuration.logLevel
         for variable in ServerSettings.unsupportedPeerVariables(in: values) {
@@ -55,7 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let heapTrimming = HeapTrimming.start(limited: configuration.containerMemory != nil)
         defer { heapTrimming.cancel() }
-        let service = try ImageService(configuration: configuration, logger: logger, accessLog: .standardError)
+        let service = try ImageService(configuration: configuration, logger: logger, accessLog: log)
         let timeout = configuration.gracefulStopTimeout
         let application = Application(
             router: ImageServer.router(service: service),

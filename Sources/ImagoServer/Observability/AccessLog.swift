@@ -1,53 +1,101 @@
 import Foundation
 import Imago
+import Logging
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// `imago serve`'s line per answer on standard error, in swift-log's stream format, made cheaply:
-/// the timestamp is formatted once a second and the line goes out in one `write`. Through a
-/// `Logger` each line cost a timestamp formatted anew and a flush; at tens of thousands of kept
-/// answers a second that was a visible part of each. An app embedding ``ImageService`` without
-/// one gets its lines through its own `Logger`.
+/// `imago serve`'s log on standard error in one ``LogFormat``: its line per answer, made cheaply
+/// (the timestamp formatted once a second, the line out in one `write`; through a `Logger` each
+/// line cost a timestamp formatted anew and a flush, at tens of thousands of kept answers a second
+/// a visible part of each), and, as ``handler(label:)``, every other line the server logs. An app
+/// embedding ``ImageService`` without one gets its lines through its own `Logger`.
 public final class AccessLog: Sendable {
-    private let stamp = Locked<(second: Int, text: String)>((-1, ""))
     private let descriptor: Int32
+    /// The lines' format.
+    public let format: LogFormat
+    /// Where lines also go, when the server sends them to syslog.
+    private let syslog: SyslogWriter?
 
-    /// A log writing to standard error.
-    public static let standardError = AccessLog(descriptor: 2)
+    /// A log writing swift-log's format to standard error.
+    public static let standardError = AccessLog(descriptor: 2, format: .pretty)
 
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
+    /// A log writing `format` to standard error.
+    public convenience init(standardErrorIn format: LogFormat) {
+        self.init(descriptor: 2, format: format)
     }
 
-    /// Writes the line of one answer.
-    func answered(requestID: String, method: String, status: Int, milliseconds: Int, bytes: Int) {
-        let line =
-            "\(timestamp()) info imago-serve: bytes=\(bytes) method=\(method) ms=\(milliseconds) request_id=\(requestID) status=\(status) [ImagoServer] answered\n"
+    /// The log `configuration` asks for: its ``ServerConfiguration/logFormat`` on standard error
+    /// and, with `--syslog`, to its syslog daemon (a 500 naming the setting when that cannot be
+    /// reached).
+    public convenience init(for configuration: ServerConfiguration) throws(ServerError) {
+        self.init(descriptor: 2, format: configuration.logFormat, syslog: configuration.syslog.enabled ? try SyslogWriter(configuration.syslog) : nil)
+    }
+
+    init(descriptor: Int32, format: LogFormat, syslog: SyslogWriter? = nil) {
+        self.descriptor = descriptor
+        self.format = format
+        self.syslog = syslog
+    }
+
+    /// Writes the line of one answer: at `info`, a 4xx at `warning` and a 5xx at `error` (as
+    /// imgproxy logs them), when `level` lets it through. `stages` are the milliseconds each stage
+    /// of an image made for it took (`fetch_ms`, `decode_ms`, `process_ms`, `encode_ms`).
+    func answered(
+        requestID: String, method: String, status: Int, milliseconds: Int, bytes: Int, stages: [(String, Int)], level: Logger.Level
+    ) {
+        let lineLevel = Self.level(status: status)
+        guard lineLevel >= level else { return }
+        var fields: [(String, LogFormat.Value)] = [
+            ("request_id", .text(requestID)), ("method", .text(method)), ("status", .number(status)), ("ms", .number(milliseconds)),
+            ("bytes", .number(bytes)),
+        ]
+        for (stage, stageMilliseconds) in stages { fields.append((stage, .number(stageMilliseconds))) }
+        write(format.line(level: lineLevel, label: "imago-serve", message: "answered", fields: fields), level: lineLevel)
+    }
+
+    /// The level of an answer's line.
+    static func level(status: Int) -> Logger.Level {
+        status >= 500 ? .error : status >= 400 ? .warning : .info
+    }
+
+    /// Writes `line` whole, and sends it to syslog when `level` is the syslog's or above.
+    func write(_ line: String, level: Logger.Level) {
+        syslog?.send(String(line.dropLast()), level: level)
         var bytes = Array(line.utf8)
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 guard written > 0 else { return }
                 offset += written
             }
         }
     }
 
-    /// The local time as swift-log writes it (`2026-11-28T06:55:29+0000`), made once a second.
-    private func timestamp() -> String {
-        var now = time(nil)
-        return stamp.withLock { stamp in
-            if stamp.second == Int(now) { return stamp.text }
-            var parts = tm()
-            localtime_r(&now, &parts)
-            var buffer = [CChar](repeating: 0, count: 64)
-            let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
-            let text = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            stamp = (Int(now), text)
-            return text
-        }
+    /// A swift-log handler writing `label`'s lines to this log, in its format.
+    public func handler(label: String) -> some LogHandler {
+        FormattedLogHandler(label: label, log: self)
+    }
+}
+
+/// swift-log's handler for ``AccessLog``: each message a line in the log's ``LogFormat``, its
+/// metadata as the line's fields.
+struct FormattedLogHandler: LogHandler {
+    let label: String
+    let log: AccessLog
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let fields = merged.sorted { $0.key < $1.key }.map { key, value -> (String, LogFormat.Value) in (key, .text("\(value)")) }
+        log.write(log.format.line(level: event.level, label: label, source: event.source, message: "\(event.message)", fields: fields), level: event.level)
     }
 }

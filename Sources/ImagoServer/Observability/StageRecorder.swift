@@ -36,6 +36,11 @@ struct StageRecorder: Sendable {
             span.end(at: clock.instant(interval.upperBound))
         }
         work.end(at: clock.instant(encode.upperBound))
+        RequestStages.current?.times.withLock { times in
+            times = stages.compactMap { name, interval in
+                interval.map { (String(name.dropFirst("imago.".count)) + "_ms", Int($0.duration / .milliseconds(1))) }
+            }
+        }
     }
 
     /// Records work that began at `start` and failed with `error`.
@@ -64,4 +69,13 @@ private struct TracerTime {
 
 extension Range<ContinuousClock.Instant> {
     var duration: Duration { upperBound - lowerBound }
+}
+
+/// The stage times of the image a request made, for its log line: set around the request's work
+/// by ``ImageService``, filled by ``StageRecorder/made(_:format:encode:start:)`` in the task that
+/// made it (a request that joined another's work has none).
+final class RequestStages: Sendable {
+    @TaskLocal static var current: RequestStages?
+    /// `fetch_ms`, `decode_ms`, `process_ms`, `encode_ms`: those that ran.
+    let times = Locked<[(String, Int)]>([])
 }

@@ -178,9 +178,10 @@ public final class ImageService: Sendable {
         defer { metrics.inFlight.decrement() }
         var response: ServiceResponse
         var sourceFailure: ImagoError?
+        let stages = RequestStages()
         do {
             guard hasSecret(request) else { throw ServerError(status: 403, "Forbidden") }
-            response = try await answer(request, route: route)
+            response = try await RequestStages.$current.withValue(stages) { try await answer(request, route: route) }
         } catch let error as ServerError {
             response = .error(error, head: request.isHead)
         } catch let error as ImagoError {
@@ -191,7 +192,7 @@ public final class ImageService: Sendable {
         } catch {
             response = .error(ServerError(status: 500, "internal error"), head: request.isHead)
         }
-        return finished(response, to: request, since: start, sourceFailure: sourceFailure)
+        return finished(response, to: request, since: start, sourceFailure: sourceFailure, stages: stages.times.withLock { $0 })
     }
 
     /// The answer to a request whose variant is kept in memory, made without suspending, so the
@@ -238,7 +239,8 @@ public final class ImageService: Sendable {
     /// (the client's answer names none): the code and the loader's reason (`S3 AccessDenied: …`),
     /// never the URL, which may carry credentials.
     private func finished(
-        _ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant, sourceFailure: ImagoError? = nil
+        _ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant, sourceFailure: ImagoError? = nil,
+        stages: [(String, Int)] = []
     ) -> ServiceResponse {
         var response = response
         let id = request.requestID.flatMap(Self.acceptedRequestID) ?? Self.newRequestID()
@@ -255,17 +257,17 @@ public final class ImageService: Sendable {
             let cause = sourceFailure.code.description + (sourceFailure.reason.map { ": " + $0 } ?? "")
             logger.warning("source failed", metadata: ["request_id": "\(id)", "stage": "\(sourceFailure.stage.rawValue)", "cause": "\(cause)"])
         }
-        if logger.logLevel > .info {
-            // --log-level warn or error: no line per answer.
-        } else if let accessLog {
-            accessLog.answered(requestID: id, method: method, status: response.status, milliseconds: milliseconds, bytes: response.body.readableBytes)
+        if let accessLog {
+            accessLog.answered(
+                requestID: id, method: method, status: response.status, milliseconds: milliseconds, bytes: response.body.readableBytes, stages: stages,
+                level: logger.logLevel)
         } else {
-            logger.info(
-                "answered",
-                metadata: [
-                    "request_id": "\(id)", "method": "\(method)", "status": "\(response.status)", "ms": "\(milliseconds)",
-                    "bytes": "\(response.body.readableBytes)",
-                ])
+            var metadata: Logger.Metadata = [
+                "request_id": "\(id)", "method": "\(method)", "status": "\(response.status)", "ms": "\(milliseconds)",
+                "bytes": "\(response.body.readableBytes)",
+            ]
+            for (stage, stageMilliseconds) in stages { metadata[stage] = "\(stageMilliseconds)" }
+            logger.log(level: AccessLog.level(status: response.status), "answered", metadata: metadata)
         }
         return response
     }

@@ -55,6 +55,11 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_LOG_LEVEL`: the least severe message `imago serve` logs. At `info`
     /// (the default) or below, a line per answer; at `warning` or `error`, none. Default `info`.
     public var logLevel = Logger.Level.info
+    /// imgproxy's `IMGPROXY_LOG_FORMAT`: how `imago serve` writes its lines. Default `pretty`.
+    public var logFormat = LogFormat.pretty
+    /// imgproxy's `IMGPROXY_SYSLOG_*`: whether, where and from which level lines also go to a
+    /// syslog daemon. Default off.
+    var syslog = SyslogWriter.Settings()
     /// The `User-Agent` sources are fetched with (`IMGPROXY_USER_AGENT`). Default `Imago/0.1`.
     public var userAgent: String?
     /// Redirects a source may take (`IMGPROXY_MAX_REDIRECTS`). Default 5.

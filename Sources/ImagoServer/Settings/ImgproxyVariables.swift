@@ -65,6 +65,5 @@ enum ImgproxyVariables {
         "IMGPROXY_PROMETHEUS_BIND": "Imago serves Prometheus metrics at `/metrics` on its own port",
         "IMGPROXY_PRESERVE_HDR": "16-bit output is not written yet",
         "IMGPROXY_NETWORK": "Imago listens on TCP",
-        "IMGPROXY_LOG_FORMAT": "Imago logs with swift-log's format",
     ]
 }

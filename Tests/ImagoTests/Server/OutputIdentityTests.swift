@@ -356,6 +356,12 @@ struct OutputIdentityTests {
             "IMAGO_DEBUG_HEADERS": "true",
             "IMAGO_CLIENT_HINTS": "true",
             "IMAGO_BASE64_URL_INCLUDES_FILENAME": "true",
+            "IMAGO_LOG_FORMAT": "json",
+            "IMAGO_SYSLOG": "true",
+            "IMAGO_SYSLOG_LEVEL": "error",
+            "IMAGO_SYSLOG_NETWORK": "udp",
+            "IMAGO_SYSLOG_ADDRESS": "127.0.0.1:514",
+            "IMAGO_SYSLOG_TAG": "other",
         ]
     }
 
