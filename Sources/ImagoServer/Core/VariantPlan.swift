@@ -14,6 +14,9 @@ struct VariantPlan: Sendable {
     var key: String
     /// The URL's own limits on its source, applied while fetching and at the image's header.
     var limits = SourceLimits()
+    /// Headers the source is fetched with (the client's cookies, with imgproxy's cookie
+    /// passthrough): part of ``key``, and a source fetched with them is not kept on disk.
+    var sourceHeaders = HeaderFields()
     /// Expiry and `Content-Disposition` of the answer.
     var delivery: DeliveryHeaders
     /// Whether the answer varies with `Accept`.

@@ -224,7 +224,8 @@ public final class ImageService: Sendable {
     /// What the server may answer `request` by its `Accept`.
     private func negotiation(for request: ServiceRequest) -> Negotiation {
         Negotiation(
-            request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats, takesClientHints: configuration.takesClientHints)
+            request, auto: configuration.output.autoFormats, enforced: configuration.output.enforcedFormats, takesClientHints: configuration.takesClientHints,
+            keysCookies: configuration.passesCookies)
     }
 
     /// Whether `request` carries the server's secret (imgproxy's `IMGPROXY_SECRET`) as
@@ -342,7 +343,9 @@ struct Negotiation {
     /// The formats `auto` (``OutputSettings/autoFormats``) and `enforced` offer `request`. The two
     /// lists alone: passing the whole ``ServerConfiguration``, a stored property, copied all of it
     /// (every reference in it retained and released) on each kept answer.
-    init(_ request: ServiceRequest, auto: [OutputFormat], enforced enforcedFormats: [OutputFormat], takesClientHints: Bool = false) {
+    /// With `keysCookies` (cookie passthrough) the client's cookies are part of the classes: a
+    /// path answered with one client's cookies is not another's.
+    init(_ request: ServiceRequest, auto: [OutputFormat], enforced enforcedFormats: [OutputFormat], takesClientHints: Bool = false, keysCookies: Bool = false) {
         accepted = OutputFormat.acceptedTypes(request.accept)
         let accepted = accepted
         offered = OutputFormat.negotiable.filter { (auto.contains($0) || enforcedFormats.contains($0)) && accepted.contains($0.mimeType) }
@@ -353,6 +356,7 @@ struct Negotiation {
             hints.width = request.widthHint.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 && $0 <= 65_535 ? $0 : nil }
             classes += ";dpr:" + (hints.dpr.map { "\($0)" } ?? "") + ";width:" + (hints.width.map(String.init) ?? "")
         }
+        if keysCookies { classes += ";" + CookiePassthrough.keyPart(request.cookie) }
     }
 
     /// Whether an answer with the format `named` (nil: the source's) may be a JPEG for this client:

@@ -189,6 +189,15 @@ public struct ServerConfiguration: Sendable {
     /// Whether imgproxy's answers carry their ETag and answer `If-None-Match` with 304
     /// (`IMGPROXY_USE_ETAG`). Default true, unlike imgproxy's: a client revalidates for free.
     public var sendsETag = true
+    /// imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH`: the client's cookies go on to a source on the
+    /// host they belong to (``CookiePassthrough``). Default false.
+    public var passesCookies = false
+    /// imgproxy's `IMGPROXY_COOKIE_BASE_URL`: the URL whose host the client's cookies belong to,
+    /// instead of the host it asked. Default none.
+    public var cookieBaseURL: URL?
+    /// imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH_ALL`: the client's cookies go on to every source.
+    /// Default false.
+    public var passesAllCookies = false
     /// imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`: a request's `Sec-CH-DPR`/`DPR` and
     /// `Sec-CH-Width`/`Width` are its `dpr` and `width` (the width in CSS pixels, the DPR taken
     /// out) unless the URL sets them, and imgproxy's answers say `Vary` with them. Default false.

@@ -14,8 +14,11 @@ extension ServiceRequest {
             authorization: head.headerFields[.authorization])
         dprHint = head.headerFields[Self.secCHDPR] ?? head.headerFields[Self.dpr]
         widthHint = head.headerFields[Self.secCHWidth] ?? head.headerFields[Self.width]
+        cookie = head.headerFields[.cookie]
+        host = head.headerFields[Self.forwardedHost] ?? head.authority
     }
 
+    static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
     static let secCHDPR = HTTPField.Name("Sec-CH-DPR")!
     static let dpr = HTTPField.Name("DPR")!
     static let secCHWidth = HTTPField.Name("Sec-CH-Width")!

@@ -22,6 +22,11 @@ public struct ServiceRequest: Sendable {
     public var dprHint: String?
     /// See ``dprHint``.
     public var widthHint: String?
+    /// The `Cookie` header, passed on to sources with imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH`.
+    public var cookie: String?
+    /// The host the client asked (`X-Forwarded-Host`, else `Host`): whose cookies the request
+    /// carries.
+    public var host: String?
 
     /// Makes a request.
     public init(

@@ -9,6 +9,21 @@ extension ServerSettings {
             $0.allowedHosts = ServerSetting.list($1)
         },
         .boolean(
+            "--cookie-passthrough", "IMAGO_COOKIE_PASSTHROUGH", peers: [.boolean("IMGPROXY_COOKIE_PASSTHROUGH")],
+            "the client's cookies go on to a source on the host it asked (X-Forwarded-Host, else Host)", \.passesCookies),
+        ServerSetting(
+            "--cookie-base-url", "IMAGO_COOKIE_BASE_URL", peers: [.same("IMGPROXY_COOKIE_BASE_URL")],
+            "the URL whose host the client's cookies belong to, instead of the host it asked (default none)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                throw ServerSetting.invalid("--cookie-base-url", "IMAGO_COOKIE_BASE_URL")
+            }
+            configuration.cookieBaseURL = url
+        },
+        .boolean(
+            "--cookie-passthrough-all", "IMAGO_COOKIE_PASSTHROUGH_ALL", peers: [.boolean("IMGPROXY_COOKIE_PASSTHROUGH_ALL")],
+            "with --cookie-passthrough, the client's cookies go on to every http(s) source", \.passesAllCookies),
+        .boolean(
             "--allow-private-addresses", "IMAGO_ALLOW_PRIVATE_ADDRESSES", switch: true,
             "let sources resolve to loopback, link-local and private addresses", showsTrueFalse: true, \.allowsPrivateAddresses),
         .boolean(

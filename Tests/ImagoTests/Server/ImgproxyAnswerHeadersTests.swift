@@ -144,3 +144,56 @@ struct ImgproxyClientHintsTests {
         }
     }
 }
+
+/// imgproxy's cookie passthrough: `COOKIE_PASSTHROUGH` (the cookies of the host asked go to a
+/// source on that host), `COOKIE_BASE_URL`, `COOKIE_PASSTHROUGH_ALL`.
+@Suite("imgproxy's cookie passthrough")
+struct ImgproxyCookieTests {
+    /// The `Cookie` header of each request the origin saw for `path`.
+    static func cookies(_ origin: TestOrigin, _ path: String) -> [String?] {
+        origin.log.requests.filter { $0.path == path }.map { $0.header("Cookie") }
+    }
+
+    @Test("cookies go to a source on the host the client asked, well-formed pairs only; each client's cookies are their own variant; off, none go")
+    func passthrough() async throws {
+        let photo = try Corpus.data("jpeg/video-001.jpeg")
+        try await ImgproxyAnswerHeadersTests.serving(["IMGPROXY_COOKIE_PASSTHROUGH": "true"]) { (server: ServerHarness) async throws in
+            let source = server.origin.serve(photo, at: "/a.jpg")
+            let path = ServerHarness.path(source.absoluteString, ["w:30"])
+            // The client asked the source's own host (as behind one domain): its cookies go on.
+            let host = "127.0.0.1"
+            #expect(
+                try await server.get(path, headers: [("X-Forwarded-Host", host), ("Cookie", "session=abc; garbage; bad name=x; theme=dark")]).status == 200)
+            #expect(try await server.get(path, headers: [("X-Forwarded-Host", host), ("Cookie", "session=other")]).status == 200)
+            // The same cookies again: the kept variant, no fetch.
+            #expect(
+                try await server.get(path, headers: [("X-Forwarded-Host", host), ("Cookie", "session=abc; garbage; bad name=x; theme=dark")]).status == 200)
+            // Another host asked: its cookies are not the source's.
+            #expect(try await server.get(path, headers: [("X-Forwarded-Host", "images.example.com"), ("Cookie", "session=leak")]).status == 200)
+            #expect(Self.cookies(server.origin, "/a.jpg") == ["session=abc; theme=dark", "session=other", nil])
+        }
+        try await ImgproxyAnswerHeadersTests.serving([:]) { (server: ServerHarness) async throws in
+            let path = ServerHarness.path(server.origin.serve(photo, at: "/a.jpg").absoluteString, ["w:30"])
+            #expect(try await server.get(path, headers: [("X-Forwarded-Host", "127.0.0.1"), ("Cookie", "session=abc")]).status == 200)
+            #expect(Self.cookies(server.origin, "/a.jpg") == [nil])
+        }
+    }
+
+    @Test("COOKIE_BASE_URL names whose cookies they are; COOKIE_PASSTHROUGH_ALL sends them to any source; a bad base URL stops the server")
+    func baseURLAndAll() async throws {
+        let photo = try Corpus.data("jpeg/video-001.jpeg")
+        try await ImgproxyAnswerHeadersTests.serving(["IMGPROXY_COOKIE_PASSTHROUGH": "1", "IMGPROXY_COOKIE_BASE_URL": "https://127.0.0.1/app/"]) {
+            (server: ServerHarness) async throws in
+            let path = ServerHarness.path(server.origin.serve(photo, at: "/a.jpg").absoluteString, ["w:30"])
+            #expect(try await server.get(path, headers: [("Cookie", "session=base")]).status == 200)
+            #expect(Self.cookies(server.origin, "/a.jpg") == ["session=base"])
+        }
+        try await ImgproxyAnswerHeadersTests.serving(["IMGPROXY_COOKIE_PASSTHROUGH": "1", "IMGPROXY_COOKIE_PASSTHROUGH_ALL": "1"]) {
+            (server: ServerHarness) async throws in
+            let path = ServerHarness.path(server.origin.serve(photo, at: "/a.jpg").absoluteString, ["w:30"])
+            #expect(try await server.get(path, headers: [("X-Forwarded-Host", "elsewhere.example.com"), ("Cookie", "session=all")]).status == 200)
+            #expect(Self.cookies(server.origin, "/a.jpg") == ["session=all"])
+        }
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_COOKIE_BASE_URL": "not a url"]) }
+    }
+}

@@ -31,13 +31,14 @@ extension ImageService {
         delivery.sendsETag = configuration.sendsETag
         delivery.sendsDebugHeaders = configuration.sendsDebugHeaders
         delivery.variesWithClientHints = configuration.takesClientHints
+        let cookie = imgproxy.cookies?.cookie(for: request, source: url)
         if options.raw {
             // As imgproxy: the source whatever its size (the URL's limits do not apply).
             let plan = VariantPlan(
                 source: url, key: "raw\n" + url.absoluteString, delivery: delivery, varies: false, failures: ImgproxyDialect.Failures(), product: .passThrough)
-            return try await serve(plan, to: request, negotiation: negotiation)
+            return try await serve(plan.sending(cookie), to: request, negotiation: negotiation)
         }
-        let plan = imgproxyPlan(url: url, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery)
+        let plan = imgproxyPlan(url: url, options: options, explicit: explicit, negotiation: negotiation, delivery: delivery).sending(cookie)
         guard let fallback = imgproxy.fallback else { return try await serve(plan, to: request, negotiation: negotiation) }
         do {
             return try await serve(plan, to: request, negotiation: negotiation)

@@ -10,6 +10,8 @@ final class ImgproxyDialect: Sendable {
     let faces: ImgproxySteps.FaceSettings
     /// What a URL whose source cannot be had answers instead; nil for the failure.
     let fallback: FallbackImage?
+    /// Which client cookies go on to a source; nil when none do.
+    let cookies: CookiePassthrough?
     private let sources: SourceResolver
     private let baseURL: String?
     private let replacements: [(pattern: SourcePattern, replacement: String)]
@@ -21,6 +23,7 @@ final class ImgproxyDialect: Sendable {
         watermarks = try WatermarkLoader(configuration.output.watermark, opacity: configuration.output.watermarkOpacity, pipeline: pipeline)
         faces = try Self.faceSettings(configuration)
         fallback = try FallbackImage(configuration, pipeline: pipeline)
+        cookies = CookiePassthrough(configuration)
         baseURL = configuration.sourceBaseURL.flatMap { $0.isEmpty ? nil : $0 }
         replacements = configuration.sourceURLReplacements.map { (SourcePattern($0.pattern), Self.template($0.replacement)) }
         maxResultDimension = configuration.output.maxResultDimension
