@@ -185,7 +185,8 @@ public final class ImageService: Sendable {
         } catch let error as ServerError {
             response = .error(error, head: request.isHead)
         } catch let error as ImagoError {
-            let answer = ServerError(loading: error)
+            var answer = ServerError(loading: error)
+            if configuration.developmentErrors { answer.message += " (" + error.description + ")" }
             // The server's side failing, or a source refusing it (a store's 403 on a wrong key).
             if answer.status >= 500 || (error.code.kind == .httpStatus && answer.status != 404) { sourceFailure = error }
             response = .error(answer, head: request.isHead)

@@ -189,6 +189,16 @@ public struct ServerConfiguration: Sendable {
     /// Whether imgproxy's answers carry their ETag and answer `If-None-Match` with 304
     /// (`IMGPROXY_USE_ETAG`). Default true, unlike imgproxy's: a client revalidates for free.
     public var sendsETag = true
+    /// imgproxy's `IMGPROXY_AUTO_ROTATE`: whether imgproxy's URLs turn images by their EXIF
+    /// orientation unless they say `ar:0`. Default true.
+    public var autoRotates = true
+    /// imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`: whether URLs and presets may use the limit
+    /// options (`msr`, `msfs`, `maf`, `mafr`, `mrd`), which in Imago can only lower the server's
+    /// limits. Default true (imgproxy's is false); false answers them imgproxy's 403.
+    public var allowsSecurityOptions = true
+    /// imgproxy's `IMGPROXY_DEVELOPMENT_ERRORS_MODE`: an error's answer says what failed in full,
+    /// the source's URL and the loader's reason included. Default false: never on a public server.
+    public var developmentErrors = false
     /// imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH`: the client's cookies go on to a source on the
     /// host they belong to (``CookiePassthrough``). Default false.
     public var passesCookies = false

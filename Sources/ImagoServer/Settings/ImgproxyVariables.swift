@@ -49,10 +49,10 @@ enum ImgproxyVariables {
 
     /// Why an unsupported variable is not needed, or what to use instead.
     static let notes: [String: String] = [
+        "IMGPROXY_ENFORCE_THUMBNAIL": "HEIF's and AVIF's embedded thumbnails are not decoded: `eth` is read and keyed, and changes nothing yet",
         "IMGPROXY_SO_REUSEPORT":
             "Hummingbird 2 (the HTTP server) sets no SO_REUSEPORT on its listening socket; run one process per host, or several behind a balancer",
         "IMGPROXY_SANITIZE_SVG": "SVG passed through is always sanitised",
-        "IMGPROXY_AUTO_ROTATE": "imgproxy URLs always turn images by their EXIF orientation, as imgproxy's default",
         "IMGPROXY_PNG_UNLIMITED": "PNG chunks are always bounded",
         "IMGPROXY_SVG_UNLIMITED": "SVG size is bounded by `--max-source-bytes`",
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": "client-side encrypted objects are not decrypted",

@@ -60,6 +60,15 @@ extension ServerSettings {
                 }
             },
             .boolean(
+                "--auto-rotate", "IMAGO_AUTO_ROTATE", peers: [.boolean("IMGPROXY_AUTO_ROTATE")],
+                "imgproxy's URLs turn images by their EXIF orientation unless they say ar:0", \.autoRotates),
+            .boolean(
+                "--allow-security-options", "IMAGO_ALLOW_SECURITY_OPTIONS", peers: [.boolean("IMGPROXY_ALLOW_SECURITY_OPTIONS")],
+                "URLs and presets may use msr, msfs, maf, mafr and mrd (which only lower the server's limits); false: 403 as imgproxy", \.allowsSecurityOptions),
+            .boolean(
+                "--development-errors", "IMAGO_DEVELOPMENT_ERRORS", peers: [.boolean("IMGPROXY_DEVELOPMENT_ERRORS_MODE")],
+                "an error's answer says what failed in full, the source's URL and reason included (never on a public server)", \.developmentErrors),
+            .boolean(
                 "--base64-url-includes-filename", "IMAGO_BASE64_URL_INCLUDES_FILENAME", peers: [.boolean("IMGPROXY_BASE64_URL_INCLUDES_FILENAME")],
                 "a base64 source split by / ends in a file name for the client (…/aHR0cDov…/photo.jpg), not part of the source",
                 \.base64URLIncludesFilename),
@@ -110,7 +119,10 @@ extension ServerSettings {
         if let path { try images.add(fileAt: path, origin: "--presets-path (IMAGO_PRESETS_PATH)") }
         if let infoList { try info.add(infoList, separator: separator, origin: "--info-presets (IMAGO_INFO_PRESETS)") }
         if let infoPath { try info.add(fileAt: infoPath, origin: "--info-presets-path (IMAGO_INFO_PRESETS_PATH)") }
-        configuration.presets = try images.table { segments, table throws(ServerError) in _ = try ProcessingOptions(parsing: segments, presets: table) }
+        let allowsSecurityOptions = configuration.allowsSecurityOptions
+        configuration.presets = try images.table { segments, table throws(ServerError) in
+            _ = try ProcessingOptions(parsing: segments, presets: table, startingFrom: ProcessingOptions(), allowsSecurityOptions: allowsSecurityOptions)
+        }
         configuration.infoPresets = try info.table { segments, table throws(ServerError) in _ = try InfoOptions(parsing: segments, presets: table) }
     }
 }

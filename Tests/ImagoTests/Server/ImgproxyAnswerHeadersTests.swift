@@ -197,3 +197,66 @@ struct ImgproxyCookieTests {
         #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_COOKIE_BASE_URL": "not a url"]) }
     }
 }
+
+/// imgproxy's server defaults for what URLs may say: `AUTO_ROTATE`, `ALLOW_SECURITY_OPTIONS`,
+/// `DEVELOPMENT_ERRORS_MODE`.
+@Suite("imgproxy's URL defaults")
+struct ImgproxyURLDefaultsTests {
+    static func size(_ answer: ServerHarness.Answer) throws -> (Int, Int) {
+        let image = try DecoderRegistry.standard().decode(answer.body)
+        return (image.width, image.height)
+    }
+
+    @Test("AUTO_ROTATE=false: an EXIF-turned photo keeps its stored orientation unless the URL says ar:1; the default turns it")
+    func autoRotate() async throws {
+        let turned = try await OrientationTests.tagged(6)
+        // Decoded upright; stored turned a quarter (orientation 6), so its sides are swapped.
+        let upright = try DecoderRegistry.standard().decode(turned)
+        let stored = (width: upright.height, height: upright.width)
+        #expect(stored.width != stored.height)
+        try await ImgproxyAnswerHeadersTests.serving(["IMGPROXY_AUTO_ROTATE": "false"]) { (server: ServerHarness) async throws in
+            let source = server.origin.serve(turned, at: "/turned.jpg").absoluteString
+            let plain = try Self.size(try await server.get(ServerHarness.path(source, [], extension: "png")))
+            #expect(plain == (stored.width, stored.height))
+            let rotated = try Self.size(try await server.get(ServerHarness.path(source, ["ar:1"], extension: "png")))
+            #expect(rotated == (stored.height, stored.width))
+        }
+        try await ImgproxyAnswerHeadersTests.serving([:]) { (server: ServerHarness) async throws in
+            let source = server.origin.serve(turned, at: "/turned.jpg").absoluteString
+            #expect(try Self.size(try await server.get(ServerHarness.path(source, [], extension: "png"))) == (stored.height, stored.width))
+        }
+    }
+
+    @Test("ALLOW_SECURITY_OPTIONS=false: msr, msfs, maf, mafr and mrd are imgproxy's 403 in a URL and stop the server in a preset; the default allows them")
+    func securityOptions() async throws {
+        try await ImgproxyAnswerHeadersTests.serving(["IMGPROXY_ALLOW_SECURITY_OPTIONS": "false"]) { (server: ServerHarness) async throws in
+            let source = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg").absoluteString
+            for option in ["msr:1", "max_src_file_size:100", "maf:1", "mafr:1", "mrd:10"] {
+                let answer = try await server.get(ServerHarness.path(source, [option]))
+                #expect(
+                    answer.status == 403 && String(decoding: answer.body, as: UTF8.self).contains("Security processing options are not allowed"), "\(option)")
+            }
+            #expect(try await server.get(ServerHarness.path(source, ["w:10"])).status == 200)
+        }
+        #expect(throws: ServerError.self) {
+            try ServerSettings.configuration(["IMGPROXY_ALLOW_SECURITY_OPTIONS": "false", "IMGPROXY_PRESETS": "small=w:10/mrd:5"])
+        }
+        #expect(try ServerSettings.configuration(["IMGPROXY_PRESETS": "small=w:10/mrd:5"]).configuration.presets["small"] == ["w:10", "mrd:5"])
+    }
+
+    @Test("DEVELOPMENT_ERRORS_MODE: a failed source's answer names the URL and the reason; off, it names neither")
+    func developmentErrors() async throws {
+        for development in [true, false] {
+            try await ImgproxyAnswerHeadersTests.serving(["IMGPROXY_DEVELOPMENT_ERRORS_MODE": development ? "1" : "0"]) {
+                (server: ServerHarness) async throws in
+                var route = TestOrigin.Route(body: Data("busy".utf8))
+                route.status = 503
+                server.origin.setRoute("/busy.jpg", route)
+                let answer = try await server.get(ServerHarness.path(server.origin.url("/busy.jpg").absoluteString))
+                let body = String(decoding: answer.body, as: UTF8.self)
+                #expect(answer.status == 502)
+                #expect(body.contains("/busy.jpg") == development && body.contains("503") == development, "\(body)")
+            }
+        }
+    }
+}

@@ -15,9 +15,12 @@ extension ImageService {
         if !configuration.onlyPresets { try path.checkOptions(allowed: configuration.allowedProcessingOptions, kind: "processing") }
         // As imgproxy: the client hints first, then the default preset, then the URL's options.
         var start = ProcessingOptions()
+        // The server's default for auto-rotation (IMGPROXY_AUTO_ROTATE), under the URL's options.
+        if !configuration.autoRotates { start.autoRotate = false }
         if let dpr = negotiation.hints.dpr { start.dpr = dpr }
         if let width = negotiation.hints.width { start.width = Int((Double(width) / start.dpr).rounded()) }
-        var options = try ProcessingOptions(parsing: path.options, presets: configuration.presets, startingFrom: start)
+        var options = try ProcessingOptions(
+            parsing: path.options, presets: configuration.presets, startingFrom: start, allowsSecurityOptions: configuration.allowsSecurityOptions)
         // As imgproxy's parser: the extension is applied after the options, so it wins over `f:`.
         if !options.raw, let name = path.outputExtension {
             guard OutputFormat(extension: name) != nil else { throw ServerError.badRequest("Imago does not write '\(name)'") }

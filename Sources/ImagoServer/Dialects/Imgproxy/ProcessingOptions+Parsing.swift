@@ -25,13 +25,16 @@ extension ProcessingOptions {
 
     /// Options parsed as ``init(parsing:presets:now:)`` parses them, over `start` (what a
     /// request's client hints set) instead of the defaults.
+    /// Without `allowsSecurityOptions` (imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS=false`) the
+    /// limit options (`msr`, `msfs`, `maf`, `mafr`, `mrd`) are imgproxy's 403, in presets too.
     init(
-        parsing segments: [String], presets: [String: [String]], now: Int = Int(Date().timeIntervalSince1970), startingFrom start: ProcessingOptions
+        parsing segments: [String], presets: [String: [String]], now: Int = Int(Date().timeIntervalSince1970), startingFrom start: ProcessingOptions,
+        allowsSecurityOptions: Bool = true
     )
         throws(ServerError)
     {
         self = start
-        var parser = Parser(presets: presets, now: now)
+        var parser = Parser(presets: presets, now: now, allowsSecurityOptions: allowsSecurityOptions)
         if presets["default"] != nil { try parser.apply(name: "preset", ["default"], to: &self, using: []) }
         try parser.apply(segments, to: &self, using: [])
     }
@@ -41,6 +44,12 @@ extension ProcessingOptions {
 private struct Parser {
     let presets: [String: [String]]
     let now: Int
+    var allowsSecurityOptions = true
+    /// The limit options imgproxy calls security options.
+    static let securityOptions: Set<String> = [
+        "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr",
+        "max_result_dimension", "mrd",
+    ]
 
     mutating func apply(_ segments: [String], to options: inout ProcessingOptions, using used: [String]) throws(ServerError) {
         for segment in segments {
@@ -54,6 +63,7 @@ private struct Parser {
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     mutating func apply(name: String, _ arguments: [String], to o: inout ProcessingOptions, using used: [String]) throws(ServerError) {
         let a = Arguments(name: name, values: arguments)
+        if !allowsSecurityOptions, Self.securityOptions.contains(name) { throw ServerError(status: 403, "Security processing options are not allowed") }
         switch name {
         case "resize", "rs":
             try a.count(1...8)
