@@ -12,17 +12,9 @@ extension ServiceRequest {
             method: head.method.rawValue, path: target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target,
             accept: head.headerFields[.accept], ifNoneMatch: head.headerFields[.ifNoneMatch], requestID: head.headerFields[ImageServer.requestIDField],
             authorization: head.headerFields[.authorization])
-        dprHint = head.headerFields[Self.secCHDPR] ?? head.headerFields[Self.dpr]
-        widthHint = head.headerFields[Self.secCHWidth] ?? head.headerFields[Self.width]
-        cookie = head.headerFields[.cookie]
-        host = head.headerFields[Self.forwardedHost] ?? head.authority
+        fields = head.headerFields
+        authority = head.authority
     }
-
-    static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
-    static let secCHDPR = HTTPField.Name("Sec-CH-DPR")!
-    static let dpr = HTTPField.Name("DPR")!
-    static let secCHWidth = HTTPField.Name("Sec-CH-Width")!
-    static let width = HTTPField.Name("Width")!
 }
 
 extension ServiceResponse {

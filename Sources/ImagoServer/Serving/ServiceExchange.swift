@@ -17,16 +17,27 @@ public struct ServiceRequest: Sendable {
     public var requestID: String?
     /// The `Authorization` header, checked against the server's secret when it has one.
     public var authorization: String?
-    /// The client hints `Sec-CH-DPR` (else `DPR`) and `Sec-CH-Width` (else `Width`), read when
-    /// the server takes them (imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`).
-    public var dprHint: String?
-    /// See ``dprHint``.
-    public var widthHint: String?
+    /// The request's header fields, for those read only when a setting needs them (kept, not
+    /// searched: a kept answer reads none of them).
+    var fields = HTTPFields()
+    /// The authority the request named (its `Host`).
+    var authority: String?
+
+    /// The client hint `Sec-CH-DPR`, else `DPR` (imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`).
+    public var dprHint: String? { fields[Self.secCHDPR] ?? fields[Self.dpr] }
+    /// The client hint `Sec-CH-Width`, else `Width`.
+    public var widthHint: String? { fields[Self.secCHWidth] ?? fields[Self.width] }
     /// The `Cookie` header, passed on to sources with imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH`.
-    public var cookie: String?
+    public var cookie: String? { fields[.cookie] }
     /// The host the client asked (`X-Forwarded-Host`, else `Host`): whose cookies the request
     /// carries.
-    public var host: String?
+    public var host: String? { fields[Self.forwardedHost] ?? authority }
+
+    static let secCHDPR = HTTPField.Name("Sec-CH-DPR")!
+    static let dpr = HTTPField.Name("DPR")!
+    static let secCHWidth = HTTPField.Name("Sec-CH-Width")!
+    static let width = HTTPField.Name("Width")!
+    static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!
 
     /// Makes a request.
     public init(
