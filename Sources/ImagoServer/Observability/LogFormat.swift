@@ -11,11 +11,20 @@ import Logging
 /// line; `gcp`, JSON with Google Cloud Logging's `severity` and `message` keys. Every line carries
 /// its time, level and message, then its fields in order.
 public enum LogFormat: String, Sendable, CaseIterable {
-    case pretty, structured, json, gcp
+    /// swift-log's stream lines: `time level label: key=value … [source] message`.
+    case pretty
+    /// logfmt: `time=… level=INFO msg="…" key="…" …`.
+    case structured
+    /// One JSON object per line, with `time`, `level` and `msg`.
+    case json
+    /// One JSON object per line, with `time`, `severity` and `message` (Google Cloud Logging).
+    case gcp
 
     /// A field's value: text is quoted and escaped as the format needs, a number is written bare.
     public enum Value: Sendable, Equatable {
+        /// Text.
         case text(String)
+        /// A whole number.
         case number(Int)
     }
 
