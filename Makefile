@@ -50,12 +50,13 @@ test: deps peers
 
 # The real servers the loader tests talk to, in a git-ignored venv: moto (an S3 API server that
 # checks signatures, Tests/Peers/s3_peer.py) and boto3 to fill it; gcp-storage-emulator (GCS's API);
-# libvips 8.18 with libultrahdr (pyvips-binary), the HDR gain-map reference (Tests/Peers/uhdr_reference.py).
-PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19 pyvips-binary==8.18.7 pyvips==3.2.0 opencv-python-headless==4.14.0.94
+# libvips 8.18 with libultrahdr (pyvips-binary), the HDR gain-map reference (Tests/Peers/uhdr_reference.py); OpenCV (the
+# detectors' reference); opentelemetry-proto, whose OTLP messages Tests/Peers/otlp_receiver.py decodes.
+PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19 pyvips-binary==8.18.7 pyvips==3.2.0 opencv-python-headless==4.14.0.94 opentelemetry-proto==1.45.2
 peers:
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
-	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips, cv2" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
+	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips, cv2, opentelemetry.proto" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
 	@# scikit-image's wheel for its sample pictures only (faces for the detectors): no dependencies.
 	@[ -f .venv-peers/lib/python3*/site-packages/skimage/data/astronaut.png ] 2>/dev/null || .venv-peers/bin/pip install -q --no-deps scikit-image==0.25.2
 

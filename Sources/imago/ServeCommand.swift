@@ -4,6 +4,7 @@ import Hummingbird
 import ImagoServer
 import Logging
 import ServiceLifecycle
+import Tracing
 
 #if canImport(Glibc)
     import Glibc
@@ -36,12 +37,22 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         let log: AccessLog
+        let telemetry: Telemetry
         do {
-            log = try AccessLog(for: configuration)
+            // swift-otel's own warnings (an export that failed) go to the log's lines alone.
+            let written = try AccessLog(for: configuration)
+            telemetry = try Telemetry(
+                configuration.telemetry, environment: ProcessInfo.processInfo.environment,
+                diagnostics: Logger(label: "imago-otel") { written.handler(label: $0) })
+            log = try AccessLog(for: configuration, records: telemetry.logHandler)
         } catch {
             throw ValidationError(error.message)
         }
-        LoggingSystem.bootstrap { label in log.handler(label: label) }
+        LoggingSystem.bootstrap { label in
+            guard let records = telemetry.logHandler else { return log.handler(label: label) }
+            return MultiplexLogHandler([log.handler(label: label), records(label)])
+        }
+        if let tracer = telemetry.tracer { InstrumentationSystem.bootstrap(tracer) }
         var logger = Logger(label: "imago-serve")
         logger.logLevel = configuration.logLevel
         for variable in ServerSettings.unsupportedPeerVariables(in: values) {
@@ -62,7 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let heapTrimming = HeapTrimming.start(limited: configuration.containerMemory != nil)
         defer { heapTrimming.cancel() }
-        let service = try ImageService(configuration: configuration, logger: logger, accessLog: log)
+        let service = try ImageService(
+            configuration: configuration, metrics: ServerMetrics(mirror: telemetry.metricsFactory), logger: logger, accessLog: log,
+            tracer: telemetry.tracer ?? NoOpTracer())
         let timeout = configuration.gracefulStopTimeout
         let application = Application(
             router: ImageServer.router(service: service),
@@ -84,7 +97,9 @@ struct ServeCommand: AsyncParsableCommand {
             },
             logger: logger
         )
-        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // Services stop in reverse order: the exporters last, sending what the last requests made.
+        let group = ServiceGroup(
+            configuration: .init(services: telemetry.services + [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         // The requests in flight are answered: what the service keeps is let go before exit.
         await service.shutDown()

@@ -153,6 +153,27 @@ struct CoalescingTests {
             #expect(origin.log.requests.count == 3)
         }
     }
+
+    @Test("requests differing only in trace headers share one transfer, which carries the first one's")
+    func traceHeadersShareATransfer() async throws {
+        try await withOrigin { origin, pipeline in
+            origin.serve(payload(100), at: "/t.jpg")
+            let url = origin.url("/t.jpg?gate=traced")
+            var first = ImageRequest(url: url)
+            first.traceHeaders["traceparent"] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+            var second = ImageRequest(url: url)
+            second.traceHeaders["traceparent"] = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+            #expect(first.transferKey == second.transferKey && first != second)
+            let a = pipeline.dataTask(with: first)
+            await origin.wait { $0.requests.count == 1 }
+            let b = pipeline.dataTask(with: second)
+            origin.release("traced")
+            _ = try await a.response
+            _ = try await b.response
+            #expect(origin.log.requests.count == 1)
+            #expect(origin.log.requests.first?.header("traceparent") == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        }
+    }
 }
 
 @Suite("Scheduling", .timeLimit(.minutes(3)))

@@ -6,7 +6,7 @@ extension ImagePipeline {
     func loadRequest(for request: ImageRequest) -> DataLoadRequest {
         var url = request.url
         var headers: HeaderFields = ["Accept": configuration.acceptHeader]
-        headers = headers.merging(configuration.headers).merging(request.headers)
+        headers = headers.merging(configuration.headers).merging(request.headers).merging(request.traceHeaders)
         var userInfoCredentials: ImageRequest.Credentials?
         if let user = url.user, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
             userInfoCredentials = ImageRequest.Credentials(

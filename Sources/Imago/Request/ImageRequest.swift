@@ -39,6 +39,10 @@ public struct ImageRequest: Sendable, Hashable {
     /// and an image whose header declares more than ``Limits/maxPixels`` or whose frames pass
     /// ``Limits/maxFrames`` fails before any pixel is decoded. Part of the transfer and cache keys.
     public var limits = Limits()
+    /// Headers sent with the transfer that say nothing about the bytes, such as W3C trace context
+    /// (`traceparent`, `tracestate`): part of no key, so requests that differ only here share a
+    /// transfer (which carries the first one's) and a cached entry. They win over ``headers``.
+    public var traceHeaders: HeaderFields = [:]
 
     /// Makes a request for `url`.
     public init(
@@ -74,7 +78,7 @@ public struct ImageRequest: Sendable, Hashable {
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
             && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
             && left.thumbnail == right.thumbnail && left.sources == right.sources && left.imageID == right.imageID
-            && left.limits == right.limits
+            && left.limits == right.limits && left.traceHeaders == right.traceHeaders
     }
 
     /// Hashes the fields that make requests equal.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Imago
+import Tracing
 
 /// The one answer path every dialect's plan takes.
 extension ImageService {
@@ -29,7 +30,7 @@ extension ImageService {
         } catch {
             throw failure
         }
-        metrics.served(from: "fallback")
+        served(from: "fallback")
         var response = PreparedAnswer(variant, cacheControl: cacheControl, varies: plan.varies, delivery: plan.delivery).response(variant.body, to: request)
         if response.status == 200, status != 0 {
             response.status = status
@@ -49,11 +50,15 @@ extension ImageService {
         key: String, whenFull: ServerError = .queueFull, make: @escaping @Sendable () async throws -> EncodedVariant
     ) async throws -> EncodedVariant {
         if let kept = variants.value(forKey: key) {
-            metrics.served(from: "variant-memory")
+            served(from: "variant-memory")
             return kept
         }
         return try await making.value(
-            for: key, joined: { metrics.coalesced.increment() },
+            for: key,
+            joined: {
+                metrics.coalesced.increment()
+                RequestStages.current?.servedFrom.withLock { $0 = "coalesced" }
+            },
             admit: { () throws(ServerError) -> WorkQueue.Ticket in
                 guard !nearContainerLimit else { throw ServerError.overloaded }
                 do {
@@ -85,7 +90,7 @@ extension ImageService {
     private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
         let diskKey = diskKey(for: plan)
         if let stored = storedVariant(diskKey) {
-            metrics.served(from: "variant-disk")
+            served(from: "variant-disk")
             return stored
         }
         let start = ContinuousClock.now
@@ -121,6 +126,9 @@ extension ImageService {
             request.headers = plan.sourceHeaders
             request.options.formUnion([.disableDiskCacheReads, .disableDiskCacheWrites])
         }
+        if configuration.telemetry.propagatesToSources, let context = ServiceContext.current {
+            stages.tracer.inject(context, into: &request.traceHeaders, using: HeaderFieldsInjector())
+        }
         return request
     }
 
@@ -134,7 +142,7 @@ extension ImageService {
         processor.encodeBytesPerPixel = { policy.encoding.encodeBytesPerPixel(source: $0, settings: output) }
         // The decode's reservation stays held until the encode below has ended.
         let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions.union(.holdsMemory), processors: [processor]))
-        metrics.served(from: response.source.rawValue)
+        served(from: response.source.rawValue)
         try plan.limits.check(response)
         if policy.passesSVGThrough, response.image.metadata.format == .svg { return try svgVariant(response.data) }
         var image = response.image
@@ -157,20 +165,23 @@ extension ImageService {
             image, as: encoding.format, quality: encoding.quality, search: encoding.search, maxBytes: encoding.maxBytes,
             holding: response.memoryHold, copies: copies)
         metrics.encodes.increment(by: Int64(encoded.encodes))
-        stages.made(response, format: encoding.format, encode: encodeStart..<ContinuousClock.now, start: start)
+        let encodeEnd = ContinuousClock.now
         let etag = Self.etag(source: response, identity: recipe.identity + "\n" + overlayIdentity + "\n" + outputIdentity, format: encoding.format)
         var variant = EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
         let source = response.image.metadata
         variant.made = .init(
             sourceBytes: response.data.count, sourceWidth: source.originalWidth, sourceHeight: source.originalHeight, width: image.width,
             height: image.height)
+        stages.made(
+            response, sourceHost: plan.source.host, format: encoding.format, bytes: encoded.data.count, facts: variant.made,
+            encode: encodeStart..<encodeEnd, start: start)
         return variant
     }
 
     /// A report's JSON: the dialect's facts about the source's full decode.
     private func makeReport(_ plan: VariantPlan, _ report: any SourceReporting) async throws -> EncodedVariant {
         let response = try await pipeline.response(for: request(plan, options: report.requestOptions))
-        metrics.served(from: response.source.rawValue)
+        served(from: response.source.rawValue)
         let json = try await report.report(response, pipeline: pipeline)
         return EncodedVariant(data: json, format: .json, etag: Self.etag(source: response, identity: report.identity + "\n" + outputIdentity, format: .json))
     }
@@ -178,7 +189,7 @@ extension ImageService {
     /// `raw`: the source's bytes as they came, whatever they are.
     private func passedThrough(_ plan: VariantPlan) async throws -> EncodedVariant {
         let response = try await pipeline.data(for: request(plan, options: []))
-        metrics.served(from: "raw")
+        served(from: "raw")
         let sniffed = ImageFormat.sniff(response.data, decoders: pipeline.decoders)
         return .passedThrough(response.data, sniffed: sniffed, contentType: response.headers["Content-Type"])
     }
@@ -189,14 +200,14 @@ extension ImageService {
         let response = try await pipeline.data(for: request(plan, options: []))
         guard let sniffed = ImageFormat.sniff(response.data, decoders: pipeline.decoders), formats.contains(sniffed.rawValue) else { return nil }
         try plan.limits.check(bytes: response.data.count)
-        metrics.served(from: "skip-processing")
+        served(from: "skip-processing")
         return .passedThrough(response.data, sniffed: sniffed, contentType: response.headers["Content-Type"])
     }
 
     /// An SVG source asked for as SVG: sanitised and passed through; any other source is a 422.
     private func sanitizedSVG(_ plan: VariantPlan) async throws -> EncodedVariant {
         let response = try await pipeline.data(for: request(plan, options: []))
-        metrics.served(from: response.source.rawValue)
+        served(from: response.source.rawValue)
         guard ImageFormat.sniff(response.data, decoders: pipeline.decoders) == .svg else {
             throw ServerError(status: 422, "Imago writes SVG only from an SVG source")
         }

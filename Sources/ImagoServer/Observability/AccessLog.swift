@@ -17,6 +17,9 @@ public final class AccessLog: Sendable {
     public let format: LogFormat
     /// Where lines also go, when the server sends them to syslog.
     private let syslog: SyslogWriter?
+    /// Where answers' lines also go as log records, with `--open-telemetry-logs` (the server's
+    /// other lines reach it through the logging system's handlers).
+    private let records: Logger?
 
     /// A log writing swift-log's format to standard error.
     public static let standardError = AccessLog(descriptor: 2, format: .pretty)
@@ -28,15 +31,23 @@ public final class AccessLog: Sendable {
 
     /// The log `configuration` asks for: its ``ServerConfiguration/logFormat`` on standard error
     /// and, with `--syslog`, to its syslog daemon (a 500 naming the setting when that cannot be
-    /// reached).
-    public convenience init(for configuration: ServerConfiguration) throws(ServerError) {
-        self.init(descriptor: 2, format: configuration.logFormat, syslog: configuration.syslog.enabled ? try SyslogWriter(configuration.syslog) : nil)
+    /// reached); answers' lines also to `records`' handlers when given (``Telemetry/logHandler``).
+    public convenience init(for configuration: ServerConfiguration, records: (@Sendable (String) -> any LogHandler)? = nil) throws(ServerError) {
+        self.init(
+            descriptor: 2, format: configuration.logFormat, syslog: configuration.syslog.enabled ? try SyslogWriter(configuration.syslog) : nil,
+            records: records)
     }
 
-    init(descriptor: Int32, format: LogFormat, syslog: SyslogWriter? = nil) {
+    init(descriptor: Int32, format: LogFormat, syslog: SyslogWriter? = nil, records: (@Sendable (String) -> any LogHandler)? = nil) {
         self.descriptor = descriptor
         self.format = format
         self.syslog = syslog
+        self.records = records.map { factory in
+            var logger = Logger(label: "imago-serve", factory: factory)
+            // answered(_:) has already applied the server's level.
+            logger.logLevel = .trace
+            return logger
+        }
     }
 
     /// Writes the line of one answer: at `info`, a 4xx at `warning` and a 5xx at `error` (as
@@ -53,6 +64,16 @@ public final class AccessLog: Sendable {
         ]
         for (stage, stageMilliseconds) in stages { fields.append((stage, .number(stageMilliseconds))) }
         write(format.line(level: lineLevel, label: "imago-serve", message: "answered", fields: fields), level: lineLevel)
+        if let records {
+            var metadata: Logger.Metadata = [:]
+            for (name, value) in fields {
+                switch value {
+                case .text(let text): metadata[name] = .string(text)
+                case .number(let number): metadata[name] = .stringConvertible(number)
+                }
+            }
+            records.log(level: lineLevel, "answered", metadata: metadata)
+        }
     }
 
     /// The level of an answer's line.

@@ -1,60 +1,66 @@
-import Prometheus
+import CoreMetrics
 import Imago
+import Prometheus
 
 /// What `/metrics` reports, in Prometheus' text format: requests by status, latency histograms
 /// (the whole request; the source fetch; the decode with the processing; the encode), where images came
 /// from, requests in flight, work in flight and joined. The pipeline's own metrics (transfers,
-/// bytes, transfer durations, errors by kind) go to the same registry.
+/// bytes, transfer durations, errors by kind) go to the same registry. With a mirror (OTLP
+/// metrics), each is recorded there too, under the same name.
 public final class ServerMetrics: Sendable {
     /// The registry every metric is in, which `/metrics` renders in Prometheus' text format.
     public let registry: PrometheusCollectorRegistry
-    let inFlight: Gauge
-    let workInFlight: Gauge
-    let queued: Gauge
-    let queueWait: DurationHistogram
-    let queueFull: Counter
-    let coalesced: Counter
-    let total: DurationHistogram
-    let fetch: DurationHistogram
-    let decodeAndProcess: DurationHistogram
-    let encode: DurationHistogram
-    let encodes: Counter
-    let keptBytes: Gauge
-    let shedForMemory: Counter
+    /// The second backend every metric is also recorded in (OTLP metrics), if any.
+    let mirror: (any MetricsFactory)?
+    let inFlight: MirroredGauge
+    let workInFlight: MirroredGauge
+    let queued: MirroredGauge
+    let queueWait: MirroredDurations
+    let queueFull: MirroredCounter
+    let coalesced: MirroredCounter
+    let total: MirroredDurations
+    let fetch: MirroredDurations
+    let decodeAndProcess: MirroredDurations
+    let encode: MirroredDurations
+    let encodes: MirroredCounter
+    let keptBytes: MirroredGauge
+    let shedForMemory: MirroredCounter
     /// Bytes kept between requests by part, and entries by kind (``MemoryReport``), made as first reported.
-    private let memoryParts = Locked<[String: Gauge]>([:])
-    private let memoryEntries = Locked<[String: Gauge]>([:])
+    private let memoryParts = Locked<[String: MirroredGauge]>([:])
+    private let memoryEntries = Locked<[String: MirroredGauge]>([:])
     /// The resident set and glibc's heap by kind, read at each scrape.
-    private let processMemory: [(kind: String, gauge: Gauge, value: @Sendable (ProcessMemory) -> Int64)]
+    private let processMemory: [(kind: String, gauge: MirroredGauge, value: @Sendable (ProcessMemory) -> Int64)]
 
     static let buckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
     ]
 
-    /// Metrics in `registry` (a new one by default).
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    /// Metrics in `registry` (a new one by default), each also recorded in `mirror` when given.
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), mirror: (any MetricsFactory)? = nil) {
         self.registry = registry
-        inFlight = registry.makeGauge(descriptor: Self.name("requests_in_flight", "", "Requests being answered."))
-        workInFlight = registry.makeGauge(descriptor: Self.name("work_in_flight", "", "Images being made (fetch, decode, process, encode)."))
-        queued = registry.makeGauge(descriptor: Self.name("requests_queued", "", "Requests waiting for a worker (--requests-queue-size)."))
-        queueWait = registry.makeDurationHistogram(
-            descriptor: Self.name("queue_wait", "seconds", "Time requests waited in the queue before a worker took them."), buckets: Self.buckets)
-        queueFull = registry.makeCounter(
-            descriptor: Self.name("queue_full", "total", "Requests answered at once (429 or 503) because every worker was busy and the queue full."))
-        coalesced = registry.makeCounter(descriptor: Self.name("coalesced", "total", "Requests that joined an identical one being made."))
-        total = registry.makeDurationHistogram(descriptor: Self.name("request_duration", "seconds", "Whole requests."), buckets: Self.buckets)
-        fetch = registry.makeDurationHistogram(
-            descriptor: Self.name("fetch_duration", "seconds", "Source fetches (or disk-cache reads) of new variants."), buckets: Self.buckets)
-        decodeAndProcess = registry.makeDurationHistogram(
-            descriptor: Self.name("decode_process_duration", "seconds", "Decodes and processing of new variants."), buckets: Self.buckets)
-        encode = registry.makeDurationHistogram(descriptor: Self.name("encode_duration", "seconds", "Encodes of new variants."), buckets: Self.buckets)
-        encodes = registry.makeCounter(
-            descriptor: Self.name("encodes", "total", "Encoder runs: one per new variant, up to six under max_bytes."))
-        keptBytes = registry.makeGauge(
-            descriptor: Self.name("memory_kept", "bytes", "Bytes kept in memory between requests (variants and paths), at most IMAGO_MEMORY_BYTES."))
-        shedForMemory = registry.makeCounter(
-            descriptor: Self.name("shed_for_memory", "total", "New work answered 503 because the container's memory was nearly used up."))
+        self.mirror = mirror
+        inFlight = MirroredGauge(registry, Self.name("requests_in_flight", "", "Requests being answered."), mirror: mirror)
+        workInFlight = MirroredGauge(registry, Self.name("work_in_flight", "", "Images being made (fetch, decode, process, encode)."), mirror: mirror)
+        queued = MirroredGauge(registry, Self.name("requests_queued", "", "Requests waiting for a worker (--requests-queue-size)."), mirror: mirror)
+        queueWait = MirroredDurations(
+            registry, Self.name("queue_wait", "seconds", "Time requests waited in the queue before a worker took them."), buckets: Self.buckets, mirror: mirror)
+        queueFull = MirroredCounter(
+            registry, Self.name("queue_full", "total", "Requests answered at once (429 or 503) because every worker was busy and the queue full."),
+            mirror: mirror)
+        coalesced = MirroredCounter(registry, Self.name("coalesced", "total", "Requests that joined an identical one being made."), mirror: mirror)
+        total = MirroredDurations(registry, Self.name("request_duration", "seconds", "Whole requests."), buckets: Self.buckets, mirror: mirror)
+        fetch = MirroredDurations(
+            registry, Self.name("fetch_duration", "seconds", "Source fetches (or disk-cache reads) of new variants."), buckets: Self.buckets, mirror: mirror)
+        decodeAndProcess = MirroredDurations(
+            registry, Self.name("decode_process_duration", "seconds", "Decodes and processing of new variants."), buckets: Self.buckets, mirror: mirror)
+        encode = MirroredDurations(registry, Self.name("encode_duration", "seconds", "Encodes of new variants."), buckets: Self.buckets, mirror: mirror)
+        encodes = MirroredCounter(registry, Self.name("encodes", "total", "Encoder runs: one per new variant, up to six under max_bytes."), mirror: mirror)
+        keptBytes = MirroredGauge(
+            registry, Self.name("memory_kept", "bytes", "Bytes kept in memory between requests (variants and paths), at most IMAGO_MEMORY_BYTES."),
+            mirror: mirror)
+        shedForMemory = MirroredCounter(
+            registry, Self.name("shed_for_memory", "total", "New work answered 503 because the container's memory was nearly used up."), mirror: mirror)
         let resident = Self.name("resident", "bytes", "The process's resident memory by kind (anonymous, file), from /proc/self/status.")
         let heap = Self.name("heap", "bytes", "glibc's heap (mallinfo2): arena taken from the system, in_use, free_held, mapped.")
         let kinds: [(MetricNameDescriptor, String, @Sendable (ProcessMemory) -> Int64)] = [
@@ -62,7 +68,7 @@ public final class ServerMetrics: Sendable {
             (heap, "in_use", \.heapInUse), (heap, "free_held", \.heapFreeHeld), (heap, "mapped", \.heapMapped),
         ]
         processMemory = kinds.map { descriptor, kind, value in
-            (kind, registry.makeGauge(descriptor: descriptor, labels: [("kind", kind)]), value)
+            (kind, MirroredGauge(registry, descriptor, labels: [("kind", kind)], mirror: mirror), value)
         }
     }
 
@@ -84,9 +90,9 @@ public final class ServerMetrics: Sendable {
         for (_, gauge, value) in processMemory { gauge.set(value(now)) }
     }
 
-    private func gauge(in gauges: Locked<[String: Gauge]>, label: (String, String), descriptor: () -> MetricNameDescriptor) -> Gauge {
+    private func gauge(in gauges: Locked<[String: MirroredGauge]>, label: (String, String), descriptor: () -> MetricNameDescriptor) -> MirroredGauge {
         if let made = gauges.withLock({ $0[label.1] }) { return made }
-        let made = registry.makeGauge(descriptor: descriptor(), labels: [label])
+        let made = MirroredGauge(registry, descriptor(), labels: [label], mirror: mirror)
         gauges.withLock { $0[label.1] = made }
         return made
     }
@@ -98,7 +104,7 @@ public final class ServerMetrics: Sendable {
 
     func answered(status: Int) {
         counter(statuses, String(status)) {
-            self.registry.makeCounter(descriptor: Self.name("requests", "total", "Requests by status."), labels: [("status", $0)])
+            MirroredCounter(self.registry, Self.name("requests", "total", "Requests by status."), labels: [("status", $0)], mirror: self.mirror)
         }.increment()
     }
 
@@ -106,15 +112,15 @@ public final class ServerMetrics: Sendable {
     /// (`memory`, `disk`, `revalidated`, `network`).
     func served(from layer: String) {
         counter(layers, layer) {
-            self.registry.makeCounter(descriptor: Self.name("images", "total", "Images served by where they came from."), labels: [("from", $0)])
+            MirroredCounter(self.registry, Self.name("images", "total", "Images served by where they came from."), labels: [("from", $0)], mirror: self.mirror)
         }.increment()
     }
 
     /// Counters by label, kept: the registry builds a key and takes its lock for every lookup.
-    private let statuses = Locked<[String: Counter]>([:])
-    private let layers = Locked<[String: Counter]>([:])
+    private let statuses = Locked<[String: MirroredCounter]>([:])
+    private let layers = Locked<[String: MirroredCounter]>([:])
 
-    private func counter(_ counters: Locked<[String: Counter]>, _ label: String, make: (String) -> Counter) -> Counter {
+    private func counter(_ counters: Locked<[String: MirroredCounter]>, _ label: String, make: (String) -> MirroredCounter) -> MirroredCounter {
         if let counter = counters.withLock({ $0[label] }) { return counter }
         let counter = make(label)
         counters.withLock { $0[label] = counter }

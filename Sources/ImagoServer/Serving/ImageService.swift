@@ -1,3 +1,4 @@
+import CoreMetrics
 import Crypto
 import Dispatch
 import Foundation
@@ -38,6 +39,9 @@ public final class ImageService: Sendable {
     /// The variants being made, one task per key.
     let making = SingleFlight<String, EncodedVariant>()
     let stages: StageRecorder
+    /// Whether each request gets a span (a tracer other than the no-op one was given): without,
+    /// a request pays nothing for tracing.
+    let tracesRequests: Bool
     /// What imgproxy's URLs need beyond the configuration (watermark, faces, source rewriting).
     let imgproxy: ImgproxyDialect
     /// What thumbor's URLs need beyond the configuration (detectors, overlay images, allowed hosts).
@@ -75,6 +79,7 @@ public final class ImageService: Sendable {
         MemoryPressureMonitor.shared.register(variants)
         MemoryPressureMonitor.shared.register(answeredPaths)
         stages = StageRecorder(tracer: tracer, metrics: metrics)
+        tracesRequests = !(tracer is NoOpTracer)
         imgproxy = try ImgproxyDialect(configuration, sources: sources, pipeline: self.pipeline)
         thumbor = try ThumborDialect(configuration, sources: sources, pipeline: self.pipeline)
         // A watermark file read at start is named by its bytes: another file at the same path is another output.
@@ -86,7 +91,10 @@ public final class ImageService: Sendable {
     /// allowed, the public-only address policy.
     public static func makePipeline(_ configuration: ServerConfiguration, metrics: ServerMetrics? = nil) throws -> ImagePipeline {
         var pipeline = ImagePipeline.Configuration()
-        if let metrics { pipeline.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry) }
+        if let metrics {
+            let shown = PrometheusMetricsFactory(registry: metrics.registry)
+            pipeline.metricsFactory = metrics.mirror.map { MultiplexMetricsHandler(factories: [shown, $0]) } ?? shown
+        }
         pipeline.addressPolicy = configuration.internalSourceAddresses.policy
         if let bytes = configuration.decodeMemoryBytes { pipeline.decodeMemoryBudget = DecodeMemoryBudget(bytes: bytes) }
         pipeline.maxRedirects = configuration.maxRedirects
@@ -179,9 +187,14 @@ public final class ImageService: Sendable {
         var response: ServiceResponse
         var sourceFailure: ImagoError?
         let stages = RequestStages()
+        let span = requestSpan(request)
         do {
             guard hasSecret(request) else { throw ServerError(status: 403, "Forbidden") }
-            response = try await RequestStages.$current.withValue(stages) { try await answer(request, route: route) }
+            response = try await RequestStages.$current.withValue(stages) {
+                guard let span else { return try await answer(request, route: route) }
+                // The variant's spans and a source fetch's traceparent are this span's children.
+                return try await ServiceContext.$current.withValue(span.context) { try await answer(request, route: route) }
+            }
         } catch let error as ServerError {
             response = .error(error, head: request.isHead)
         } catch let error as ImagoError {
@@ -193,7 +206,21 @@ public final class ImageService: Sendable {
         } catch {
             response = .error(ServerError(status: 500, "internal error"), head: request.isHead)
         }
-        return finished(response, to: request, since: start, sourceFailure: sourceFailure, stages: stages.times.withLock { $0 })
+        return finished(
+            response, to: request, since: start, sourceFailure: sourceFailure, stages: stages.times.withLock { $0 }, span: span,
+            servedFrom: stages.servedFrom.withLock { $0 })
+    }
+
+    /// The span of `request` (kind server), a child of the client's `traceparent` when it sent
+    /// one; nil when requests are not traced.
+    private func requestSpan(_ request: ServiceRequest) -> (any Span)? {
+        guard tracesRequests else { return nil }
+        var context = ServiceContext.topLevel
+        stages.tracer.extract(request.fields, into: &context, using: HTTPFieldsExtractor())
+        let method = request.isHead ? "HEAD" : "GET"
+        let span = stages.tracer.startSpan(method, context: context, ofKind: .server)
+        span.attributes["http.request.method"] = method
+        return span
     }
 
     /// The answer to a request whose variant is kept in memory, made without suspending, so the
@@ -205,7 +232,7 @@ public final class ImageService: Sendable {
         guard hasSecret(request) else { return nil }
         let negotiation = negotiation(for: request)
         guard let response = kept(request, negotiation) else { return nil }
-        return finished(response, to: request, since: start)
+        return finished(response, to: request, since: start, span: requestSpan(request), servedFrom: "variant-memory")
     }
 
     /// The kept variant for a path answered before, if both are still kept.
@@ -214,6 +241,7 @@ public final class ImageService: Sendable {
             let variant = variants.value(forKey: answered.variantKey)
         else { return nil }
         if answered.delivery.hasExpired() { return .error(ServerError(status: 404, "expired URL"), head: request.isHead) }
+        // The kept answers' path: no task-local read here (the caller names the layer to the span).
         metrics.served(from: "variant-memory")
         // Made again with other bytes since the path was answered: its fields are made anew.
         let answer =
@@ -236,13 +264,21 @@ public final class ImageService: Sendable {
         return ConstantTime.equal(secretHeader, Array((request.authorization ?? "").utf8))
     }
 
-    /// `response` with its request id (and the CORS headers the server sends), counted and logged.
+    /// Counts an image served from `layer` (``ServerMetrics/served(from:)``), which the request's
+    /// span also names.
+    func served(from layer: String) {
+        metrics.served(from: layer)
+        RequestStages.current?.servedFrom.withLock { $0 = layer }
+    }
+
+    /// `response` with its request id (and the CORS headers the server sends), counted, logged,
+    /// and its span (if traced) ended with its status, size and where its image came from.
     /// A source that failed on the server's side (a 5xx) is logged with its cause, for the operator
     /// (the client's answer names none): the code and the loader's reason (`S3 AccessDenied: …`),
     /// never the URL, which may carry credentials.
     private func finished(
         _ response: ServiceResponse, to request: ServiceRequest, since start: ContinuousClock.Instant, sourceFailure: ImagoError? = nil,
-        stages: [(String, Int)] = []
+        stages: [(String, Int)] = [], span: (any Span)? = nil, servedFrom: String? = nil
     ) -> ServiceResponse {
         var response = response
         let id = request.requestID.flatMap(Self.acceptedRequestID) ?? Self.newRequestID()
@@ -270,6 +306,14 @@ public final class ImageService: Sendable {
             ]
             for (stage, stageMilliseconds) in stages { metadata[stage] = "\(stageMilliseconds)" }
             logger.log(level: AccessLog.level(status: response.status), "answered", metadata: metadata)
+        }
+        if let span {
+            span.attributes["http.response.status_code"] = response.status
+            span.attributes["http.response.body.size"] = response.body.readableBytes
+            span.attributes["imago.request_id"] = id
+            if let servedFrom { span.attributes["imago.served_from"] = servedFrom }
+            if response.status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+            span.end()
         }
         return response
     }
@@ -299,7 +343,10 @@ public final class ImageService: Sendable {
     /// ``serve(_:to:negotiation:)`` answers.
     private func answer(_ request: ServiceRequest, route: ServiceRoute) async throws -> ServiceResponse {
         let negotiation = negotiation(for: request)
-        if let response = kept(request, negotiation) { return response }
+        if let response = kept(request, negotiation) {
+            RequestStages.current?.servedFrom.withLock { $0 = "variant-memory" }
+            return response
+        }
         switch route {
         case .gallery: return try await answerGallery(request)
         case .dialect(let mount):

@@ -60,6 +60,8 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_SYSLOG_*`: whether, where and from which level lines also go to a
     /// syslog daemon. Default off.
     var syslog = SyslogWriter.Settings()
+    /// imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`: what is sent over OTLP. Default nothing.
+    public var telemetry = Telemetry.Settings()
     /// The `User-Agent` sources are fetched with (`IMGPROXY_USER_AGENT`). Default `Imago/0.1`.
     public var userAgent: String?
     /// Redirects a source may take (`IMGPROXY_MAX_REDIRECTS`). Default 5.

@@ -47,6 +47,42 @@ extension ServerSettings {
             "host:port, or a socket's path, of the syslog daemon (needed with --syslog-network)"
         ) { $0.syslog.address = $1 },
         .text("--syslog-tag", "IMAGO_SYSLOG_TAG", peers: [.same("IMGPROXY_SYSLOG_TAG")], "the tag of syslog lines (default imago)") { $0.syslog.tag = $1 },
+        .boolean(
+            "--open-telemetry", "IMAGO_OPEN_TELEMETRY", peers: [.boolean("IMGPROXY_OPEN_TELEMETRY_ENABLE")],
+            "a span per request, with the fetch, decode, processing and encode as its children, sent over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)"
+        ) { $0.telemetry.traces = $1 },
+        .boolean(
+            "--open-telemetry-metrics", "IMAGO_OPEN_TELEMETRY_METRICS", peers: [.boolean("IMGPROXY_OPEN_TELEMETRY_ENABLE_METRICS")],
+            "/metrics' metrics also sent as OTLP metrics (every OTEL_METRIC_EXPORT_INTERVAL ms, default 60000)"
+        ) { $0.telemetry.metrics = $1 },
+        .boolean(
+            "--open-telemetry-logs", "IMAGO_OPEN_TELEMETRY_LOGS", peers: [.boolean("IMGPROXY_OPEN_TELEMETRY_ENABLE_LOGS")],
+            "every log line also sent as an OTLP log record"
+        ) { $0.telemetry.logs = $1 },
+        .boolean(
+            "--open-telemetry-propagate-external", "IMAGO_OPEN_TELEMETRY_PROPAGATE_EXTERNAL", peers: [.boolean("IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL")],
+            "source fetches carry the request's W3C traceparent"
+        ) { $0.telemetry.propagatesToSources = $1 },
+        ServerSetting(
+            "--open-telemetry-trace-id-generator", "IMAGO_OPEN_TELEMETRY_TRACE_ID_GENERATOR", peers: [.same("IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR")],
+            "random, the only one: trace ids are W3C's random ones (which AWS X-Ray also takes); xray is refused"
+        ) { _, text, _ throws(ServerError) in
+            guard text.lowercased() == "random" else {
+                throw ServerSetting.invalid("--open-telemetry-trace-id-generator", "IMAGO_OPEN_TELEMETRY_TRACE_ID_GENERATOR")
+            }
+        },
+        .text(
+            "--open-telemetry-server-cert", "IMAGO_OPEN_TELEMETRY_SERVER_CERT", peers: [.same("IMGPROXY_OPEN_TELEMETRY_SERVER_CERT")],
+            "the collector's certificate authority, PEM (\\n for line breaks)"
+        ) { $0.telemetry.serverCertificate = $1 },
+        .text(
+            "--open-telemetry-client-cert", "IMAGO_OPEN_TELEMETRY_CLIENT_CERT", peers: [.same("IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT")],
+            "the certificate Imago shows a collector that asks (mTLS), PEM"
+        ) { $0.telemetry.clientCertificate = $1 },
+        .text(
+            "--open-telemetry-client-key", "IMAGO_OPEN_TELEMETRY_CLIENT_KEY", peers: [.same("IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY")],
+            "the key of --open-telemetry-client-cert, PEM"
+        ) { $0.telemetry.clientKey = $1 },
         ServerSetting(
             "--health-check-path", "IMAGO_HEALTH_CHECK_PATH", peers: [.same("IMGPROXY_HEALTH_CHECK_PATH")], "another path answered like /health (default none)"
         ) { configuration, text, _ throws(ServerError) in

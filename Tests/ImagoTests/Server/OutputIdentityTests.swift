@@ -368,6 +368,14 @@ struct OutputIdentityTests {
             "IMAGO_SYSLOG_NETWORK": "udp",
             "IMAGO_SYSLOG_ADDRESS": "127.0.0.1:514",
             "IMAGO_SYSLOG_TAG": "other",
+            "IMAGO_OPEN_TELEMETRY": "true",
+            "IMAGO_OPEN_TELEMETRY_METRICS": "true",
+            "IMAGO_OPEN_TELEMETRY_LOGS": "true",
+            "IMAGO_OPEN_TELEMETRY_PROPAGATE_EXTERNAL": "true",
+            "IMAGO_OPEN_TELEMETRY_TRACE_ID_GENERATOR": "random",
+            "IMAGO_OPEN_TELEMETRY_SERVER_CERT": "-----BEGIN CERTIFICATE-----",
+            "IMAGO_OPEN_TELEMETRY_CLIENT_CERT": "-----BEGIN CERTIFICATE-----",
+            "IMAGO_OPEN_TELEMETRY_CLIENT_KEY": "-----BEGIN PRIVATE KEY-----",
         ]
     }
 

@@ -9,7 +9,9 @@ import Tracing
 /// stage ran, and the fetch, decode + process and encode histograms in `/metrics`.
 @Suite("imago serve observability", .timeLimit(.minutes(2)))
 struct ServerObservabilityTests {
-    @Test("a new variant traces fetch, decode, process and encode as children of its work, in order; a kept repeat traces nothing; a failure is an error span")
+    @Test(
+        "a request's span holds the variant's, which holds fetch, decode, process and encode in order; a kept repeat is a request span alone; a failure is an error span"
+    )
     func stageSpans() async throws {
         let tracer = InMemoryTracer()
         try await withServer(tracer: tracer) { server in
@@ -19,12 +21,17 @@ struct ServerObservabilityTests {
             #expect(try await server.get(path).status == 200)
 
             let spans = tracer.popFinishedSpans()
+            let request = try #require(spans.first { $0.operationName == "GET" })
+            #expect(request.kind == .server && request.parentSpanID == nil)
+            #expect(request.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+            #expect(request.attributes["imago.served_from"]?.toSpanAttribute() == "network")
             let work = try #require(spans.first { $0.operationName == "imago.variant" })
+            #expect(work.traceID == request.traceID && work.parentSpanID == request.spanID)
             #expect(work.attributes["imago.source"]?.toSpanAttribute() == "network")
             #expect(work.attributes["imago.format"]?.toSpanAttribute() == "webp")
             let names = ["imago.fetch", "imago.decode", "imago.process", "imago.encode"]
             let stages = try names.map { name in try #require(spans.first { $0.operationName == name }, "\(name)") }
-            #expect(spans.count == 5)
+            #expect(spans.count == 6)
             for stage in stages {
                 #expect(stage.traceID == work.traceID)
                 #expect(stage.parentSpanID == work.spanID)
@@ -37,13 +44,17 @@ struct ServerObservabilityTests {
             }
 
             #expect(try await server.get(path).status == 200)
-            #expect(tracer.popFinishedSpans().isEmpty)
+            let kept = tracer.popFinishedSpans()
+            #expect(kept.map(\.operationName) == ["GET"])
+            #expect(kept.first?.attributes["imago.served_from"]?.toSpanAttribute() == "variant-memory")
 
             #expect(try await server.get(ServerHarness.path(server.origin.url("/missing.jpg").absoluteString, ["w:10"])).status == 404)
             let failed = tracer.popFinishedSpans()
-            #expect(failed.map(\.operationName) == ["imago.variant"])
+            #expect(failed.map(\.operationName) == ["imago.variant", "GET"])
             #expect(failed.first?.status?.code == .error)
             #expect(failed.first?.errors.count == 1)
+            #expect(failed.last?.attributes["http.response.status_code"]?.toSpanAttribute() == 404)
+            #expect(failed.first?.parentSpanID == failed.last?.spanID)
 
             let metrics = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
             for histogram in ["fetch", "decode_process", "encode"] {
