@@ -42,7 +42,8 @@ demo: deps
 TEST_TRAITS := --traits default,URLSessionLoader
 test: deps peers
 	$(SWIFT) build --build-tests $(TEST_TRAITS)
-	$(SWIFT) test $(TEST_TRAITS)
+	@# --skip-build: `swift test` alone plans the build anew and compiled for three more minutes.
+	$(SWIFT) test --skip-build $(TEST_TRAITS)
 	@# Imago alone without its traits (no disk cache, no AsyncHTTPClient or URLSession loader).
 	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
 	@# docs/LIBRARY.md's install lines are a manifest that must parse.
