@@ -3,7 +3,8 @@
 (`application/x-protobuf`) or JSON (`application/json`), gzip or not, as a collector takes them.
 A body that does not parse is answered 400 and not recorded.
 
-Usage: otlp_receiver.py OUTPUT
+Usage: otlp_receiver.py OUTPUT [CERT KEY [CLIENT_CA]]
+With CERT and KEY it takes HTTPS only; with CLIENT_CA, only clients showing a certificate it signed.
 Prints one JSON line ({"port": N}), then appends one JSON line per export to OUTPUT
 ({"signal": "traces", "contentType": ..., "message": the request in OTLP's JSON, ids in hex}),
 until its standard input closes.
@@ -11,6 +12,7 @@ until its standard input closes.
 import base64
 import gzip
 import json
+import ssl
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -85,6 +87,13 @@ class Receiver(BaseHTTPRequestHandler):
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+if len(sys.argv) >= 4:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[2], sys.argv[3])
+    if len(sys.argv) >= 5:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(sys.argv[4])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 print(json.dumps({"port": server.server_address[1]}), flush=True)
 sys.stdin.read()

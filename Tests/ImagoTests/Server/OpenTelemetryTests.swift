@@ -109,7 +109,51 @@ struct OpenTelemetryTests {
         #expect(!everything.contains("photo.jpg") && !everything.contains("insecure"))
     }
 
-    @Test("a protocol this build cannot send, or imgproxy's xray ids, stop the server at start naming the variable")
+    @Test("to a collector over TLS that asks for a client certificate: the PEM certificates and key given as imgproxy gives them (\\n for line breaks)")
+    func mutualTLS() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let openssl = URL(fileURLWithPath: "/usr/bin/openssl")
+        for (name, subject, extra) in [("server", "/CN=127.0.0.1", ["-addext", "subjectAltName=IP:127.0.0.1"]), ("client", "/CN=imago", [])] {
+            let made = try await runProcess(
+                openssl,
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", subject, "-keyout",
+                    directory.appendingPathComponent("\(name).key").path,
+                    "-out", directory.appendingPathComponent("\(name).pem").path,
+                ] + extra)
+            #expect(made.status == 0)
+        }
+        func pem(_ name: String) throws -> String {
+            try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8).replacingOccurrences(of: "\n", with: "\\n")
+        }
+        let tls = ["server.pem", "server.key", "client.pem"].map { directory.appendingPathComponent($0).path }
+        try await withReceiver(tls: tls) { receiverPort, exports in
+            let environment = [
+                "IMGPROXY_OPEN_TELEMETRY_ENABLE": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://127.0.0.1:\(receiverPort)",
+                "OTEL_BSP_SCHEDULE_DELAY": "100", "IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": try pem("server.pem"),
+                "IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": try pem("client.pem"), "IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY": try pem("client.key"),
+            ]
+            let (process, port, log) = try await PeerConfigurationTests.start(["--listen", "127.0.0.1:0"], environment: environment)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/health")
+            request.headers.add(name: "X-Request-Id", value: "over-tls")
+            _ = try await client.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 16)
+            var image = HTTPClientRequest(url: "http://127.0.0.1:\(port)/insecure/w:10/plain/http://127.0.0.1:1/nothing.jpg")
+            image.headers.add(name: "X-Request-Id", value: "over-tls")
+            _ = try await client.execute(image, timeout: .seconds(30)).body.collect(upTo: 1 << 16)
+            try await client.shutdown()
+            process.terminate()
+            #expect(await ServeCommandTests.waitForExit(process) == 0)
+            let text = try String(contentsOf: exports, encoding: .utf8)
+            let spans = try text.split(separator: "\n").flatMap { line in
+                Self.spans(in: try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])["message"])
+            }
+            #expect(spans.contains { $0.attributes["imago.request_id"] as? String == "over-tls" }, "\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
+    @Test("a protocol this build cannot send, imgproxy's xray ids, or a certificate that is no PEM stop the server at start naming the variable")
     func refusedAtStart() async throws {
         for (variable, value) in [
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "thrift"), ("IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR", "xray"),
@@ -128,13 +172,14 @@ struct OpenTelemetryTests {
         }
     }
 
-    /// Runs `body` with a receiver listening on its port and appending what it decodes to its file.
-    private func withReceiver(_ body: (Int, URL) async throws -> Void) async throws {
+    /// Runs `body` with a receiver listening on its port and appending what it decodes to its file;
+    /// over TLS with `tls` (its certificate, key, and the client CA it asks for).
+    private func withReceiver(tls: [String] = [], _ body: (Int, URL) async throws -> Void) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let exports = directory.appendingPathComponent("exports.jsonl")
         _ = FileManager.default.createFile(atPath: exports.path, contents: nil)
-        let receiver = try await ObjectStorePeer.start("otlp_receiver.py", [exports.path])
+        let receiver = try await ObjectStorePeer.start("otlp_receiver.py", [exports.path] + tls)
         do {
             let port = try #require(try JSONSerialization.jsonObject(with: receiver.line) as? [String: Any])["port"] as? Int
             try await body(try #require(port), exports)
