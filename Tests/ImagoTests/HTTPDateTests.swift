@@ -59,4 +59,19 @@ struct HTTPDateTests {
         let freshness = HTTPFreshness(headers: headers, receivedAt: Date(timeIntervalSince1970: 1_700_000_000))
         #expect(!freshness.isFresh(storedAt: Date(timeIntervalSince1970: 1_700_000_000), now: Date(timeIntervalSince1970: 1_700_000_001)))
     }
+
+    @Test("format writes IMF-fixdates as GNU date does, and parse reads them back, from 1970 to 9999")
+    func formatsAsDate() async throws {
+        let instants: [Int] =
+            [0, 951_782_400, 784_111_777, 1_709_164_799, 4_107_542_399, 253_402_300_799] + (0..<40).map { $0 * 6_311_520_013 % 253_402_300_799 }
+        let script = instants.map { "date -u -d @\($0) '+%a, %d %b %Y %H:%M:%S GMT'" }.joined(separator: "; ")
+        let reference = try await runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", script])
+        let lines = String(decoding: reference.output, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.count == instants.count)
+        for (instant, line) in zip(instants, lines) {
+            let date = Date(timeIntervalSince1970: Double(instant))
+            #expect(HTTPDate.format(date) == line, "\(instant)")
+            #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
+        }
+    }
 }

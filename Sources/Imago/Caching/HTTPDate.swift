@@ -6,10 +6,12 @@ import Foundation
 /// some malformed values (found by the http-freshness fuzz harness), and headers come from
 /// servers Imago does not control; this parser allocates nothing but its tokens and checks
 /// every field's range.
-enum HTTPDate {
+public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    static func parse(_ text: String, now: Date = Date()) -> Date? {
+    /// The instant `text` names in any of the three forms, nil when it is none of them or a field
+    /// is out of range; `now` places RFC 850's two-digit years.
+    public static func parse(_ text: String, now: Date = Date()) -> Date? {
         guard text.utf8.count <= 64 else { return nil }
         let tokens = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         switch tokens.count {
@@ -61,6 +63,33 @@ enum HTTPDate {
         else { return nil }
         let days = daysSince1970(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + min(second, 59)))
+    }
+
+    /// `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), to the second.
+    public static func format(_ date: Date) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let time = seconds - days * 86_400
+        let (year, month, day) = civil(daysSince1970: days)
+        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+        let weekday = weekdays[((days % 7) + 7) % 7]
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let monthName = months[month - 1].prefix(1).uppercased() + months[month - 1].dropFirst()
+        let yearText = String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year)
+        return "\(weekday), \(two(day)) \(monthName) \(yearText) \(two(time / 3_600)):\(two(time % 3_600 / 60)):\(two(time % 60)) GMT"
+    }
+
+    /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's civil_from_days).
+    private static func civil(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

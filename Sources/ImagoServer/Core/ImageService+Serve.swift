@@ -89,7 +89,8 @@ extension ImageService {
     /// else made from the source and stored.
     private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
         let diskKey = diskKey(for: plan)
-        if let stored = storedVariant(diskKey) {
+        // A stored variant keeps the source's Last-Modified, not its Cache-Control or Expires.
+        if !plan.delivery.passesSourceCacheControl, let stored = storedVariant(diskKey) {
             served(from: "variant-disk")
             return stored
         }
@@ -168,6 +169,7 @@ extension ImageService {
         let encodeEnd = ContinuousClock.now
         let etag = Self.etag(source: response, identity: recipe.identity + "\n" + overlayIdentity + "\n" + outputIdentity, format: encoding.format)
         var variant = EncodedVariant(data: encoded.data, format: encoding.format, etag: etag)
+        variant.sourceCaching = .init(response.headers)
         let source = response.image.metadata
         variant.made = .init(
             sourceBytes: response.data.count, sourceWidth: source.originalWidth, sourceHeight: source.originalHeight, width: image.width,
@@ -191,7 +193,7 @@ extension ImageService {
         let response = try await pipeline.data(for: request(plan, options: []))
         served(from: "raw")
         let sniffed = ImageFormat.sniff(response.data, decoders: pipeline.decoders)
-        return .passedThrough(response.data, sniffed: sniffed, contentType: response.headers["Content-Type"])
+        return .passedThrough(response.data, sniffed: sniffed, headers: response.headers)
     }
 
     /// `skip_processing`: the source's bytes as they came when it is one of `formats`, else nil
@@ -201,7 +203,7 @@ extension ImageService {
         guard let sniffed = ImageFormat.sniff(response.data, decoders: pipeline.decoders), formats.contains(sniffed.rawValue) else { return nil }
         try plan.limits.check(bytes: response.data.count)
         served(from: "skip-processing")
-        return .passedThrough(response.data, sniffed: sniffed, contentType: response.headers["Content-Type"])
+        return .passedThrough(response.data, sniffed: sniffed, headers: response.headers)
     }
 
     /// An SVG source asked for as SVG: sanitised and passed through; any other source is a 422.
@@ -228,7 +230,9 @@ extension ImageService {
         else { return nil }
         let format = OutputFormat(mimeType: mimeType)
         let fileExtension = format?.fileExtension ?? ImageFormat.table.first { $0.mimeType == mimeType }?.extensions.first ?? "bin"
-        return EncodedVariant(data: entry.data, mimeType: mimeType, fileExtension: fileExtension, etag: etag)
+        var variant = EncodedVariant(data: entry.data, mimeType: mimeType, fileExtension: fileExtension, etag: etag)
+        variant.sourceCaching.lastModified = entry.metadata.freshness.lastModified
+        return variant
     }
 
     /// Keeps `variant`'s own bytes on disk, so a restart or an evicted entry is answered without
@@ -236,7 +240,9 @@ extension ImageService {
     func storeVariant(_ variant: EncodedVariant, _ diskKey: String) {
         guard let disk = pipeline.configuration.diskCache else { return }
         let now = Date()
-        let freshness = HTTPFreshness(headers: ["ETag": variant.etag, "Cache-Control": "max-age=31536000"], receivedAt: now)
+        var headers: HeaderFields = ["ETag": variant.etag, "Cache-Control": "max-age=31536000"]
+        if let lastModified = variant.sourceCaching.lastModified { headers["Last-Modified"] = lastModified }
+        let freshness = HTTPFreshness(headers: headers, receivedAt: now)
         disk.store(variant.data, for: diskKey, metadata: CacheMetadata(contentType: variant.mimeType, receivedAt: now, freshness: freshness))
     }
 

@@ -26,6 +26,13 @@ struct DeliveryHeaders: Sendable {
     var sendsDebugHeaders = false
     /// Whether the answer varies with the client hints (imgproxy's `Vary` names them).
     var variesWithClientHints = false
+    /// Whether the answer carries the source's `Last-Modified` (no older than the buster) and
+    /// answers `If-Modified-Since` (imgproxy's `IMGPROXY_USE_LAST_MODIFIED`).
+    var sendsLastModified = false
+    var lastModifiedBuster: Date?
+    /// Whether the source's `Cache-Control`, else its `Expires`, replaces the server's
+    /// (`IMGPROXY_CACHE_CONTROL_PASSTHROUGH`); the URL's own still wins.
+    var passesSourceCacheControl = false
 
     init(options: ProcessingOptions, source: URL, returnsAttachment: Bool) {
         expires = options.delivery.expires

@@ -18,6 +18,28 @@ public struct EncodedVariant: Sendable {
     /// The source's bytes and size and the result's size, when this process made the image:
     /// imgproxy's debug headers (``ServerConfiguration/sendsDebugHeaders``).
     var made: MadeFacts?
+    /// The source's own caching fields, which imgproxy's answers may carry
+    /// (``ServerConfiguration/sendsLastModified``, ``ServerConfiguration/passesSourceCacheControl``).
+    var sourceCaching = SourceCaching()
+
+    /// A source's `Last-Modified`, `Cache-Control` and `Expires`, as it sent them.
+    struct SourceCaching: Sendable, Equatable {
+        var lastModified: String?
+        var cacheControl: String?
+        var expires: String?
+
+        init(lastModified: String? = nil, cacheControl: String? = nil, expires: String? = nil) {
+            (self.lastModified, self.cacheControl, self.expires) = (lastModified, cacheControl, expires)
+        }
+
+        /// Those of `headers`; a value that could break a header line is left out.
+        init(_ headers: HeaderFields) {
+            func plain(_ name: String) -> String? {
+                headers[name].flatMap { value in value.utf8.count <= 1_024 && !value.contains(where: { $0 == "\r" || $0 == "\n" }) ? value : nil }
+            }
+            self.init(lastModified: plain("Last-Modified"), cacheControl: plain("Cache-Control"), expires: plain("Expires"))
+        }
+    }
 
     /// What making an image saw: imgproxy's `X-Origin-*` and `X-Result-*` debug headers.
     struct MadeFacts: Sendable {
@@ -51,10 +73,12 @@ public struct EncodedVariant: Sendable {
 
     /// A source's own bytes, answered as they came: the type and extension of the format the
     /// bytes are (`sniffed`), else what the source said, else `application/octet-stream` and `bin`.
-    static func passedThrough(_ data: Data, sniffed: ImageFormat?, contentType: String?) -> EncodedVariant {
-        EncodedVariant(
-            data: data, mimeType: sniffed?.info?.mimeType ?? contentType ?? "application/octet-stream",
+    static func passedThrough(_ data: Data, sniffed: ImageFormat?, headers: HeaderFields) -> EncodedVariant {
+        var variant = EncodedVariant(
+            data: data, mimeType: sniffed?.info?.mimeType ?? headers["Content-Type"] ?? "application/octet-stream",
             fileExtension: sniffed?.info?.extensions.first ?? "bin", etag: ImageService.etag(sourceBytes: data, format: ""))
+        variant.sourceCaching = SourceCaching(headers)
+        return variant
     }
 
     /// The encoded bytes as `Data` (a copy).

@@ -1,5 +1,7 @@
+import Foundation
 import Glibc
 import HTTPTypes
+import Imago
 import NIOCore
 import NIOHTTPTypes
 
@@ -68,17 +70,9 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// IMF-fixdate of now, formatted once a second.
     private func currentDate() -> String {
-        var now = time(nil)
+        let now = time(nil)
         if Int(now) != date.second {
-            var parts = tm()
-            gmtime_r(&now, &parts)
-            let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-            let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-            func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-            let text =
-                "\(days[Int(parts.tm_wday) % 7]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon) % 12]) \(parts.tm_year + 1900) "
-                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
-            date = (Int(now), text)
+            date = (Int(now), HTTPDate.format(Date(timeIntervalSince1970: Double(now))))
         }
         return date.text
     }

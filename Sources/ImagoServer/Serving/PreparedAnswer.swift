@@ -1,4 +1,6 @@
+import Foundation
 import HTTPTypes
+import Imago
 import NIOCore
 
 /// An image answer's header fields, made once: for a kept variant when its path is first
@@ -10,31 +12,52 @@ struct PreparedAnswer: Sendable {
     let length: Int
     /// Whether the ETag is sent and `If-None-Match` answered.
     let sendsETag: Bool
+    /// The `Last-Modified` sent, which `If-Modified-Since` is answered by; nil when none is.
+    let lastModified: Date?
     /// The fields of a 200.
     let fields: HTTPFields
     /// The fields of a 304: the validator and caching fields only.
     let notModifiedFields: HTTPFields
 
     /// The answer of a kept variant: its format's type and extension, `delivery`'s
-    /// `Cache-Control` (else `cacheControl`) and `Content-Disposition`.
+    /// `Cache-Control` (else the source's when it is passed through, else `cacheControl`),
+    /// `Content-Disposition`, and the source's `Last-Modified` when it is sent.
     init(_ variant: EncodedVariant, cacheControl: String, varies: Bool, delivery: DeliveryHeaders) {
+        var cacheControl = delivery.cacheControl ?? cacheControl
+        var extra = delivery.sendsDebugHeaders ? variant.made?.fields ?? [] : []
+        let source = variant.sourceCaching
+        if delivery.cacheControl == nil, delivery.passesSourceCacheControl {
+            if let passed = source.cacheControl {
+                cacheControl = passed
+            } else if let expires = source.expires {
+                // The source's own expiry in place of the server's lifetime.
+                cacheControl = ""
+                extra.append(("Expires", expires))
+            }
+        }
+        var lastModified: Date?
+        if delivery.sendsLastModified, let date = source.lastModified.flatMap({ HTTPDate.parse($0) }) {
+            lastModified = max(date, delivery.lastModifiedBuster ?? date)
+        }
         self.init(
-            length: variant.body.readableBytes, mimeType: variant.mimeType, etag: variant.etag, cacheControl: delivery.cacheControl ?? cacheControl,
+            length: variant.body.readableBytes, mimeType: variant.mimeType, etag: variant.etag, cacheControl: cacheControl,
             vary: [varies ? "Accept" : nil, delivery.variesWithClientHints ? "Sec-CH-DPR, DPR, Sec-CH-Width, Width" : nil].compactMap { $0 }
                 .joined(separator: ", "), disposition: delivery.contentDisposition(defaultExtension: variant.fileExtension), link: delivery.canonicalLink,
-            sendsETag: delivery.sendsETag, extra: delivery.sendsDebugHeaders ? variant.made?.fields ?? [] : [])
+            sendsETag: delivery.sendsETag, lastModified: lastModified, extra: extra)
     }
 
     /// The answer of `length` bytes of `mimeType`.
     init(
         length: Int, mimeType: String, etag: String, cacheControl: String, vary: String, disposition: String?, link: String? = nil, sendsETag: Bool = true,
-        extra: [(String, String)] = []
+        lastModified: Date? = nil, extra: [(String, String)] = []
     ) {
         self.etag = etag
         self.length = length
         self.sendsETag = sendsETag
+        self.lastModified = lastModified
         var fields = HTTPFields()
         if sendsETag { fields[.eTag] = etag }
+        if let lastModified { fields[.lastModified] = HTTPDate.format(lastModified) }
         if !cacheControl.isEmpty { fields[.cacheControl] = cacheControl }
         if !vary.isEmpty { fields[.vary] = vary }
         notModifiedFields = fields
@@ -49,10 +72,13 @@ struct PreparedAnswer: Sendable {
     /// Whether this was made for `variant`'s bytes.
     func fits(_ variant: EncodedVariant) -> Bool { etag == variant.etag && length == variant.body.readableBytes }
 
-    /// The answer to `request`: 304 when its `If-None-Match` names the ETag, else `body` (none
-    /// for `HEAD`).
+    /// The answer to `request`: 304 when its `If-None-Match` names the ETag, or, without one,
+    /// when its `If-Modified-Since` is no earlier than `Last-Modified` (RFC 9110 §13.2.2); else
+    /// `body` (none for `HEAD`).
     func response(_ body: ByteBuffer, to request: ServiceRequest) -> ServiceResponse {
-        if sendsETag, let ifNoneMatch = request.ifNoneMatch, ServiceResponse.matches(ifNoneMatch, etag) {
+        if sendsETag, let ifNoneMatch = request.ifNoneMatch {
+            if ServiceResponse.matches(ifNoneMatch, etag) { return ServiceResponse(status: 304, prepared: notModifiedFields, body: ByteBuffer()) }
+        } else if let lastModified, let since = request.ifModifiedSince.flatMap({ HTTPDate.parse($0) }), lastModified <= since {
             return ServiceResponse(status: 304, prepared: notModifiedFields, body: ByteBuffer())
         }
         return ServiceResponse(status: 200, prepared: fields, body: request.isHead ? ByteBuffer() : body)

@@ -191,6 +191,15 @@ public struct ServerConfiguration: Sendable {
     /// Whether imgproxy's answers carry their ETag and answer `If-None-Match` with 304
     /// (`IMGPROXY_USE_ETAG`). Default true, unlike imgproxy's: a client revalidates for free.
     public var sendsETag = true
+    /// Whether imgproxy's answers carry their source's `Last-Modified` and answer
+    /// `If-Modified-Since` with 304 (`IMGPROXY_USE_LAST_MODIFIED`). Default false.
+    public var sendsLastModified = false
+    /// `IMGPROXY_LAST_MODIFIED_BUSTER`: an older `Last-Modified` is answered as this instant, so a
+    /// client's copy from before it is not taken as current. Default none.
+    public var lastModifiedBuster: Date?
+    /// Whether imgproxy's answers reuse their source's `Cache-Control`, else its `Expires`
+    /// (`IMGPROXY_CACHE_CONTROL_PASSTHROUGH`). Default false.
+    public var passesSourceCacheControl = false
     /// imgproxy's `IMGPROXY_AUTO_ROTATE`: whether imgproxy's URLs turn images by their EXIF
     /// orientation unless they say `ar:0`. Default true.
     public var autoRotates = true

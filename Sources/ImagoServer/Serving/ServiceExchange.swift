@@ -27,6 +27,8 @@ public struct ServiceRequest: Sendable {
     public var dprHint: String? { fields[Self.secCHDPR] ?? fields[Self.dpr] }
     /// The client hint `Sec-CH-Width`, else `Width`.
     public var widthHint: String? { fields[Self.secCHWidth] ?? fields[Self.width] }
+    /// The `If-Modified-Since` header, answered when the answer carries `Last-Modified`.
+    public var ifModifiedSince: String? { fields[.ifModifiedSince] }
     /// The `Cookie` header, passed on to sources with imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH`.
     public var cookie: String? { fields[.cookie] }
     /// The host the client asked (`X-Forwarded-Host`, else `Host`): whose cookies the request

@@ -42,7 +42,6 @@ public struct ServerSetting: Sendable {
         ServerError(status: 500, "\(flag) (\(variable)) has a value Imago cannot use")
     }
 
-    /// Its text as a comma-separated list, blanks dropped.
     /// `text` as a path of plain segments (letters, digits, `-`, `_`, `.`, `~`), `/` put before it
     /// when missing: a route the router registers as it is, never a pattern.
     static func plainPath(_ text: String, _ flag: String, _ variable: String) throws(ServerError) -> String {
@@ -54,6 +53,18 @@ public struct ServerSetting: Sendable {
         return path
     }
 
+    /// `text` as an RFC 3339 instant (`2026-12-01T00:00:00Z`, fractions of a second and offsets
+    /// allowed), as Go's `time.RFC3339` reads it for imgproxy; nil when it is not one.
+    static func rfc3339(_ text: String) -> Date? {
+        let plain = ISO8601DateFormatter()
+        plain.formatOptions = [.withInternetDateTime]
+        if let date = plain.date(from: text) { return date }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: text)
+    }
+
+    /// Its text as a comma-separated list, blanks dropped.
     static func list(_ text: String) -> [String] {
         text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }

@@ -128,6 +128,21 @@ extension ServerSettings {
             .boolean(
                 "--etag", "IMAGO_ETAG", peers: [.boolean("IMGPROXY_USE_ETAG")],
                 "imgproxy's answers carry an ETag and answer If-None-Match with 304", \.sendsETag),
+            .boolean(
+                "--last-modified", "IMAGO_LAST_MODIFIED", peers: [.boolean("IMGPROXY_USE_LAST_MODIFIED")],
+                "imgproxy's answers carry their source's Last-Modified and answer If-Modified-Since with 304", \.sendsLastModified),
+            ServerSetting(
+                "--last-modified-buster", "IMAGO_LAST_MODIFIED_BUSTER", peers: [.same("IMGPROXY_LAST_MODIFIED_BUSTER")],
+                "an RFC 3339 instant: an older Last-Modified is answered as it (change it with settings that change images; default none)"
+            ) { configuration, text, _ throws(ServerError) in
+                guard let instant = ServerSetting.rfc3339(text) else {
+                    throw ServerSetting.invalid("--last-modified-buster", "IMAGO_LAST_MODIFIED_BUSTER")
+                }
+                configuration.lastModifiedBuster = instant
+            },
+            .boolean(
+                "--cache-control-passthrough", "IMAGO_CACHE_CONTROL_PASSTHROUGH", peers: [.boolean("IMGPROXY_CACHE_CONTROL_PASSTHROUGH")],
+                "imgproxy's answers reuse their source's Cache-Control, else its Expires, in place of --cache-control", \.passesSourceCacheControl),
             .text(
                 "--etag-buster", "IMAGO_ETAG_BUSTER", peers: [.same("IMGPROXY_ETAG_BUSTER")],
                 "text mixed into every ETag and stored variant's key: change it to make every ETag new (default none)"

@@ -40,6 +40,76 @@ struct ImgproxyAnswerHeadersTests {
     }
 
     @Test(
+        "USE_LAST_MODIFIED: the source's Last-Modified, If-Modified-Since answered 304 (If-None-Match first); LAST_MODIFIED_BUSTER lifts an older one; off, none"
+    )
+    func lastModified() async throws {
+        let modified = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
+        func serve(_ server: ServerHarness) throws -> String {
+            var route = TestOrigin.Route(body: try Corpus.data("jpeg/video-001.jpeg"))
+            route.lastModified = modified
+            server.origin.setRoute("/m.jpg", route)
+            return ServerHarness.path(server.origin.url("/m.jpg").absoluteString, ["w:20"])
+        }
+        try await Self.serving(["IMGPROXY_USE_LAST_MODIFIED": "true"]) { server in
+            let path = try serve(server)
+            let answer = try await server.get(path)
+            #expect(answer.status == 200 && answer.header("Last-Modified") == "Thu, 01 Jan 2026 00:00:00 GMT")
+            for (since, status) in [
+                ("Thu, 01 Jan 2026 00:00:00 GMT", 304), ("Fri, 02 Jan 2026 00:00:00 GMT", 304), ("Wed, 31 Dec 2025 23:59:59 GMT", 200), ("yesterday", 200),
+            ] {
+                let again = try await server.get(path, headers: [("If-Modified-Since", since)])
+                #expect(again.status == status, "\(since)")
+                if status == 304 { #expect(again.body.isEmpty && again.header("Last-Modified") == "Thu, 01 Jan 2026 00:00:00 GMT") }
+            }
+            // An If-None-Match that does not match wins over a later If-Modified-Since.
+            let both = try await server.get(path, headers: [("If-None-Match", "\"other\""), ("If-Modified-Since", "Fri, 02 Jan 2026 00:00:00 GMT")])
+            #expect(both.status == 200)
+        }
+        try await Self.serving(["IMGPROXY_USE_LAST_MODIFIED": "1", "IMGPROXY_LAST_MODIFIED_BUSTER": "2026-06-01T12:00:00Z"]) { server in
+            let path = try serve(server)
+            #expect(try await server.get(path).header("Last-Modified") == "Mon, 01 Jun 2026 12:00:00 GMT")
+            // A copy from before the buster is not current; one from after it is.
+            #expect(try await server.get(path, headers: [("If-Modified-Since", "Fri, 02 Jan 2026 00:00:00 GMT")]).status == 200)
+            #expect(try await server.get(path, headers: [("If-Modified-Since", "Mon, 01 Jun 2026 12:00:00 GMT")]).status == 304)
+        }
+        try await Self.serving([:]) { server in
+            let path = try serve(server)
+            #expect(try await server.get(path).header("Last-Modified") == nil)
+            #expect(try await server.get(path, headers: [("If-Modified-Since", "Fri, 02 Jan 2026 00:00:00 GMT")]).status == 200)
+        }
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_LAST_MODIFIED_BUSTER": "June 1st"]) }
+    }
+
+    @Test("CACHE_CONTROL_PASSTHROUGH: the source's Cache-Control, else its Expires, in place of the server's; the URL's own wins; off, the server's")
+    func cacheControlPassthrough() async throws {
+        let photo = try Corpus.data("jpeg/video-001.jpeg")
+        func route(_ headers: [(name: String, value: String)]) -> TestOrigin.Route {
+            var route = TestOrigin.Route(body: photo)
+            route.headers = headers
+            return route
+        }
+        try await Self.serving(["IMGPROXY_CACHE_CONTROL_PASSTHROUGH": "true", "IMGPROXY_TTL": "600"]) { server in
+            server.origin.setRoute("/c.jpg", route([("Cache-Control", "public, max-age=42")]))
+            server.origin.setRoute("/e.jpg", route([("Expires", "Thu, 01 Jan 2037 00:00:00 GMT")]))
+            server.origin.setRoute("/n.jpg", route([]))
+            let cached = try await server.get(ServerHarness.path(server.origin.url("/c.jpg").absoluteString, ["w:20"]))
+            #expect(cached.header("Cache-Control") == "public, max-age=42" && cached.header("Expires") == nil)
+            let expiring = try await server.get(ServerHarness.path(server.origin.url("/e.jpg").absoluteString, ["w:20"]))
+            #expect(expiring.header("Expires") == "Thu, 01 Jan 2037 00:00:00 GMT" && expiring.header("Cache-Control") == nil)
+            let plain = try await server.get(ServerHarness.path(server.origin.url("/n.jpg").absoluteString, ["w:20"]))
+            #expect(plain.header("Cache-Control") == "max-age=600, public")
+            // The same path again, kept: the same fields.
+            #expect(
+                try await server.get(ServerHarness.path(server.origin.url("/c.jpg").absoluteString, ["w:20"])).header("Cache-Control") == "public, max-age=42")
+        }
+        try await Self.serving(["IMGPROXY_TTL": "600"]) { server in
+            server.origin.setRoute("/c.jpg", route([("Cache-Control", "public, max-age=42")]))
+            let answer = try await server.get(ServerHarness.path(server.origin.url("/c.jpg").absoluteString, ["w:20"]))
+            #expect(answer.header("Cache-Control") == "max-age=600, public")
+        }
+    }
+
+    @Test(
         "SET_CANONICAL_HEADER: Link names an http(s) source, without its user and password; ENABLE_DEBUG_HEADERS: the source's bytes and sizes and the result's"
     )
     func canonicalAndDebug() async throws {

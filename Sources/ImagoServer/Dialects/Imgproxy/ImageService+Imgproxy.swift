@@ -34,6 +34,9 @@ extension ImageService {
         delivery.sendsETag = configuration.sendsETag
         delivery.sendsDebugHeaders = configuration.sendsDebugHeaders
         delivery.variesWithClientHints = configuration.takesClientHints
+        delivery.sendsLastModified = configuration.sendsLastModified
+        delivery.lastModifiedBuster = configuration.lastModifiedBuster
+        delivery.passesSourceCacheControl = configuration.passesSourceCacheControl
         let cookie = imgproxy.cookies?.cookie(for: request, source: url)
         if options.raw {
             // As imgproxy: the source whatever its size (the URL's limits do not apply).
