@@ -14,6 +14,9 @@ struct SourceResolver: Sendable {
     let gcs: Bool
     /// Whether `swift://` sources are read.
     let swift: Bool
+    /// What parts a store's or the local root's source into its object and its query (a version,
+    /// a generation): imgproxy's `IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`; empty, the whole is the object.
+    let querySeparator: String
 
     init(_ configuration: ServerConfiguration) {
         allowedHosts = configuration.allowedHosts
@@ -22,13 +25,16 @@ struct SourceResolver: Sendable {
         s3 = configuration.readsS3
         gcs = configuration.readsGCS
         swift = configuration.readsSwift
+        querySeparator = configuration.sourceQuerySeparator
     }
 
     /// `source` as the URL the pipeline loads, under the server's rules.
     func url(for source: String) throws(ServerError) -> URL {
         // A source outside the allowed prefixes is a 404, "Invalid source URL" (as imgproxy answers).
         if let allowedSources, !allowedSources.contains(where: { $0.matches(source) }) { throw ServerError(status: 404, "Invalid source URL") }
-        guard let url = URL(string: source), let scheme = url.scheme?.lowercased() else { throw .badRequest("source is not a URL") }
+        guard let url = URL(string: Self.separatingQuery(source, by: querySeparator)), let scheme = url.scheme?.lowercased() else {
+            throw .badRequest("source is not a URL")
+        }
         switch scheme {
         case "http", "https":
             guard let host = url.host?.lowercased(), !host.isEmpty else { throw .badRequest("source has no host") }
@@ -49,6 +55,25 @@ struct SourceResolver: Sendable {
         default:
             throw .forbidden("source not allowed")
         }
+    }
+
+    /// A non-http(s) `source` with its query after the first `separator` in its path (as imgproxy
+    /// cuts its stores' keys): every `?` and `#` before it is part of the object's name, escaped.
+    /// With `?` (the default) the source is left as URLs read it; http(s) sources always are.
+    static func separatingQuery(_ source: String, by separator: String) -> String {
+        guard separator != "?", let schemeEnd = source.range(of: "://") else { return source }
+        let scheme = source[..<schemeEnd.lowerBound].lowercased()
+        guard scheme != "http", scheme != "https" else { return source }
+        let afterScheme = source[schemeEnd.upperBound...]
+        let pathStart = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
+        var path = String(afterScheme[pathStart...])
+        var query: String?
+        if !separator.isEmpty, let cut = path.range(of: separator) {
+            query = String(path[cut.upperBound...])
+            path = String(path[..<cut.lowerBound])
+        }
+        path = path.replacingOccurrences(of: "?", with: "%3F").replacingOccurrences(of: "#", with: "%23")
+        return source[..<pathStart] + path + (query.map { "?" + $0 } ?? "")
     }
 
     /// `entry` is a host, or `.example.com` for it and its subdomains.

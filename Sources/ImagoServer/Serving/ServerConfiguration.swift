@@ -40,6 +40,13 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_BASE_URL`: put before every imgproxy source URL that does not
     /// already start with it. Default none.
     public var sourceBaseURL: String?
+    /// imgproxy's `IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`: what divides a store's or the local
+    /// root's source into the object's name and its query (`s3://b/key?version`). Empty: no query,
+    /// a `?` is part of the name. Default `?`.
+    public var sourceQuerySeparator = "?"
+    /// imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`: what divides an option's name and arguments in
+    /// imgproxy's URLs and presets. Default `:`.
+    public var argumentsSeparator = ":"
     /// imgproxy's `IMGPROXY_URL_REPLACEMENTS`: each pattern (a prefix, `*` matching anything but
     /// `/`) replaced in imgproxy source URLs, `$1` naming what a `*` matched; before
     /// ``sourceBaseURL``.

@@ -10,10 +10,20 @@ public struct PeerVariable: Sendable {
     /// `IMGPROXY_AUTO_AVIF` build one list). Throws naming the variable for a spelling the peer
     /// itself would refuse.
     let convert: @Sendable (_ text: String, _ current: String?) throws(ServerError) -> String
+    /// Whether a blank value is a value (imgproxy reads `IMGPROXY_SOURCE_URL_QUERY_SEPARATOR=` as
+    /// "none"); other blank variables are unset.
+    var takesBlank = false
 
     init(_ name: String, _ convert: @escaping @Sendable (_ text: String, _ current: String?) throws(ServerError) -> String) {
         self.name = name
         self.convert = convert
+    }
+
+    /// `name`'s text as it is, a blank one too.
+    static func sameOrBlank(_ name: String) -> PeerVariable {
+        var peer = same(name)
+        peer.takesBlank = true
+        return peer
     }
 
     /// The 500 a value of this variable the peer would refuse gets.

@@ -50,6 +50,24 @@ extension ServerSettings {
                 "put before imgproxy source URLs that do not start with it (default none)"
             ) { $0.sourceBaseURL = $1 },
             ServerSetting(
+                "--arguments-separator", "IMAGO_ARGUMENTS_SEPARATOR", peers: [.same("IMGPROXY_ARGUMENTS_SEPARATOR")],
+                "what divides an imgproxy option's name and arguments, in URLs and presets (default :)"
+            ) { configuration, text, _ throws(ServerError) in
+                guard !text.isEmpty, !text.contains(where: { $0 == "/" || $0 == "=" || $0.isWhitespace }) else {
+                    throw ServerSetting.invalid("--arguments-separator", "IMAGO_ARGUMENTS_SEPARATOR")
+                }
+                configuration.argumentsSeparator = text
+            },
+            ServerSetting(
+                "--source-url-query-separator", "IMAGO_SOURCE_URL_QUERY_SEPARATOR", peers: [.sameOrBlank("IMGPROXY_SOURCE_URL_QUERY_SEPARATOR")],
+                "what parts an s3://, gs://, swift:// or local:// source into its object and its query (a version): blank for none, a ? is then part of the name (default ?)"
+            ) { configuration, text, _ throws(ServerError) in
+                guard !text.contains(where: { $0 == "/" || $0.isNewline }) else {
+                    throw ServerSetting.invalid("--source-url-query-separator", "IMAGO_SOURCE_URL_QUERY_SEPARATOR")
+                }
+                configuration.sourceQuerySeparator = text
+            },
+            ServerSetting(
                 "--source-url-replacements", "IMAGO_SOURCE_URL_REPLACEMENTS", peers: [.same("IMGPROXY_URL_REPLACEMENTS")],
                 "pattern=replacement;… applied to imgproxy source URLs before the base URL (a pattern is a prefix, * matching anything but /; $1 names it)"
             ) { configuration, text, _ throws(ServerError) in
@@ -115,15 +133,21 @@ extension ServerSettings {
         let (list, separator, path, infoList, infoPath) = (texts[0], texts[1] ?? ",", texts[2], texts[3], texts[4])
         guard !separator.isEmpty else { throw ServerSetting.invalid("--presets-separator", "IMAGO_PRESETS_SEPARATOR") }
         var images = PresetDefinitions(), info = PresetDefinitions()
+        let argumentsSeparator = configuration.argumentsSeparator
+        (images.argumentsSeparator, info.argumentsSeparator) = (argumentsSeparator, argumentsSeparator)
         if let list { try images.add(list, separator: separator, origin: "--presets (IMAGO_PRESETS)") }
         if let path { try images.add(fileAt: path, origin: "--presets-path (IMAGO_PRESETS_PATH)") }
         if let infoList { try info.add(infoList, separator: separator, origin: "--info-presets (IMAGO_INFO_PRESETS)") }
         if let infoPath { try info.add(fileAt: infoPath, origin: "--info-presets-path (IMAGO_INFO_PRESETS_PATH)") }
         let allowsSecurityOptions = configuration.allowsSecurityOptions
         configuration.presets = try images.table { segments, table throws(ServerError) in
-            _ = try ProcessingOptions(parsing: segments, presets: table, startingFrom: ProcessingOptions(), allowsSecurityOptions: allowsSecurityOptions)
+            _ = try ProcessingOptions(
+                parsing: segments, presets: table, startingFrom: ProcessingOptions(), allowsSecurityOptions: allowsSecurityOptions,
+                argumentsSeparator: argumentsSeparator)
         }
-        configuration.infoPresets = try info.table { segments, table throws(ServerError) in _ = try InfoOptions(parsing: segments, presets: table) }
+        configuration.infoPresets = try info.table { segments, table throws(ServerError) in
+            _ = try InfoOptions(parsing: segments, presets: table, argumentsSeparator: argumentsSeparator)
+        }
     }
 }
 

@@ -15,8 +15,9 @@ public enum ServerSettings {
         if let text = values[setting.variable] { return (text, setting.variable) }
         var made: (text: String, from: String)?
         for peer in setting.peers {
-            guard let text = values[peer.name], !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
-            made = (try peer.convert(text.trimmingCharacters(in: .whitespaces), made?.text), (made.map { $0.from + ", " } ?? "") + peer.name)
+            guard let text = values[peer.name], peer.takesBlank || !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            let given = peer.takesBlank ? text : text.trimmingCharacters(in: .whitespaces)
+            made = (try peer.convert(given, made?.text), (made.map { $0.from + ", " } ?? "") + peer.name)
         }
         return made
     }

@@ -19,6 +19,34 @@ struct ImgproxyPresetsTests {
         return file
     }
 
+    @Test("ARGUMENTS_SEPARATOR divides options in URLs, presets, /info and the allow-list; a colon is then no separator")
+    func argumentsSeparator() async throws {
+        let configuration = try ServerSettings.configuration([
+            "IMGPROXY_ARGUMENTS_SEPARATOR": ",", "IMGPROXY_PRESETS": "small=rs,fit,8,8", "IMGPROXY_INFO_PRESETS": "sized=s,1",
+            "IMGPROXY_PRESETS_SEPARATOR": ";",
+            "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": "rs,pr,w", "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "1",
+        ]).configuration
+        #expect(configuration.presets["small"] == ["rs,fit,8,8"])
+        #expect(throws: ServerError.self) {
+            try ServerSettings.configuration(["IMGPROXY_ARGUMENTS_SEPARATOR": ",", "IMGPROXY_PRESETS_SEPARATOR": ";", "IMGPROXY_PRESETS": "small=rs:fit:8:8"])
+        }
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_ARGUMENTS_SEPARATOR": "/"]) }
+        try await withServer({ $0 = configuration }) { server in
+            let source = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/a.jpg").absoluteString
+            let encoded = source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? source
+            let fitted = try await server.get("/_/rs,fit,30,30/plain/" + encoded + "@png")
+            #expect(fitted.status == 200)
+            #expect(try Self.decode(fitted.body).width == 30)
+            let preset = try await server.get("/_/pr,small/plain/" + encoded + "@png")
+            #expect(try Self.decode(preset.body).width == 8)
+            #expect(try await server.get("/_/q,50/plain/" + encoded).status == 404, "q is not allowed")
+            // With the separator a comma, rs:fit:30:30 is no option: the source starts there, and is no base64.
+            #expect(try await server.get("/_/rs:fit:30:30/plain/" + encoded).status == 400)
+            let info = try await server.get("/info/_/pr,sized/plain/" + encoded)
+            #expect(info.status == 200 && String(decoding: info.body, as: UTF8.self).contains("\"width\":150"))
+        }
+    }
+
     @Test("PRESETS split by PRESETS_SEPARATOR, then PRESETS_PATH's lines (comments, blanks, a preset naming one defined later); a later line wins")
     func presetsFileAndSeparator() async throws {
         let file = try Self.presetsFile(

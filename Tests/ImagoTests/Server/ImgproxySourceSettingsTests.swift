@@ -37,6 +37,29 @@ struct ImgproxySourceSettingsTests {
         }
     }
 
+    @Test(
+        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR: blank, a ? is part of a local:// or s3:// object's name; another separator parts off the query (a version); http(s) sources are left as they are"
+    )
+    func sourceQuerySeparator() async throws {
+        #expect(SourceResolver.separatingQuery("s3://bucket/a?b.jpg", by: "") == "s3://bucket/a%3Fb.jpg")
+        #expect(SourceResolver.separatingQuery("s3://bucket/a?b#c.jpg|v2|x", by: "|") == "s3://bucket/a%3Fb%23c.jpg?v2|x")
+        #expect(SourceResolver.separatingQuery("s3://bucket/key?v2", by: "?") == "s3://bucket/key?v2")
+        #expect(SourceResolver.separatingQuery("https://example.com/a?b", by: "") == "https://example.com/a?b")
+        let version = try ServerSettings.configuration(["IMGPROXY_USE_S3": "true", "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": "|"]).configuration
+        let url = try SourceResolver(version).url(for: "s3://bucket/photos/a?b.jpg|3HL4kqtJlcpXroDTDmJ")
+        #expect(url.path(percentEncoded: false) == "/photos/a?b.jpg" && url.query == "3HL4kqtJlcpXroDTDmJ")
+
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Self.png.write(to: root.appendingPathComponent("a?b.png"))
+        for (separator, status) in [("", 200), ("?", 404)] {
+            try await Self.serving(["IMGPROXY_LOCAL_FILESYSTEM_ROOT": root.path, "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": separator]) {
+                (server: ServerHarness) async throws in
+                #expect(try await server.get(ServerHarness.path("local:///a?b.png", ["w:2"])).status == status, "separator '\(separator)'")
+            }
+        }
+    }
+
     @Test("IMGPROXY_ALLOWED_SOURCES: prefixes, * not crossing /, a source outside them 404 before it is fetched")
     func allowedSources() async throws {
         let origin = try await TestOrigin.start()

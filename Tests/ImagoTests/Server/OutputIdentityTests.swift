@@ -368,6 +368,8 @@ struct OutputIdentityTests {
             "IMAGO_SYSLOG_NETWORK": "udp",
             "IMAGO_SYSLOG_ADDRESS": "127.0.0.1:514",
             "IMAGO_SYSLOG_TAG": "other",
+            "IMAGO_SOURCE_URL_QUERY_SEPARATOR": "|",
+            "IMAGO_ARGUMENTS_SEPARATOR": ",",
             "IMAGO_LAST_MODIFIED": "true",
             "IMAGO_LAST_MODIFIED_BUSTER": "2026-06-01T00:00:00Z",
             "IMAGO_CACHE_CONTROL_PASSTHROUGH": "true",

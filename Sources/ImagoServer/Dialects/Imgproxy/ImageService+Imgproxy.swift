@@ -10,7 +10,8 @@ extension ImageService {
     /// The answer to `request`, whose `path` is under imgproxy's mount.
     func answerImgproxy(_ request: ServiceRequest, path: String, _ negotiation: Negotiation) async throws -> ServiceResponse {
         let path = try ProcessingPath(
-            parsing: path, presetsOnly: configuration.onlyPresets, base64IncludesFilename: configuration.base64URLIncludesFilename)
+            parsing: path, presetsOnly: configuration.onlyPresets, base64IncludesFilename: configuration.base64URLIncludesFilename,
+            argumentsSeparator: configuration.argumentsSeparator)
         try verifyImgproxySignature(path)
         if !configuration.onlyPresets { try path.checkOptions(allowed: configuration.allowedProcessingOptions, kind: "processing") }
         // As imgproxy: the client hints first, then the default preset, then the URL's options.
@@ -20,7 +21,8 @@ extension ImageService {
         if let dpr = negotiation.hints.dpr { start.dpr = dpr }
         if let width = negotiation.hints.width { start.width = Int((Double(width) / start.dpr).rounded()) }
         var options = try ProcessingOptions(
-            parsing: path.options, presets: configuration.presets, startingFrom: start, allowsSecurityOptions: configuration.allowsSecurityOptions)
+            parsing: path.options, presets: configuration.presets, startingFrom: start, allowsSecurityOptions: configuration.allowsSecurityOptions,
+            argumentsSeparator: configuration.argumentsSeparator)
         // As imgproxy's parser: the extension is applied after the options, so it wins over `f:`.
         if !options.raw, let name = path.outputExtension {
             guard OutputFormat(extension: name) != nil else { throw ServerError.badRequest("Imago does not write '\(name)'") }

@@ -12,10 +12,10 @@ extension ImageService {
         let presetsOnly = configuration.infoOnlyPresets ?? configuration.onlyPresets
         let path = try ProcessingPath(
             parsing: String(requestPath.dropFirst("/info".count)), presetsOnly: presetsOnly,
-            base64IncludesFilename: configuration.base64URLIncludesFilename)
+            base64IncludesFilename: configuration.base64URLIncludesFilename, argumentsSeparator: configuration.argumentsSeparator)
         try verifyImgproxySignature(path)
         if !presetsOnly { try path.checkOptions(allowed: configuration.allowedInfoOptions, kind: "info") }
-        let options = try InfoOptions(parsing: path.options, presets: configuration.infoPresets)
+        let options = try InfoOptions(parsing: path.options, presets: configuration.infoPresets, argumentsSeparator: configuration.argumentsSeparator)
         let url = try imgproxy.source(path.source)
         return VariantPlan(
             source: url, key: "info\n" + url.absoluteString + "\n" + options.key, delivery: .facts, varies: false, failures: ImgproxyDialect.Failures(),

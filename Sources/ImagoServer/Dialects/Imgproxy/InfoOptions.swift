@@ -42,16 +42,17 @@ public struct InfoOptions: Sendable {
     /// Options parsed from URL segments; a 400 names the first one that is unknown or malformed.
     /// The `default` info preset applies first; `preset`/`pr` expands `presets` in place, as
     /// processing options' presets do (a preset met again inside itself is skipped).
-    public init(parsing segments: [String], presets: [String: [String]] = [:]) throws(ServerError) {
-        if presets["default"] != nil { try apply(["pr:default"], presets: presets, using: []) }
-        try apply(segments, presets: presets, using: [])
+    /// `argumentsSeparator` divides a segment's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
+    public init(parsing segments: [String], presets: [String: [String]] = [:], argumentsSeparator: String = ":") throws(ServerError) {
+        if presets["default"] != nil { try apply(["pr" + argumentsSeparator + "default"], presets: presets, using: [], separator: argumentsSeparator) }
+        try apply(segments, presets: presets, using: [], separator: argumentsSeparator)
     }
 
     // One switch over every name, as imgproxy's parser has it.
     // swiftlint:disable:next cyclomatic_complexity function_body_length
-    private mutating func apply(_ segments: [String], presets: [String: [String]], using used: [String]) throws(ServerError) {
+    private mutating func apply(_ segments: [String], presets: [String: [String]], using used: [String], separator: String) throws(ServerError) {
         for segment in segments {
-            let parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let parts = segment.components(separatedBy: separator)
             let name = parts[0], arguments = Array(parts.dropFirst())
             func flag(_ index: Int, default value: Bool) throws(ServerError) -> Bool {
                 guard index < arguments.count, !arguments[index].isEmpty else { return value }
@@ -86,11 +87,11 @@ public struct InfoOptions: Sendable {
                 guard arguments.allSatisfy(known.contains) else { throw .badRequest("invalid info option '\(name)'") }
                 hashsums = known.filter(arguments.contains)
             case "page", "pg": page = try number(0, 0...65_535)
-            case "cachebuster", "cb": cacheBuster = arguments.joined(separator: ":")
+            case "cachebuster", "cb": cacheBuster = arguments.joined(separator: separator)
             case "preset", "pr":
                 for preset in arguments where !preset.isEmpty && !used.contains(preset) {
                     guard let segments = presets[preset] else { throw .badRequest("no info preset '\(preset)'") }
-                    try apply(segments, presets: presets, using: used + [preset])
+                    try apply(segments, presets: presets, using: used + [preset], separator: separator)
                 }
             default: throw .badRequest("unknown info option '\(name)'")
             }

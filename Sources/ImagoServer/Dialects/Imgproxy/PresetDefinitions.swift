@@ -9,6 +9,8 @@ import Foundation
 struct PresetDefinitions {
     /// Name → option segments and where they were defined.
     private var definitions: [String: (segments: [String], origin: String)] = [:]
+    /// What divides an option's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
+    var argumentsSeparator = ":"
 
     /// Adds the definitions in `text`, split by `separator`; `origin` names them in errors.
     mutating func add(_ text: String, separator: String, origin: String) throws(ServerError) {
@@ -40,7 +42,7 @@ struct PresetDefinitions {
         guard !value.isEmpty else { throw ServerError(status: 500, "\(origin): preset \(name) has no options") }
         let segments = value.components(separatedBy: "/")
         // As imgproxy: every segment is an option (it has an argument), else the value is not options.
-        guard segments.allSatisfy({ $0.contains(":") }) else {
+        guard segments.allSatisfy({ $0.contains(argumentsSeparator) }) else {
             throw ServerError(status: 500, "\(origin): preset \(name) has a part that is not an option")
         }
         definitions[name] = (segments, origin)

@@ -29,12 +29,12 @@ extension ProcessingOptions {
     /// limit options (`msr`, `msfs`, `maf`, `mafr`, `mrd`) are imgproxy's 403, in presets too.
     init(
         parsing segments: [String], presets: [String: [String]], now: Int = Int(Date().timeIntervalSince1970), startingFrom start: ProcessingOptions,
-        allowsSecurityOptions: Bool = true
+        allowsSecurityOptions: Bool = true, argumentsSeparator: String = ":"
     )
         throws(ServerError)
     {
         self = start
-        var parser = Parser(presets: presets, now: now, allowsSecurityOptions: allowsSecurityOptions)
+        var parser = Parser(presets: presets, now: now, allowsSecurityOptions: allowsSecurityOptions, separator: argumentsSeparator)
         if presets["default"] != nil { try parser.apply(name: "preset", ["default"], to: &self, using: []) }
         try parser.apply(segments, to: &self, using: [])
     }
@@ -45,6 +45,8 @@ private struct Parser {
     let presets: [String: [String]]
     let now: Int
     var allowsSecurityOptions = true
+    /// What divides a segment's name and arguments (`:`, or `IMGPROXY_ARGUMENTS_SEPARATOR`).
+    var separator = ":"
     /// The limit options imgproxy calls security options.
     static let securityOptions: Set<String> = [
         "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr",
@@ -53,7 +55,7 @@ private struct Parser {
 
     mutating func apply(_ segments: [String], to options: inout ProcessingOptions, using used: [String]) throws(ServerError) {
         for segment in segments {
-            var parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            var parts = segment.components(separatedBy: separator)
             let name = parts.removeFirst()
             try apply(name: name, parts, to: &options, using: used)
         }

@@ -16,6 +16,8 @@ public struct ProcessingPath: Sendable, Equatable {
     public var source: String
     /// The extension asking for an output format, if any.
     public var outputExtension: String?
+    /// What divides an option's name and arguments (imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`).
+    public var argumentsSeparator = ":"
 
     /// The longest path taken: a signed URL of a few options and a long source fits easily.
     public static let maxLength = 8192
@@ -24,8 +26,10 @@ public struct ProcessingPath: Sendable, Equatable {
     /// (imgproxy's `IMGPROXY_ONLY_PRESETS`) the first segment after the signature is preset
     /// names divided by `:`, read as one `preset` option, and the source follows it. With
     /// `base64IncludesFilename` (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`) the last segment of a
-    /// base64 source split by `/` is a file name for the client, not part of the source.
-    public init(parsing path: String, presetsOnly: Bool = false, base64IncludesFilename: Bool = false) throws(ServerError) {
+    /// base64 source split by `/` is a file name for the client, not part of the source. An
+    /// option is a segment with `argumentsSeparator` in it (imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`).
+    public init(parsing path: String, presetsOnly: Bool = false, base64IncludesFilename: Bool = false, argumentsSeparator: String = ":") throws(ServerError) {
+        self.argumentsSeparator = argumentsSeparator
         guard path.utf8.count <= Self.maxLength else { throw .badRequest("path too long") }
         guard path.hasPrefix("/") else { throw .badRequest("path must start with /") }
         let afterSlash = path.dropFirst()
@@ -37,10 +41,10 @@ public struct ProcessingPath: Sendable, Equatable {
         if presetsOnly {
             guard let names = segments.first, segments.count > 1 else { throw .badRequest("no source URL") }
             guard !names.isEmpty else { throw .badRequest("no preset named") }
-            options = ["preset:" + names]
+            options = ["preset" + argumentsSeparator + names]
             segments = segments.dropFirst()
         }
-        while !presetsOnly, let segment = segments.first, segment != "plain", segment.contains(":") {
+        while !presetsOnly, let segment = segments.first, segment != "plain", segment.contains(argumentsSeparator) {
             options.append(String(segment))
             segments = segments.dropFirst()
         }
@@ -73,7 +77,7 @@ public struct ProcessingPath: Sendable, Equatable {
     func checkOptions(allowed: Set<String>?, kind: String) throws(ServerError) {
         guard let allowed else { return }
         for segment in options {
-            let name = String(segment.prefix { $0 != ":" })
+            let name = segment.components(separatedBy: argumentsSeparator)[0]
             guard allowed.contains(name) else { throw ServerError(status: 404, "Forbidden \(kind) option \(name)") }
         }
     }
