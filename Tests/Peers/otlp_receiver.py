@@ -4,6 +4,7 @@
 A body that does not parse is answered 400 and not recorded.
 
 Usage: otlp_receiver.py OUTPUT [CERT KEY [CLIENT_CA]]
+OUTPUT `-` answers every export at once, unread, as a sink for benchmarks (Benchmarks/tracing_cost.py).
 With CERT and KEY it takes HTTPS only; with CLIENT_CA, only clients showing a certificate it signed.
 Prints one JSON line ({"port": N}), then appends one JSON line per export to OUTPUT
 ({"signal": "traces", "contentType": ..., "message": the request in OTLP's JSON, ids in hex}),
@@ -60,6 +61,12 @@ class Receiver(BaseHTTPRequestHandler):
             return
         signal, request_type, response_type = route
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if output_path == "-":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.headers.get("Content-Encoding", "") == "gzip":
             body = gzip.decompress(body)
         content_type = self.headers.get("Content-Type", "").split(";")[0].strip()
