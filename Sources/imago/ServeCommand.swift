@@ -74,7 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
         let heapTrimming = HeapTrimming.start(limited: configuration.containerMemory != nil)
         defer { heapTrimming.cancel() }
         let service = try ImageService(
-            configuration: configuration, metrics: ServerMetrics(mirror: telemetry.metricsFactory), logger: logger, accessLog: log,
+            configuration: configuration, metrics: ServerMetrics(mirror: telemetry.metricsFactory, namespace: configuration.prometheusNamespace),
+            logger: logger, accessLog: log,
             tracer: telemetry.tracer ?? NoOpTracer())
         let timeout = configuration.gracefulStopTimeout
         let application = Application(

@@ -36,33 +36,42 @@ public final class ServerMetrics: Sendable {
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
     ]
 
-    /// Metrics in `registry` (a new one by default), each also recorded in `mirror` when given.
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), mirror: (any MetricsFactory)? = nil) {
+    /// What every name starts with: `imago`, or imgproxy's `IMGPROXY_PROMETHEUS_NAMESPACE` and `_imago`.
+    let namespace: String
+
+    /// Metrics in `registry` (a new one by default), each also recorded in `mirror` when given;
+    /// with `namespace` (``ServerConfiguration/prometheusNamespace``) every name starts with it
+    /// and `_`, the pipeline's too.
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), mirror: (any MetricsFactory)? = nil, namespace: String? = nil) {
         self.registry = registry
         self.mirror = mirror
-        inFlight = MirroredGauge(registry, Self.name("requests_in_flight", "", "Requests being answered."), mirror: mirror)
-        workInFlight = MirroredGauge(registry, Self.name("work_in_flight", "", "Images being made (fetch, decode, process, encode)."), mirror: mirror)
-        queued = MirroredGauge(registry, Self.name("requests_queued", "", "Requests waiting for a worker (--requests-queue-size)."), mirror: mirror)
+        let namespace = namespace.map { $0 + "_imago" } ?? "imago"
+        self.namespace = namespace
+        // The stored properties are not all set yet: the instance's name(_:_:_:) cannot be called.
+        func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor { Self.descriptor(namespace, name, unit, help) }
+        inFlight = MirroredGauge(registry, name("requests_in_flight", "", "Requests being answered."), mirror: mirror)
+        workInFlight = MirroredGauge(registry, name("work_in_flight", "", "Images being made (fetch, decode, process, encode)."), mirror: mirror)
+        queued = MirroredGauge(registry, name("requests_queued", "", "Requests waiting for a worker (--requests-queue-size)."), mirror: mirror)
         queueWait = MirroredDurations(
-            registry, Self.name("queue_wait", "seconds", "Time requests waited in the queue before a worker took them."), buckets: Self.buckets, mirror: mirror)
+            registry, name("queue_wait", "seconds", "Time requests waited in the queue before a worker took them."), buckets: Self.buckets, mirror: mirror)
         queueFull = MirroredCounter(
-            registry, Self.name("queue_full", "total", "Requests answered at once (429 or 503) because every worker was busy and the queue full."),
+            registry, name("queue_full", "total", "Requests answered at once (429 or 503) because every worker was busy and the queue full."),
             mirror: mirror)
-        coalesced = MirroredCounter(registry, Self.name("coalesced", "total", "Requests that joined an identical one being made."), mirror: mirror)
-        total = MirroredDurations(registry, Self.name("request_duration", "seconds", "Whole requests."), buckets: Self.buckets, mirror: mirror)
+        coalesced = MirroredCounter(registry, name("coalesced", "total", "Requests that joined an identical one being made."), mirror: mirror)
+        total = MirroredDurations(registry, name("request_duration", "seconds", "Whole requests."), buckets: Self.buckets, mirror: mirror)
         fetch = MirroredDurations(
-            registry, Self.name("fetch_duration", "seconds", "Source fetches (or disk-cache reads) of new variants."), buckets: Self.buckets, mirror: mirror)
+            registry, name("fetch_duration", "seconds", "Source fetches (or disk-cache reads) of new variants."), buckets: Self.buckets, mirror: mirror)
         decodeAndProcess = MirroredDurations(
-            registry, Self.name("decode_process_duration", "seconds", "Decodes and processing of new variants."), buckets: Self.buckets, mirror: mirror)
-        encode = MirroredDurations(registry, Self.name("encode_duration", "seconds", "Encodes of new variants."), buckets: Self.buckets, mirror: mirror)
-        encodes = MirroredCounter(registry, Self.name("encodes", "total", "Encoder runs: one per new variant, up to six under max_bytes."), mirror: mirror)
+            registry, name("decode_process_duration", "seconds", "Decodes and processing of new variants."), buckets: Self.buckets, mirror: mirror)
+        encode = MirroredDurations(registry, name("encode_duration", "seconds", "Encodes of new variants."), buckets: Self.buckets, mirror: mirror)
+        encodes = MirroredCounter(registry, name("encodes", "total", "Encoder runs: one per new variant, up to six under max_bytes."), mirror: mirror)
         keptBytes = MirroredGauge(
-            registry, Self.name("memory_kept", "bytes", "Bytes kept in memory between requests (variants and paths), at most IMAGO_MEMORY_BYTES."),
+            registry, name("memory_kept", "bytes", "Bytes kept in memory between requests (variants and paths), at most IMAGO_MEMORY_BYTES."),
             mirror: mirror)
         shedForMemory = MirroredCounter(
-            registry, Self.name("shed_for_memory", "total", "New work answered 503 because the container's memory was nearly used up."), mirror: mirror)
-        let resident = Self.name("resident", "bytes", "The process's resident memory by kind (anonymous, file), from /proc/self/status.")
-        let heap = Self.name("heap", "bytes", "glibc's heap (mallinfo2): arena taken from the system, in_use, free_held, mapped.")
+            registry, name("shed_for_memory", "total", "New work answered 503 because the container's memory was nearly used up."), mirror: mirror)
+        let resident = name("resident", "bytes", "The process's resident memory by kind (anonymous, file), from /proc/self/status.")
+        let heap = name("heap", "bytes", "glibc's heap (mallinfo2): arena taken from the system, in_use, free_held, mapped.")
         let kinds: [(MetricNameDescriptor, String, @Sendable (ProcessMemory) -> Int64)] = [
             (resident, "anonymous", \.residentAnonymous), (resident, "file", \.residentFile), (heap, "arena", \.heapArena),
             (heap, "in_use", \.heapInUse), (heap, "free_held", \.heapFreeHeld), (heap, "mapped", \.heapMapped),
@@ -77,12 +86,12 @@ public final class ServerMetrics: Sendable {
     func recordMemory(_ report: MemoryReport) {
         for (part, bytes) in report.bytes {
             gauge(in: memoryParts, label: ("part", part)) {
-                Self.name("memory_part", "bytes", "Bytes kept between requests, by part; variants, paths and resumable are within IMAGO_MEMORY_BYTES.")
+                name("memory_part", "bytes", "Bytes kept between requests, by part; variants, paths and resumable are within IMAGO_MEMORY_BYTES.")
             }.set(Int64(bytes))
         }
         for (kind, count) in report.entries {
             gauge(in: memoryEntries, label: ("kind", kind)) {
-                Self.name(
+                name(
                     "kept_entries", "", "Entries kept between requests, by kind (variants, paths, disk_rows, connections, color_transforms, color_profiles).")
             }.set(Int64(count))
         }
@@ -97,14 +106,32 @@ public final class ServerMetrics: Sendable {
         return made
     }
 
-    /// `imago_serve_NAME_UNIT`.
-    private static func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "imago", subsystem: "serve", metricName: name, unitName: unit, helpText: help)
+    /// `imago_serve_NAME_UNIT`, after the namespace when there is one.
+    private func name(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        Self.descriptor(namespace, name, unit, help)
+    }
+
+    private static func descriptor(_ namespace: String, _ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: namespace, subsystem: "serve", metricName: name, unitName: unit, helpText: help)
+    }
+
+    /// The factory the pipeline records its metrics with: into ``registry`` (its names after the
+    /// namespace when there is one), and into the mirror when there is one.
+    var pipelineFactory: any MetricsFactory {
+        var shown = PrometheusMetricsFactory(registry: registry)
+        if namespace != "imago" {
+            let sanitize = shown.nameAndLabelSanitizer, prefix = String(namespace.dropLast("_imago".count))
+            shown.nameAndLabelSanitizer = { name, labels in
+                let (sanitized, labels) = sanitize(name, labels)
+                return (prefix + "_" + sanitized, labels)
+            }
+        }
+        return mirror.map { MultiplexMetricsHandler(factories: [shown, $0]) } ?? shown
     }
 
     func answered(status: Int) {
         counter(statuses, String(status)) {
-            MirroredCounter(self.registry, Self.name("requests", "total", "Requests by status."), labels: [("status", $0)], mirror: self.mirror)
+            MirroredCounter(self.registry, name("requests", "total", "Requests by status."), labels: [("status", $0)], mirror: self.mirror)
         }.increment()
     }
 
@@ -112,7 +139,7 @@ public final class ServerMetrics: Sendable {
     /// (`memory`, `disk`, `revalidated`, `network`).
     func served(from layer: String) {
         counter(layers, layer) {
-            MirroredCounter(self.registry, Self.name("images", "total", "Images served by where they came from."), labels: [("from", $0)], mirror: self.mirror)
+            MirroredCounter(self.registry, name("images", "total", "Images served by where they came from."), labels: [("from", $0)], mirror: self.mirror)
         }.increment()
     }
 

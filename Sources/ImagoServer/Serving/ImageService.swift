@@ -52,15 +52,18 @@ public final class ImageService: Sendable {
     let mounts: [ServiceMount]
 
     /// A service loading through `pipeline`, or through one made from `configuration`'s limits and
-    /// address policy that reports to `metrics`; its spans go to `tracer` (the process's, by default).
+    /// address policy that reports to `metrics` (by default new ones, named after the
+    /// configuration's ``ServerConfiguration/prometheusNamespace``); its spans go to `tracer` (the
+    /// process's, by default).
     /// `logger` logs at the configuration's ``ServerConfiguration/logLevel``; at `info` or below a
     /// line per answer goes to `accessLog` when given, else to `logger`.
     public init(
-        configuration: ServerConfiguration, pipeline: ImagePipeline? = nil, metrics: ServerMetrics = ServerMetrics(),
+        configuration: ServerConfiguration, pipeline: ImagePipeline? = nil, metrics: ServerMetrics? = nil,
         logger: Logger = Logger(label: "imago-serve"), accessLog: AccessLog? = nil, tracer: any Tracer = InstrumentationSystem.tracer
     ) throws {
         self.configuration = configuration
         secretHeader = configuration.secret.flatMap { $0.isEmpty ? nil : Array(("Bearer " + $0).utf8) }
+        let metrics = metrics ?? ServerMetrics(namespace: configuration.prometheusNamespace)
         self.metrics = metrics
         var logger = logger
         logger.logLevel = configuration.logLevel
@@ -91,10 +94,7 @@ public final class ImageService: Sendable {
     /// allowed, the public-only address policy.
     public static func makePipeline(_ configuration: ServerConfiguration, metrics: ServerMetrics? = nil) throws -> ImagePipeline {
         var pipeline = ImagePipeline.Configuration()
-        if let metrics {
-            let shown = PrometheusMetricsFactory(registry: metrics.registry)
-            pipeline.metricsFactory = metrics.mirror.map { MultiplexMetricsHandler(factories: [shown, $0]) } ?? shown
-        }
+        if let metrics { pipeline.metricsFactory = metrics.pipelineFactory }
         pipeline.addressPolicy = configuration.internalSourceAddresses.policy
         if let bytes = configuration.decodeMemoryBytes { pipeline.decodeMemoryBudget = DecodeMemoryBudget(bytes: bytes) }
         pipeline.maxRedirects = configuration.maxRedirects

@@ -47,6 +47,9 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`: what divides an option's name and arguments in
     /// imgproxy's URLs and presets. Default `:`.
     public var argumentsSeparator = ":"
+    /// imgproxy's `IMGPROXY_PROMETHEUS_NAMESPACE`: what every metric's name starts with, then
+    /// `_` (`edge_imago_serve_requests_total`). Default none.
+    public var prometheusNamespace: String?
     /// imgproxy's `IMGPROXY_URL_REPLACEMENTS`: each pattern (a prefix, `*` matching anything but
     /// `/`) replaced in imgproxy source URLs, `$1` naming what a `*` matched; before
     /// ``sourceBaseURL``.

@@ -65,41 +65,68 @@ enum ImgproxyVariables {
         "IMGPROXY_PROMETHEUS_BIND": "Imago serves Prometheus metrics at `/metrics` on its own port",
         "IMGPROXY_PRESERVE_HDR": "16-bit output is not written yet",
         "IMGPROXY_NETWORK": "Imago listens on TCP",
-        "IMGPROXY_NEW_RELIC_KEY": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_NEW_RELIC_APP_NAME": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_NEW_RELIC_LABELS": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_NEW_RELIC_PROPAGATE_EXTERNAL": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_DATADOG_ENABLE": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_DATADOG_ENABLE_ADDITIONAL_METRICS": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_DATADOG_PROPAGATE_EXTERNAL": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_CLOUD_WATCH_SERVICE_NAME": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_CLOUD_WATCH_NAMESPACE": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_CLOUD_WATCH_REGION": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_REPORT_DOWNLOADING_ERRORS": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_BUGSNAG_KEY": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_BUGSNAG_STAGE": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_HONEYBADGER_KEY": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_HONEYBADGER_ENV": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_SENTRY_DSN": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_SENTRY_ENVIRONMENT": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_SENTRY_RELEASE": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_AIRBRAKE_PROJECT_ID": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_AIRBRAKE_PROJECT_KEY": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
-        "IMGPROXY_AIRBRAKE_ENVIRONMENT": "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_NEW_RELIC_KEY":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_NEW_RELIC_APP_NAME":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_NEW_RELIC_LABELS":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_NEW_RELIC_PROPAGATE_EXTERNAL":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_DATADOG_ENABLE":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_DATADOG_ENABLE_ADDITIONAL_METRICS":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_DATADOG_PROPAGATE_EXTERNAL":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_CLOUD_WATCH_SERVICE_NAME":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_CLOUD_WATCH_NAMESPACE":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_CLOUD_WATCH_REGION":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_REPORT_DOWNLOADING_ERRORS":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_BUGSNAG_KEY":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_BUGSNAG_STAGE":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_HONEYBADGER_KEY":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_HONEYBADGER_ENV":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_SENTRY_DSN":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_SENTRY_ENVIRONMENT":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_SENTRY_RELEASE":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_AIRBRAKE_PROJECT_ID":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_AIRBRAKE_PROJECT_KEY":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_AIRBRAKE_ENVIRONMENT":
+            "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
         "IMGPROXY_ABS_NAME": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
         "IMGPROXY_ABS_KEY": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
         "IMGPROXY_ABS_ENDPOINT": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
         "IMGPROXY_ABS_ALLOWED_BUCKETS": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
         "IMGPROXY_ABS_DENIED_BUCKETS": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
-        "IMGPROXY_DOWNLOAD_BUFFER_SIZE": "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
-        "IMGPROXY_FREE_MEMORY_INTERVAL": "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
-        "IMGPROXY_BUFFER_POOL_CALIBRATION_THRESHOLD": "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
-        "IMGPROXY_MALLOC": "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
+        "IMGPROXY_DOWNLOAD_BUFFER_SIZE":
+            "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
+        "IMGPROXY_FREE_MEMORY_INTERVAL":
+            "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
+        "IMGPROXY_BUFFER_POOL_CALIBRATION_THRESHOLD":
+            "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
+        "IMGPROXY_MALLOC":
+            "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
         "IMGPROXY_PROMETHEUS_NAMESPACE": "not yet: metric names are `imago_serve_*` and the pipeline's `imago_*`",
         "IMGPROXY_SOURCE_URL_ENCRYPTION_KEY": "not yet: `/enc/` sources (AES-CBC) are refused as sources that are not base64 or plain",
         "IMGPROXY_MAX_CHAINED_PIPELINES": "not yet: imgproxy's chained pipelines (`-` between option groups) are not parsed",
         "IMGPROXY_USE_LINEAR_COLORSPACE": "not yet: resampling is in the image's own (gamma-encoded) values, as imgproxy's default",
-        "IMGPROXY_DISABLE_SHRINK_ON_LOAD": "not yet: JPEG and WebP are always decoded reduced when the result is small enough (the same pixels within the parity tolerance)",
-        "IMGPROXY_FAIL_ON_DEPRECATION": "imgproxy 4 deprecates no variable (its `logger.Deprecated` is called nowhere), and Imago reads none that imgproxy 3 deprecated: nothing could fail",
+        "IMGPROXY_DISABLE_SHRINK_ON_LOAD":
+            "not yet: JPEG and WebP are always decoded reduced when the result is small enough (the same pixels within the parity tolerance)",
+        "IMGPROXY_FAIL_ON_DEPRECATION":
+            "imgproxy 4 deprecates no variable (its `logger.Deprecated` is called nowhere), and Imago reads none that imgproxy 3 deprecated: nothing could fail",
     ]
 }

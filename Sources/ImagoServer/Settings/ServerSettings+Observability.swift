@@ -47,6 +47,18 @@ extension ServerSettings {
             "host:port, or a socket's path, of the syslog daemon (needed with --syslog-network)"
         ) { $0.syslog.address = $1 },
         .text("--syslog-tag", "IMAGO_SYSLOG_TAG", peers: [.same("IMGPROXY_SYSLOG_TAG")], "the tag of syslog lines (default imago)") { $0.syslog.tag = $1 },
+        ServerSetting(
+            "--prometheus-namespace", "IMAGO_PROMETHEUS_NAMESPACE", peers: [.same("IMGPROXY_PROMETHEUS_NAMESPACE")],
+            "what every metric's name in /metrics starts with, then _ (letters, digits and _; default none)"
+        ) { configuration, text, _ throws(ServerError) in
+            let valid = text.utf8.enumerated().allSatisfy { index, byte in
+                byte == 0x5F || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || (index > 0 && byte >= 0x30 && byte <= 0x39)
+            }
+            guard !text.isEmpty, text.utf8.count <= 64, valid else {
+                throw ServerSetting.invalid("--prometheus-namespace", "IMAGO_PROMETHEUS_NAMESPACE")
+            }
+            configuration.prometheusNamespace = text
+        },
         .boolean(
             "--open-telemetry", "IMAGO_OPEN_TELEMETRY", peers: [.boolean("IMGPROXY_OPEN_TELEMETRY_ENABLE")],
             "a span per request, with the fetch, decode, processing and encode as its children, sent over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)"

@@ -1,6 +1,6 @@
 import Foundation
 import Imago
-import ImagoServer
+@testable import ImagoServer
 import InMemoryTracing
 import Testing
 import Tracing
@@ -60,6 +60,24 @@ struct ServerObservabilityTests {
             for histogram in ["fetch", "decode_process", "encode"] {
                 #expect(metrics.contains("imago_serve_\(histogram)_duration_seconds_count 1"), "\(histogram)")
             }
+        }
+    }
+
+    @Test("PROMETHEUS_NAMESPACE: every name in /metrics starts with it, the pipeline's too; one that is no name stops the server")
+    func namespace() async throws {
+        let configuration = try ServerSettings.configuration(["IMGPROXY_PROMETHEUS_NAMESPACE": "edge", "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "1"])
+            .configuration
+        try await withServer({ $0 = configuration }) { server in
+            let photo = server.origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+            #expect(try await server.get(ServerHarness.path(photo.absoluteString, ["rs:fit:64:64"])).status == 200)
+            let text = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
+            let names = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }.map { String($0.prefix { $0 != "{" && $0 != " " }) }
+            #expect(names.contains("edge_imago_serve_requests_total"))
+            #expect(names.contains { $0.hasPrefix("edge_imago_") && !$0.hasPrefix("edge_imago_serve_") }, "the pipeline's metrics: \(Set(names))")
+            #expect(names.allSatisfy { $0.hasPrefix("edge_") }, "\(names.filter { !$0.hasPrefix("edge_") })")
+        }
+        for bad in ["9lives", "a-b", "a b"] {
+            #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_PROMETHEUS_NAMESPACE": bad]) }
         }
     }
 
