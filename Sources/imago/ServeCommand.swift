@@ -78,13 +78,18 @@ struct ServeCommand: AsyncParsableCommand {
             logger: logger, accessLog: log,
             tracer: telemetry.tracer ?? NoOpTracer())
         let timeout = configuration.gracefulStopTimeout
+        let socketPath = configuration.listenSocketPath
         let application = Application(
             router: ImageServer.router(service: service),
             server: ImageServer.server(service),
             configuration: ImageServer.applicationConfiguration(service, host: host, port: port),
             onServerRunning: { channel in
                 // Tests and scripts read the port from this line when they asked for port 0.
-                say("imago serve: listening on \(host):\(channel.localAddress?.port ?? port)")
+                if let path = socketPath {
+                    say("imago serve: listening on unix:\(path)")
+                } else {
+                    say("imago serve: listening on \(host):\(channel.localAddress?.port ?? port)")
+                }
                 // The socket is closed when a stop begins: from here on new connections are refused,
                 // and what is still in flight after the graceful stop timeout is cut off by exiting
                 // (as imgproxy's process ends when its shutdown context expires).

@@ -133,8 +133,9 @@ public enum ImageServer {
     /// (as imgproxy's `IMGPROXY_MAX_CLIENTS`).
     public static func applicationConfiguration(_ service: ImageService, host: String, port: Int) -> ApplicationConfiguration {
         let maxClients = service.configuration.maxClients
+        let address = service.configuration.listenSocketPath.map { BindAddress.unixDomainSocket(path: $0) } ?? .hostname(host, port: port)
         return ApplicationConfiguration(
-            address: .hostname(host, port: port), serverName: serverName,
+            address: address, serverName: serverName,
             availableConnectionsDelegate: maxClients > 0 ? MaximumAvailableConnections(maxClients) : nil)
     }
 

@@ -50,6 +50,23 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_PROMETHEUS_NAMESPACE`: what every metric's name starts with, then
     /// `_` (`edge_imago_serve_requests_total`). Default none.
     public var prometheusNamespace: String?
+    /// imgproxy's `IMGPROXY_NETWORK`: what the server listens on. Default `tcp`.
+    public var network = Network.tcp
+    /// The socket's path when ``network`` is `unix` (`--listen`, imgproxy's `IMGPROXY_BIND`).
+    public var listenSocketPath: String?
+
+    /// imgproxy's networks for its listener (Go's `net.Listen` names), `unixpacket` left out: HTTP
+    /// is a stream.
+    public enum Network: String, Sendable {
+        /// TCP; an address without a host listens on every IPv4 address.
+        case tcp
+        /// TCP over IPv4 only.
+        case tcp4
+        /// TCP over IPv6; an address without a host listens on `::`.
+        case tcp6
+        /// A Unix domain socket at ``ServerConfiguration/listenSocketPath``.
+        case unix
+    }
     /// imgproxy's `IMGPROXY_URL_REPLACEMENTS`: each pattern (a prefix, `*` matching anything but
     /// `/`) replaced in imgproxy source URLs, `$1` naming what a `*` matched; before
     /// ``sourceBaseURL``.

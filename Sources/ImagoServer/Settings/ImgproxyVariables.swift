@@ -64,7 +64,6 @@ enum ImgproxyVariables {
         "IMGPROXY_SWIFT_DOMAIN": "Swift sign-in is v1 auth only (a domain is Keystone v3's)",
         "IMGPROXY_PROMETHEUS_BIND": "Imago serves Prometheus metrics at `/metrics` on its own port",
         "IMGPROXY_PRESERVE_HDR": "16-bit output is not written yet",
-        "IMGPROXY_NETWORK": "Imago listens on TCP",
         "IMGPROXY_NEW_RELIC_KEY":
             "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
         "IMGPROXY_NEW_RELIC_APP_NAME":

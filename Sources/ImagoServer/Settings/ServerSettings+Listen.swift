@@ -6,13 +6,15 @@ extension ServerSettings {
     static let listenAndLimits: [ServerSetting] = [
         .text(
             "--listen", "IMAGO_LISTEN",
-            peers: [
-                PeerVariable("IMGPROXY_BIND") { text, _ throws(ServerError) in
-                    guard text.contains(":") else { throw PeerVariable.invalid("IMGPROXY_BIND", "is not host:port (Imago listens on TCP, not a Unix socket)") }
-                    return text
-                }
-            ], "address and port to listen on (default 127.0.0.1:8080)"
+            peers: [.same("IMGPROXY_BIND")], "address and port to listen on, or a socket's path with --network unix (default 127.0.0.1:8080)"
         ) { _, _ in },
+        ServerSetting(
+            "--network", "IMAGO_NETWORK", peers: [.same("IMGPROXY_NETWORK")],
+            "tcp (default), tcp4 or tcp6 (where an address without a host listens: 0.0.0.0 or ::), or unix (--listen is a socket's path)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let network = ServerConfiguration.Network(rawValue: text.lowercased()) else { throw ServerSetting.invalid("--network", "IMAGO_NETWORK") }
+            configuration.network = network
+        },
         ServerSetting("--dialect", "IMAGO_DIALECT", "URLs answered at the root: imgproxy (default) or thumbor") { configuration, text, _ throws(ServerError) in
             guard let dialect = ServerConfiguration.Dialect(rawValue: text.lowercased()) else {
                 throw ServerSetting.invalid("--dialect", "IMAGO_DIALECT")

@@ -22,17 +22,18 @@ public enum ServerSettings {
         return made
     }
 
-    /// The listen address and the configuration `values` (variable name → text) give.
+    /// The listen address and the configuration `values` (variable name → text) give; with
+    /// `--network unix`, the host is the socket's path and the port 0.
     public static func configuration(_ values: [String: String]) throws(ServerError) -> (host: String, port: Int, configuration: ServerConfiguration) {
         var configuration = ServerConfiguration()
         // As curl and OpenSSL's tools (as the CLI reads them): --proxy and --no-proxy override.
         let network = NetworkEnvironment(values)
         if let problem = network.problem { throw ServerError(status: 500, problem) }
         (configuration.proxies, configuration.trustRoots) = (network.proxies, network.trustRoots)
-        var listen = "127.0.0.1:8080"
+        var listen = "127.0.0.1:8080", listenSource = "IMAGO_LISTEN"
         for setting in all where setting.compound == nil {
             guard let (text, source) = try text(of: setting, in: values) else { continue }
-            if setting.variable == "IMAGO_LISTEN" { listen = text }
+            if setting.variable == "IMAGO_LISTEN" { (listen, listenSource) = (text, source) }
             do {
                 try setting.apply(&configuration, text, values)
             } catch  where source != setting.variable {
@@ -59,10 +60,23 @@ public enum ServerSettings {
         if let thumbor = configuration.thumborMount, thumbor == configuration.imgproxyMount {
             throw ServerError(status: 500, "imgproxy's and thumbor's URLs cannot both be at '\(thumbor.isEmpty ? "/" : thumbor)'")
         }
+        // Named as the operator wrote it: IMGPROXY_BIND when the address came from it.
+        let badListen = ServerError(status: 500, "--listen (\(listenSource)) has a value Imago cannot use")
+        if configuration.network == .unix {
+            // imgproxy's IMGPROXY_BIND is then the socket's path.
+            guard !listen.isEmpty, listen.utf8.count < 108, !listen.contains("\0") else { throw badListen }
+            configuration.listenSocketPath = listen
+            return (listen, 0, configuration)
+        }
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw ServerSetting.invalid("--listen", "IMAGO_LISTEN")
+            throw badListen
         }
         let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return (host.isEmpty ? "0.0.0.0" : host, port, configuration)
+        // tcp4 and tcp6 take an address of their family only.
+        if configuration.network == .tcp4, host.contains(":") { throw badListen }
+        if configuration.network == .tcp6, !host.isEmpty, !host.contains(":"), host.allSatisfy({ $0.isNumber || $0 == "." }) {
+            throw badListen
+        }
+        return (host.isEmpty ? (configuration.network == .tcp6 ? "::" : "0.0.0.0") : host, port, configuration)
     }
 }

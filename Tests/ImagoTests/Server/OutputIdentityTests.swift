@@ -374,6 +374,7 @@ struct OutputIdentityTests {
             "IMAGO_LAST_MODIFIED_BUSTER": "2026-06-01T00:00:00Z",
             "IMAGO_CACHE_CONTROL_PASSTHROUGH": "true",
             "IMAGO_PROMETHEUS_NAMESPACE": "edge",
+            "IMAGO_NETWORK": "tcp4",
             "IMAGO_OPEN_TELEMETRY": "true",
             "IMAGO_OPEN_TELEMETRY_METRICS": "true",
             "IMAGO_OPEN_TELEMETRY_LOGS": "true",

@@ -101,6 +101,23 @@ struct ServeCommandTests {
         #expect(text.contains("no IMAGO_KEY/IMAGO_SALT") == logsWarnings, "\(text)")
     }
 
+    @Test("IMGPROXY_NETWORK=unix: IMGPROXY_BIND is a socket's path, served there; tcp4 and tcp6 take their own addresses; unixpacket is refused")
+    func networks() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("imago.sock").path
+        let (process, _, _) = try await PeerConfigurationTests.start([], environment: ["IMGPROXY_NETWORK": "unix", "IMGPROXY_BIND": socket])
+        let health = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "--unix-socket", socket, "http://localhost/health"])
+        #expect(String(decoding: health.output, as: UTF8.self).hasPrefix("ok"))
+        process.terminate()
+        #expect(await Self.waitForExit(process) == 0)
+        #expect(try ServerSettings.configuration(["IMGPROXY_NETWORK": "tcp6", "IMGPROXY_BIND": ":8080"]).host == "::")
+        #expect(try ServerSettings.configuration(["IMGPROXY_NETWORK": "tcp4", "IMGPROXY_BIND": ":8080"]).host == "0.0.0.0")
+        for (network, bind) in [("tcp4", "[::1]:8080"), ("tcp6", "127.0.0.1:8080"), ("unixpacket", "/tmp/x.sock")] {
+            #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_NETWORK": network, "IMGPROXY_BIND": bind]) }
+        }
+    }
+
     @Test("a bad setting stops it before it listens, naming the flag")
     func badSetting() async throws {
         let process = Process()
