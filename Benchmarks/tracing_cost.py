@@ -5,7 +5,6 @@ batches to a local receiver that answers each export unread) and without, in alt
 Usage: python tracing_cost.py IMAGO   (the bench venv's python; the peers' venv runs the receiver)
 """
 
-import http.client
 import json
 import os
 import subprocess
@@ -30,9 +29,7 @@ def main():
         try:
             path = bench.imago_path(origin, 0, "webp")
             for server in servers.values():
-                connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
-                connection.request("GET", path)
-                connection.getresponse().read()
+                bench.fetch(server.port, path)
             for _ in range(ROUNDS):
                 for connections in (2, 32):
                     for name, server in servers.items():
