@@ -193,6 +193,15 @@ struct Harness: Sendable {
             for (_, value) in file.settings { _ = value.settingText }
             _ = try? ServerSettings.configuration(ServerSettings.values(thumborConfig: file))
         },
+        Harness(name: "dotenv") { data in
+            // The .env reader of IMGPROXY_ENV_LOCAL_FILE_PATH and secrets, and what the server
+            // makes of the variables it accepts.
+            guard let text = try? DotEnvText(String(decoding: data, as: UTF8.self), environment: ["HOME": "/root"]) else { return }
+            // Settings that name files are left out: the fuzzer is not to read /dev/zero.
+            let named = ["PATH", "FILE", "DIR", "ROOT", "CONFIG", "CASCADE"]
+            let variables = text.variables.filter { variable in !named.contains { variable.name.hasSuffix($0) } }
+            _ = try? ServerSettings.configuration(Dictionary(variables, uniquingKeysWith: { $1 }))
+        },
         Harness(name: "placeholder") { data in
             // Hashes from hostile text and bytes, rendered when accepted; a hash of pixels the
             // bytes make, read back.

@@ -30,8 +30,10 @@ struct ServeCommand: AsyncParsableCommand {
         let (host, port): (String, Int)
         var configuration: ServerConfiguration
         let values: [String: String]
+        let environment: [String: String]
         do {
-            values = try ServerSettings.values(arguments: settings, environment: ProcessInfo.processInfo.environment)
+            environment = try await ConfigurationSources.environment(arguments: settings, environment: ProcessInfo.processInfo.environment)
+            values = try ServerSettings.values(arguments: settings, environment: environment)
             (host, port, configuration) = try ServerSettings.configuration(values)
         } catch {
             throw ValidationError(error.message)
@@ -42,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
             // swift-otel's own warnings (an export that failed) go to the log's lines alone.
             let written = try AccessLog(for: configuration)
             telemetry = try Telemetry(
-                configuration.telemetry, environment: ProcessInfo.processInfo.environment,
+                configuration.telemetry, environment: environment,
                 diagnostics: Logger(label: "imago-otel") { written.handler(label: $0) })
             log = try AccessLog(for: configuration, records: telemetry.logHandler)
         } catch {

@@ -15,15 +15,15 @@ extension ServerSettings {
         return (["| flag | variables | sets |", "| --- | --- | --- |"] + rows).joined(separator: "\n") + "\n"
     }
 
-    /// docs/SERVER.md's "moving from imgproxy" table, as Markdown: every open-source `IMGPROXY_*`
-    /// variable of imgproxy 4 (and the Pro ones Imago reads), with the setting that reads it or
-    /// why none does.
+    /// docs/SERVER.md's "moving from imgproxy" table, as Markdown: every `IMGPROXY_*` variable
+    /// imgproxy 4's open-source code reads (and the others Imago reads, marked whose they are),
+    /// with the setting that reads it or why none does.
     public static var imgproxyMarkdownTable: String {
         let readers = Dictionary(all.flatMap { setting in setting.peerVariables.map { ($0, setting.flag) } }, uniquingKeysWith: { first, _ in first })
         let pro = all.flatMap(\.peerVariables).filter { $0.hasPrefix("IMGPROXY_") && !ImgproxyVariables.openSource.contains($0) }
         let rows = (ImgproxyVariables.openSource + pro).map { name in
-            let proMark = pro.contains(name) ? " (Pro)" : ""
-            if let flag = readers[name] { return "| `\(name)`\(proMark) | read as `\(flag)` |" }
+            let whose = pro.contains(name) ? " (\(ImgproxyVariables.notInOpenSource[name] ?? "Pro"))" : ""
+            if let flag = readers[name] { return "| `\(name)`\(whose) | read as `\(flag)` |" }
             return "| `\(name)` | not supported\(ImgproxyVariables.notes[name].map { ": " + $0 } ?? "") |"
         }
         return (["| imgproxy's variable | in Imago |", "| --- | --- |"] + rows).joined(separator: "\n") + "\n"

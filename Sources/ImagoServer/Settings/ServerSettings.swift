@@ -5,9 +5,9 @@ import Imago
 /// (a flag wins): each declared once in ``all``, so docs/SERVER.md, the variables, the flags and
 /// the configuration cannot drift apart.
 public enum ServerSettings {
-    /// Every setting, in docs/SERVER.md's order: each group's declarations (`ServerSettings+Listen`,
+    /// Every setting, in docs/SERVER.md's order: each group's declarations (`+ConfigurationSources`, `+Listen`,
     /// `+Sources`, `+Output`, `+Imgproxy`, `+Thumbor`, `+Memory`, `+Observability`).
-    public static let all: [ServerSetting] = listenAndLimits + sources + output + imgproxy + thumbor + memory + observability
+    public static let all: [ServerSetting] = configurationSources + listenAndLimits + sources + output + imgproxy + thumbor + memory + observability
 
     /// A setting's text from `values` (variable name → text): Imago's variable, else what its
     /// peer's variables make (nil when neither is set), with the variable it came from.
