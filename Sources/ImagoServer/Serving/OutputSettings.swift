@@ -53,6 +53,10 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// The longest side a result may have; a larger one is scaled down (`IMGPROXY_MAX_RESULT_DIMENSION`).
     /// 0, the default, for no limit beyond the pixel limit.
     public var maxResultDimension = 0
+    /// Whether every source is decoded whole (`IMGPROXY_DISABLE_SHRINK_ON_LOAD`). Default false: a
+    /// JPEG or WebP source is decoded reduced when the result is small enough (its shrink-on-load:
+    /// the same pixels within the parity tolerance, far less time and memory).
+    public var decodesWhole = false
     /// Text mixed into every answer's ETag and stored variant's key (imgproxy's
     /// `IMGPROXY_ETAG_BUSTER`): change it to make every ETag new. Default none.
     public var etagBuster = ""

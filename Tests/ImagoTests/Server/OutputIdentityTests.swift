@@ -101,6 +101,7 @@ struct OutputIdentityTests {
             "watermark": { $0.watermark = .data(watermark) },
             "watermarkOpacity": { $0.watermarkOpacity = 0.5 },
             "maxResultDimension": { $0.maxResultDimension = 32 },
+            "decodesWhole": { $0.decodesWhole = true },
             "etagBuster": { $0.etagBuster = "2" },
             "skipProcessingFormats": { $0.skipProcessingFormats = ["png"] },
             "thumborAutoWebP": { $0.thumborAutoWebP = true },
@@ -374,6 +375,7 @@ struct OutputIdentityTests {
             "IMAGO_LAST_MODIFIED_BUSTER": "2026-06-01T00:00:00Z",
             "IMAGO_CACHE_CONTROL_PASSTHROUGH": "true",
             "IMAGO_PROMETHEUS_NAMESPACE": "edge",
+            "IMAGO_WHOLE_DECODE": "true",
             // Where more variables come from: read before the settings (ConfigurationSources),
             // set nothing themselves.
             "IMAGO_ENV_FILE": "/etc/imago.env",

@@ -13,15 +13,18 @@ struct PlanProcessor: ReducedDecodeProcessing {
     /// may follow it): counted in ``workingBytes(decoded:original:format:)``, so the decode's
     /// reservation, held past delivery, covers the encode too.
     var encodeBytesPerPixel: @Sendable (ImageFormat?) -> Int = { _ in 0 }
+    /// Whether a raster source is decoded reduced to what the first resize needs (JPEG's and
+    /// WebP's shrink-on-load); false decodes it whole (imgproxy's `IMGPROXY_DISABLE_SHRINK_ON_LOAD`).
+    var reducesDecode = true
 
     init(_ planner: any StepPlanning, maxPixels: Int = 50_000_000) {
         self.planner = planner
         self.maxPixels = maxPixels
     }
 
-    var identifier: String { "imago-serve.plan(\(planner.identifier))" }
+    var identifier: String { "imago-serve.plan(\(planner.identifier))" + (reducesDecode ? "" : ".whole") }
 
-    func requiredDecodeSize(width: Int, height: Int) -> PixelSize? { decodeSize(width, height, isVector: false) }
+    func requiredDecodeSize(width: Int, height: Int) -> PixelSize? { reducesDecode ? decodeSize(width, height, isVector: false) : nil }
 
     /// A vector source is rendered at the size its first resize asks, larger than its own too.
     func vectorRenderSize(width: Int, height: Int) -> PixelSize? { decodeSize(width, height, isVector: true) }
