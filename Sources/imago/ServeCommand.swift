@@ -105,9 +105,20 @@ struct ServeCommand: AsyncParsableCommand {
             },
             logger: logger
         )
+        var services = telemetry.services
+        if let metrics = configuration.metricsAddress {
+            // /metrics on its own address (imgproxy's IMGPROXY_PROMETHEUS_BIND), kept private there.
+            let host = metrics.host.isEmpty ? "0.0.0.0" : metrics.host
+            services.append(
+                Application(
+                    router: ImageServer.metricsRouter(service: service),
+                    configuration: ApplicationConfiguration(address: .hostname(host, port: metrics.port), serverName: ImageServer.serverName),
+                    onServerRunning: { channel in say("imago serve: metrics on \(host):\(channel.localAddress?.port ?? metrics.port)") },
+                    logger: logger))
+        }
         // Services stop in reverse order: the exporters last, sending what the last requests made.
         let group = ServiceGroup(
-            configuration: .init(services: telemetry.services + [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services + [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         // The requests in flight are answered: what the service keeps is let go before exit.
         await service.shutDown()

@@ -29,12 +29,7 @@ public enum ImageServer {
                 Response(status: .ok, headers: [.accessControlAllowOrigin: origin, .accessControlAllowMethods: "GET, OPTIONS"])
             }
         }
-        router.get("/metrics") { _, _ in
-            service.metrics.recordMemory(service.memoryReport)
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))
-        }
+        if service.configuration.metricsAddress == nil { router.get("/metrics", use: metrics(service)) }
         // One route group per mounted dialect, the gallery's page, and the service's own 404 for
         // any other path.
         for mount in service.mounts {
@@ -70,6 +65,23 @@ public enum ImageServer {
             router.head("**", use: answering(service, .notFound))
         }
         return router
+    }
+
+    /// A router answering `/metrics` alone, for ``ServerConfiguration/metricsAddress``.
+    public static func metricsRouter(service: ImageService) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/metrics", use: metrics(service))
+        return router
+    }
+
+    /// `/metrics`: the service's Prometheus exposition, its memory report made fresh.
+    private static func metrics<Context: RequestContext>(_ service: ImageService) -> @Sendable (Request, Context) async throws -> Response {
+        { _, _ in
+            service.metrics.recordMemory(service.memoryReport)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: service.metrics.exposition())))
+        }
     }
 
     /// A handler answering along `route`. A request that makes an image is cancelled when its

@@ -50,6 +50,9 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_PROMETHEUS_NAMESPACE`: what every metric's name starts with, then
     /// `_` (`edge_imago_serve_requests_total`). Default none.
     public var prometheusNamespace: String?
+    /// imgproxy's `IMGPROXY_PROMETHEUS_BIND`: where `/metrics` is served instead of the image
+    /// port, so that it can stay private; nil (the default) serves it beside the images.
+    public var metricsAddress: HostAndPort?
     /// imgproxy's `IMGPROXY_NETWORK`: what the server listens on. Default `tcp`.
     public var network = Network.tcp
     /// The socket's path when ``network`` is `unix` (`--listen`, imgproxy's `IMGPROXY_BIND`).

@@ -76,7 +76,6 @@ enum ImgproxyVariables {
         "IMGPROXY_USE_ABS": "no Azure Blob Storage sources: no Azure API server runs in the tests (Azurite is an npm package)",
         "IMGPROXY_SWIFT_TENANT": "Swift sign-in is v1 auth only (a tenant is Keystone v2's)",
         "IMGPROXY_SWIFT_DOMAIN": "Swift sign-in is v1 auth only (a domain is Keystone v3's)",
-        "IMGPROXY_PROMETHEUS_BIND": "Imago serves Prometheus metrics at `/metrics` on its own port",
         "IMGPROXY_PRESERVE_HDR": "16-bit output is not written yet",
         "IMGPROXY_NEW_RELIC_KEY":
             "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
@@ -130,12 +129,12 @@ enum ImgproxyVariables {
         "IMGPROXY_MALLOC":
             "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
         "IMGPROXY_USE_LINEAR_COLORSPACE": "not yet: resampling is in the image's own (gamma-encoded) values, as imgproxy's default",
-        "IMGPROXY_DISABLE_SHRINK_ON_LOAD":
-            "not yet: JPEG and WebP are always decoded reduced when the result is small enough (the same pixels within the parity tolerance)",
         "IMGPROXY_ENV_GCP_KEY": gcpSecrets, "IMGPROXY_ENV_GCP_SECRET_ID": gcpSecrets, "IMGPROXY_ENV_GCP_SECRET_VERSION_ID": gcpSecrets,
         "IMGPROXY_ENV_GCP_SECRET_PROJECT_ID": gcpSecrets,
         "IMGPROXY_REPORT_IO_ERRORS":
             "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
+        "IMGPROXY_OPEN_TELEMETRY_LOGGER_NAME":
+            "swift-otel 1.6 names every log record's instrumentation scope `swift-otel` and has no setting for it; the records carry `service.name` (`OTEL_SERVICE_NAME`)",
         "IMGPROXY_PPROF_BIND": "Go's profiler, which Imago has not: profile it with `perf` (docs/BENCHMARKS.md)",
         "IMGPROXY_VIPS_CACHE_TRACE": "a libvips debugging switch: Imago has no libvips",
         "IMGPROXY_VIPS_LEAK_CHECK": "a libvips debugging switch: Imago has no libvips",

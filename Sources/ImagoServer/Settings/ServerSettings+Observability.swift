@@ -59,6 +59,13 @@ extension ServerSettings {
             }
             configuration.prometheusNamespace = text
         },
+        ServerSetting(
+            "--metrics-listen", "IMAGO_METRICS_LISTEN", peers: [.same("IMGPROXY_PROMETHEUS_BIND")],
+            "address and port to serve /metrics on instead of beside the images (default: beside them)"
+        ) { configuration, text, _ throws(ServerError) in
+            guard let address = HostAndPort(text) else { throw ServerSetting.invalid("--metrics-listen", "IMAGO_METRICS_LISTEN") }
+            configuration.metricsAddress = address
+        },
         .boolean(
             "--open-telemetry", "IMAGO_OPEN_TELEMETRY", peers: [.boolean("IMGPROXY_OPEN_TELEMETRY_ENABLE")],
             "a span per request, with the fetch, decode, processing and encode as its children, sent over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)"

@@ -68,14 +68,15 @@ public enum ServerSettings {
             configuration.listenSocketPath = listen
             return (listen, 0, configuration)
         }
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw badListen
-        }
-        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        guard let (host, port) = HostAndPort(listen).map({ ($0.host, $0.port) }) else { throw badListen }
         // tcp4 and tcp6 take an address of their family only.
         if configuration.network == .tcp4, host.contains(":") { throw badListen }
         if configuration.network == .tcp6, !host.isEmpty, !host.contains(":"), host.allSatisfy({ $0.isNumber || $0 == "." }) {
             throw badListen
+        }
+        // As imgproxy checks it: metrics on the images' own address would take its port.
+        if let metrics = configuration.metricsAddress, metrics.port != 0, metrics.port == port, metrics.host == host {
+            throw ServerError(status: 500, "--metrics-listen (IMAGO_METRICS_LISTEN) must differ from --listen")
         }
         return (host.isEmpty ? (configuration.network == .tcp6 ? "::" : "0.0.0.0") : host, port, configuration)
     }

@@ -376,6 +376,7 @@ struct OutputIdentityTests {
             "IMAGO_CACHE_CONTROL_PASSTHROUGH": "true",
             "IMAGO_PROMETHEUS_NAMESPACE": "edge",
             "IMAGO_WHOLE_DECODE": "true",
+            "IMAGO_METRICS_LISTEN": "127.0.0.1:9464",
             // Where more variables come from: read before the settings (ConfigurationSources),
             // set nothing themselves.
             "IMAGO_ENV_FILE": "/etc/imago.env",

@@ -118,6 +118,43 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("IMGPROXY_PROMETHEUS_BIND: /metrics on its own address and not beside the images; the images' own address is refused")
+    func metricsListen() async throws {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"]
+        process.environment = ["IMGPROXY_PROMETHEUS_BIND": "127.0.0.1:0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Both lines, in whichever order the two listeners start.
+        let lines = await offThePool { () -> [String] in
+            var text = ""
+            while !(text.contains("listening on") && text.contains("metrics on") && text.hasSuffix("\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text.split(separator: "\n").map(String.init)
+        }
+        func port(_ marker: String) -> String? { lines.first { $0.contains(marker) }?.split(separator: ":").last.map(String.init) }
+        let images = try #require(port("listening on")), metrics = try #require(port("metrics on"))
+        let curl = URL(fileURLWithPath: "/usr/bin/curl")
+        let exposed = try await runProcess(curl, ["-s", "http://127.0.0.1:\(metrics)/metrics"])
+        #expect(String(decoding: exposed.output, as: UTF8.self).contains("# TYPE imago_serve_"))
+        let beside = try await runProcess(curl, ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(images)/metrics"])
+        #expect(String(decoding: beside.output, as: UTF8.self) != "200")
+        let health = try await runProcess(curl, ["-s", "http://127.0.0.1:\(images)/health"])
+        #expect(String(decoding: health.output, as: UTF8.self).hasPrefix("ok"))
+        process.terminate()
+        #expect(await Self.waitForExit(process) == 0)
+        #expect(throws: ServerError.self) {
+            try ServerSettings.configuration(["IMGPROXY_BIND": "127.0.0.1:8080", "IMGPROXY_PROMETHEUS_BIND": "127.0.0.1:8080"])
+        }
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_PROMETHEUS_BIND": "localhost"]) }
+    }
+
     @Test("a bad setting stops it before it listens, naming the flag")
     func badSetting() async throws {
         let process = Process()
