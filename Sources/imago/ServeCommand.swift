@@ -73,12 +73,15 @@ struct ServeCommand: AsyncParsableCommand {
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }
-        let heapTrimming = HeapTrimming.start(limited: configuration.containerMemory != nil)
-        defer { heapTrimming.cancel() }
         let service = try ImageService(
             configuration: configuration, metrics: ServerMetrics(mirror: telemetry.metricsFactory, namespace: configuration.prometheusNamespace),
             logger: logger, accessLog: log,
             tracer: telemetry.tracer ?? NoOpTracer())
+        let memoryLogger = configuration.logsMemoryStats ? logger : nil
+        let heapTrimming = HeapTrimming.start(limited: configuration.containerMemory != nil, every: configuration.trimInterval) {
+            memoryLogger?.debug("memory", metadata: service.memoryStatsMetadata)
+        }
+        defer { heapTrimming.cancel() }
         let timeout = configuration.gracefulStopTimeout
         let socketPath = configuration.listenSocketPath
         let application = Application(

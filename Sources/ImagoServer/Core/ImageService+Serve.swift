@@ -219,7 +219,7 @@ extension ImageService {
     }
 
     private func svgVariant(_ data: Data) throws -> EncodedVariant {
-        let sanitized = try SVGSanitizer.sanitize(data)
+        let sanitized = configuration.output.sanitizesSVG ? try SVGSanitizer.sanitize(data) : data
         return EncodedVariant(data: sanitized, format: .svg, etag: Self.etag(sourceBytes: sanitized, format: ""))
     }
 

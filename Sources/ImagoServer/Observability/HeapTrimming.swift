@@ -18,19 +18,20 @@ public enum HeapTrimming {
     /// (BENCHMARKS.md, 2026-12-05).
     public static let trimAbove = 16 << 20
 
-    /// Sets the threshold and trims once a second until the returned task is cancelled. In a
+    /// Sets the threshold and trims every `interval` (then calls `tick`) until the returned task is cancelled. In a
     /// container (`limited`), threads share one arena per core rather than glibc's eight: each
     /// arena keeps freed memory of its own, and with the kernel's transparent huge pages on, a
     /// 256 MB group running sixteen thumbnails at once was OOM-killed with its anonymous memory
     /// 130 MB past what the work had reserved.
-    public static func start(limited: Bool = false) -> Task<Void, Never> {
+    public static func start(limited: Bool = false, every interval: Duration = .seconds(1), tick: (@Sendable () -> Void)? = nil) -> Task<Void, Never> {
         _ = imago_heap_set_mmap_threshold(Int32(mmapThreshold))
         _ = imago_heap_set_trim_threshold(Int32(trimAbove))
         if limited { _ = imago_heap_set_arena_max(Int32(max(1, ProcessInfo.processInfo.activeProcessorCount))) }
         return Task.detached(priority: .background) {
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
+                try? await Task.sleep(for: interval)
                 if imago_heap().free_held > trimAbove { _ = imago_heap_trim() }
+                tick?()
             }
         }
     }

@@ -70,6 +70,10 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// Whether an SVG source is rasterised when the URL names no format (imgproxy's
     /// `IMGPROXY_ALWAYS_RASTERIZE_SVG`); by default it is passed through, sanitised, as imgproxy does.
     public var alwaysRasterizesSVG = false
+    /// Whether an SVG passed through is sanitised: scripts, event handlers and outside references
+    /// removed (`IMGPROXY_SANITIZE_SVG`). Default true; false passes it as it came, which lets
+    /// its scripts run wherever a browser opens it.
+    public var sanitizesSVG = true
     /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor
     /// URL names no format, with `Vary: Accept`. Default false, as thumbor.
     public var thumborAutoWebP = false

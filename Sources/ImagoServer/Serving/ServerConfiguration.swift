@@ -53,6 +53,12 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_PROMETHEUS_BIND`: where `/metrics` is served instead of the image
     /// port, so that it can stay private; nil (the default) serves it beside the images.
     public var metricsAddress: HostAndPort?
+    /// How often freed heap memory past ``HeapTrimming/trimAbove`` is given back to the system
+    /// (imgproxy's `IMGPROXY_FREE_MEMORY_INTERVAL`, its Go heap's). Default 1 s.
+    public var trimInterval: Duration = .seconds(1)
+    /// Whether the process's memory is logged at `debug` every ``trimInterval`` (imgproxy's
+    /// `IMGPROXY_LOG_MEM_STATS`). Default false.
+    public var logsMemoryStats = false
     /// imgproxy's `IMGPROXY_NETWORK`: what the server listens on. Default `tcp`.
     public var network = Network.tcp
     /// The socket's path when ``network`` is `unix` (`--listen`, imgproxy's `IMGPROXY_BIND`).

@@ -66,9 +66,12 @@ enum ImgproxyVariables {
         "IMGPROXY_ENFORCE_THUMBNAIL": "HEIF's and AVIF's embedded thumbnails are not decoded: `eth` is read and keyed, and changes nothing yet",
         "IMGPROXY_SO_REUSEPORT":
             "Hummingbird 2 (the HTTP server) sets no SO_REUSEPORT on its listening socket; run one process per host, or several behind a balancer",
-        "IMGPROXY_SANITIZE_SVG": "SVG passed through is always sanitised",
-        "IMGPROXY_PNG_UNLIMITED": "PNG chunks are always bounded",
-        "IMGPROXY_SVG_UNLIMITED": "SVG size is bounded by `--max-source-bytes`",
+        "IMGPROXY_PNG_UNLIMITED":
+            "Imago never limits how many chunks a PNG has; their bytes stay bounded (libspng's chunk limits, 64 MiB), as every C library's allocations are: lifting that is what a hostile file wants",
+        "IMGPROXY_SVG_UNLIMITED":
+            "librsvg's XML limits (10 MB of text, a million elements) are kept: its parser's memory is outside Imago's decode budget, so lifting them is what a hostile SVG wants",
+        "IMGPROXY_TIFF_UNLIMITED":
+            "libtiff's allocations stay bounded by the decode budget (its single-allocation limit): lifting that is what a hostile file wants",
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": "client-side encrypted objects are not decrypted",
         "IMGPROXY_S3_ASSUME_ROLE_ARN": "no STS role assumption: give the role's temporary credentials in AWS_* variables",
         "IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID": "no STS role assumption",
@@ -124,8 +127,6 @@ enum ImgproxyVariables {
         "IMGPROXY_ABS_ENDPOINT": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
         "IMGPROXY_ABS_ALLOWED_BUCKETS": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
         "IMGPROXY_ABS_DENIED_BUCKETS": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
-        "IMGPROXY_FREE_MEMORY_INTERVAL":
-            "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
         "IMGPROXY_MALLOC":
             "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
         "IMGPROXY_USE_LINEAR_COLORSPACE": "not yet: resampling is in the image's own (gamma-encoded) values, as imgproxy's default",

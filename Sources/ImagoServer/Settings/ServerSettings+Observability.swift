@@ -59,6 +59,13 @@ extension ServerSettings {
             }
             configuration.prometheusNamespace = text
         },
+        .seconds(
+            "--trim-interval", "IMAGO_TRIM_INTERVAL", peers: [.same("IMGPROXY_FREE_MEMORY_INTERVAL")],
+            "seconds between giving freed heap memory past 16 MB back to the system (malloc_trim)", \.trimInterval),
+        .boolean(
+            "--log-memory-stats", "IMAGO_LOG_MEMORY_STATS", peers: [.boolean("IMGPROXY_LOG_MEM_STATS")],
+            "log the process's memory (resident, heap, what the service keeps) at debug level every --trim-interval", showsTrueFalse: true,
+            \.logsMemoryStats),
         ServerSetting(
             "--metrics-listen", "IMAGO_METRICS_LISTEN", peers: [.same("IMGPROXY_PROMETHEUS_BIND")],
             "address and port to serve /metrics on instead of beside the images (default: beside them)"

@@ -235,5 +235,9 @@ extension ServerSettings {
             .boolean(
                 "--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", peers: [.boolean("IMGPROXY_ALWAYS_RASTERIZE_SVG")],
                 "rasterise SVG sources when the URL names no format", note: ": sanitised SVG", \.output.alwaysRasterizesSVG),
+            .boolean(
+                "--sanitize-svg", "IMAGO_SANITIZE_SVG", peers: [.boolean("IMGPROXY_SANITIZE_SVG")],
+                "remove scripts, event handlers and outside references from SVG passed through (false passes it as it came: only for SVG you trust)",
+                showsTrueFalse: true, \.output.sanitizesSVG),
         ]
 }

@@ -166,6 +166,13 @@ struct ImgproxyDropInTests {
             #expect(answer.header("Content-Type") == "image/png")
             #expect(try Self.decode(answer.body).height == 30)
         }
+        // IMGPROXY_SANITIZE_SVG=false: passed through as it came, scripts and all.
+        try await withServer({ $0.output.sanitizesSVG = false }) { server in
+            let source = server.origin.serve(svg, at: "/logo.svg")
+            let answer = try await server.get(ServerHarness.path(source.absoluteString, ["w:200"]))
+            #expect(answer.status == 200 && answer.header("Content-Type") == "image/svg+xml" && answer.body == svg)
+        }
+        #expect(try !ServerSettings.configuration(["IMGPROXY_SANITIZE_SVG": "false"]).configuration.output.sanitizesSVG)
     }
 
     struct Kept: Sendable {

@@ -102,6 +102,7 @@ struct OutputIdentityTests {
             "watermarkOpacity": { $0.watermarkOpacity = 0.5 },
             "maxResultDimension": { $0.maxResultDimension = 32 },
             "decodesWhole": { $0.decodesWhole = true },
+            "sanitizesSVG": { $0.sanitizesSVG = false },
             "etagBuster": { $0.etagBuster = "2" },
             "skipProcessingFormats": { $0.skipProcessingFormats = ["png"] },
             "thumborAutoWebP": { $0.thumborAutoWebP = true },
@@ -376,6 +377,9 @@ struct OutputIdentityTests {
             "IMAGO_CACHE_CONTROL_PASSTHROUGH": "true",
             "IMAGO_PROMETHEUS_NAMESPACE": "edge",
             "IMAGO_WHOLE_DECODE": "true",
+            "IMAGO_SANITIZE_SVG": "false",
+            "IMAGO_TRIM_INTERVAL": "10",
+            "IMAGO_LOG_MEMORY_STATS": "true",
             "IMAGO_METRICS_LISTEN": "127.0.0.1:9464",
             // Where more variables come from: read before the settings (ConfigurationSources),
             // set nothing themselves.

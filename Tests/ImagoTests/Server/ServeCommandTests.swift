@@ -155,6 +155,34 @@ struct ServeCommandTests {
         #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_PROMETHEUS_BIND": "localhost"]) }
     }
 
+    @Test("IMGPROXY_LOG_MEM_STATS: the process's memory logged at debug every IMGPROXY_FREE_MEMORY_INTERVAL")
+    func memoryStats() async throws {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"]
+        process.environment = ["IMGPROXY_LOG_LEVEL": "debug", "IMGPROXY_LOG_MEM_STATS": "true", "IMGPROXY_FREE_MEMORY_INTERVAL": "1"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Read until the first memory line (the interval is a second); the test's limit bounds it.
+        let line = await offThePool { () -> String? in
+            var text = ""
+            while true {
+                let chunk = errors.fileHandleForReading.availableData
+                if chunk.isEmpty { return nil }
+                text += String(decoding: chunk, as: UTF8.self)
+                if let line = text.split(separator: "\n").first(where: { $0.contains("memory") && $0.contains("heap_in_use_mb") }) { return String(line) }
+            }
+        }
+        process.terminate()
+        #expect(await Self.waitForExit(process) == 0)
+        let logged = try #require(line)
+        #expect(logged.contains("debug") && logged.contains("resident_anon_mb") && logged.contains("decodes_reserved_mb") && logged.contains("variants_mb"))
+        let configuration = try ServerSettings.configuration(["IMGPROXY_LOG_MEM_STATS": "1", "IMGPROXY_FREE_MEMORY_INTERVAL": "10"]).configuration
+        #expect(configuration.logsMemoryStats && configuration.trimInterval == .seconds(10))
+    }
+
     @Test("a bad setting stops it before it listens, naming the flag")
     func badSetting() async throws {
         let process = Process()
