@@ -12,6 +12,10 @@ struct ObjectStorePeer: Sendable {
         var secretAccessKey: String
         /// `bucket/name` → the version the upload made.
         var versions: [String: String?]
+        /// A role that may read S3, and the key of a user that may only assume it.
+        var roleARN: String
+        var assumerKeyID: String
+        var assumerSecret: String
 
         var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
     }

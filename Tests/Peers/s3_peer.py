@@ -1,7 +1,10 @@
 """A real S3 API server for Imago's tests: moto in server mode on 127.0.0.1, with signature checks on.
 
 Usage: s3_peer.py BUCKET=FILE[,FILE...] ...  (each file uploaded under its base name)
-Prints one JSON line (port, access key, secret, versions of each key) once ready, then serves
+Also makes a role, `reader`, that may read S3, and a second user, `assumer`, that may only assume
+it (STS AssumeRole, as imgproxy's IMGPROXY_S3_ASSUME_ROLE_ARN does).
+Prints one JSON line (port, access key, secret, versions of each key, the role's ARN, the assumer's
+key) once ready, then serves
 until its standard input closes (the test ends), so it never outlives the test.
 """
 import json
@@ -9,8 +12,9 @@ import os
 import sys
 
 # Authentication is checked once the setup below is done: moto lets this many requests through
-# unchecked (three for the IAM user, two per bucket, one per file).
-SETUP_REQUESTS = 3 + sum(2 + len(argument.split("=", 1)[1].split(",")) for argument in sys.argv[1:])
+# unchecked (three for the IAM user, three for the assumer, two for the role, two per bucket, one
+# per file).
+SETUP_REQUESTS = 3 + 3 + 2 + sum(2 + len(argument.split("=", 1)[1].split(",")) for argument in sys.argv[1:])
 os.environ["INITIAL_NO_AUTH_ACTION_COUNT"] = str(SETUP_REQUESTS)
 
 import boto3  # noqa: E402
@@ -28,6 +32,14 @@ policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "
 iam.put_user_policy(UserName="imago", PolicyName="s3", PolicyDocument=json.dumps(policy))
 key = iam.create_access_key(UserName="imago")["AccessKey"]
 
+iam.create_user(UserName="assumer")
+assume = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}]}
+iam.put_user_policy(UserName="assumer", PolicyName="assume", PolicyDocument=json.dumps(assume))
+assumer = iam.create_access_key(UserName="assumer")["AccessKey"]
+trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}
+role = iam.create_role(RoleName="reader", AssumeRolePolicyDocument=json.dumps(trust))["Role"]
+iam.put_role_policy(RoleName="reader", PolicyName="s3", PolicyDocument=json.dumps(policy))
+
 s3 = boto3.client("s3", **setup)
 versions = {}
 for argument in sys.argv[1:]:
@@ -40,6 +52,9 @@ for argument in sys.argv[1:]:
             answer = s3.put_object(Bucket=bucket, Key=name, Body=f.read())
         versions[f"{bucket}/{name}"] = answer.get("VersionId")
 
-print(json.dumps({"port": port, "accessKeyID": key["AccessKeyId"], "secretAccessKey": key["SecretAccessKey"], "versions": versions}), flush=True)
+print(json.dumps({
+    "port": port, "accessKeyID": key["AccessKeyId"], "secretAccessKey": key["SecretAccessKey"], "versions": versions,
+    "roleARN": role["Arn"], "assumerKeyID": assumer["AccessKeyId"], "assumerSecret": assumer["SecretAccessKey"],
+}), flush=True)
 sys.stdin.read()
 server.stop()

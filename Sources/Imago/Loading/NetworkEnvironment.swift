@@ -16,6 +16,12 @@ public struct NetworkEnvironment: Sendable {
         trustRoots = TrustRoots.environment(environment)
     }
 
+    /// The proxies and certificate authorities given.
+    public init(proxies: ProxySettings, trustRoots: TrustRoots) {
+        self.proxies = proxies
+        self.trustRoots = trustRoots
+    }
+
     /// Why the environment cannot be used (a certificate path that cannot be read), to be said
     /// at start rather than as a TLS failure on every source; nil when it can.
     public var problem: String? {

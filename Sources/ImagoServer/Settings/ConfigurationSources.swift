@@ -28,8 +28,10 @@ public enum ConfigurationSources {
                 }
                 let answer: [String: Any]
                 do {
-                    let call = try AWSJSONCall(service: "secretsmanager", endpointVariable: "SECRETS_MANAGER", region: region, environment: environment)
-                    answer = try await call.call("GetSecretValue", input)
+                    let call = try AWSServiceCall(
+                        service: "secretsmanager", endpointVariable: "SECRETS_MANAGER", region: region,
+                        credentials: AWSCredentials.standard(environment: environment), environment: environment)
+                    answer = try await call.json("GetSecretValue", input)
                 } catch {
                     throw ServerError(status: 500, "\(from): the secret cannot be read (\(error.reason ?? error.localizedDescription))")
                 }
@@ -41,7 +43,9 @@ public enum ConfigurationSources {
             if let (path, from) = try given("IMAGO_ENV_AWS_SSM_PATH") {
                 let region = try given("IMAGO_ENV_AWS_SSM_REGION")?.text ?? defaultRegion
                 do {
-                    let call = try AWSJSONCall(service: "ssm", endpointVariable: "SSM", region: region, environment: environment)
+                    let call = try AWSServiceCall(
+                        service: "ssm", endpointVariable: "SSM", region: region, credentials: AWSCredentials.standard(environment: environment),
+                        environment: environment)
                     merged.merge(try await parameters(under: path, call: call)) { _, loaded in loaded }
                 } catch {
                     throw ServerError(status: 500, "\(from): the parameters cannot be read (\(error.reason ?? error.localizedDescription))")
@@ -77,14 +81,14 @@ public enum ConfigurationSources {
         /// the path with `/` made `_`; parameters that are not text (an EC2 image ID) are left out.
         /// Recursive, as imgproxy's documentation shows `/p/IMGPROXY_CLOUD_WATCH/NAMESPACE` loaded
         /// (its code asks for one level only, which AWS answers without the nested ones).
-        private static func parameters(under path: String, call: AWSJSONCall) async throws(ImagoError) -> [String: String] {
+        private static func parameters(under path: String, call: AWSServiceCall) async throws(ImagoError) -> [String: String] {
             var found: [String: String] = [:]
             var next: String?
             // A bound on the pages: ten parameters a page, a configuration has far fewer.
             for _ in 0..<100 {
                 var input: [String: any Sendable] = ["Path": path, "WithDecryption": true, "Recursive": true]
                 if let next { input["NextToken"] = next }
-                let answer = try await call.call("GetParametersByPath", input)
+                let answer = try await call.json("GetParametersByPath", input)
                 for parameter in answer["Parameters"] as? [[String: Any]] ?? [] {
                     guard let name = parameter["Name"] as? String, let value = parameter["Value"] as? String,
                         parameter["DataType"] as? String == "text"

@@ -73,8 +73,6 @@ enum ImgproxyVariables {
         "IMGPROXY_TIFF_UNLIMITED":
             "libtiff's allocations stay bounded by the decode budget (its single-allocation limit): lifting that is what a hostile file wants",
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": "client-side encrypted objects are not decrypted",
-        "IMGPROXY_S3_ASSUME_ROLE_ARN": "no STS role assumption: give the role's temporary credentials in AWS_* variables",
-        "IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID": "no STS role assumption",
         "IMGPROXY_S3_ACCESS_POINTS": "no S3 access points",
         "IMGPROXY_USE_ABS": "no Azure Blob Storage sources: no Azure API server runs in the tests (Azurite is an npm package)",
         "IMGPROXY_SWIFT_TENANT": "Swift sign-in is v1 auth only (a tenant is Keystone v2's)",

@@ -82,6 +82,20 @@ extension ServerSettings {
             configuration.s3.region = standard.region
             configuration.s3.credentials = standard.credentials
         },
+        ServerSetting(
+            "--s3-assume-role", "IMAGO_S3_ASSUME_ROLE", peers: [.same("IMGPROXY_S3_ASSUME_ROLE_ARN")],
+            "the ARN of an IAM role to read S3 as: its temporary credentials asked of STS (AWS_ENDPOINT_URL_STS, else AWS's) with the AWS_* key, renewed before they expire"
+        ) { configuration, text, values throws(ServerError) in
+            guard text.hasPrefix("arn:"), text.count <= 2048 else { throw ServerSetting.invalid("--s3-assume-role", "IMAGO_S3_ASSUME_ROLE") }
+            var role = configuration.s3.role ?? S3Configuration.AssumedRole(arn: text)
+            role.arn = text
+            role.stsEndpoint = S3Configuration.AssumedRole.stsEndpoint(environment: values)
+            configuration.s3.role = role
+        },
+        .text(
+            "--s3-assume-role-external-id", "IMAGO_S3_ASSUME_ROLE_EXTERNAL_ID", peers: [.same("IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID")],
+            "the external ID the role's trust policy asks for (read after --s3-assume-role, which it goes with)"
+        ) { $0.s3.role?.externalID = $1 },
         .text("--s3-region", "IMAGO_S3_REGION", peers: [.same("IMGPROXY_S3_REGION")], "the S3 region (default AWS_REGION, else us-west-1)") {
             $0.s3.region = $1
         },

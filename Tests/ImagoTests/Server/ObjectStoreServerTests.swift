@@ -54,6 +54,46 @@ struct ObjectStoreServerTests {
         }
     }
 
+    @Test("IMGPROXY_S3_ASSUME_ROLE_ARN: a user that may only assume a role reads S3 as the role; without it, or with a role STS refuses, 403")
+    func assumedRole() async throws {
+        try #require(ObjectStorePeer.isInstalled, "make test installs the peers' venv")
+        try await withS3Peer(["photos": [Self.photo]]) { peer in
+            let base = [
+                "IMGPROXY_USE_S3": "true", "IMGPROXY_S3_ENDPOINT": "127.0.0.1:\(peer.port)", "IMGPROXY_S3_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL_STS": "http://127.0.0.1:\(peer.port)", "AWS_ACCESS_KEY_ID": peer.assumerKeyID, "AWS_SECRET_ACCESS_KEY": peer.assumerSecret,
+            ]
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            func status(_ environment: [String: String]) async throws -> (Int, String) {
+                let (process, port, log) = try await PeerConfigurationTests.start(["--listen", "127.0.0.1:0"], environment: environment)
+                defer { process.terminate() }
+                var statuses: [Int] = []
+                // Twice: the second load signs with the role's credentials kept from the first.
+                for _ in 0..<2 {
+                    let response = try await client.execute(
+                        HTTPClientRequest(url: "http://127.0.0.1:\(port)/insecure/rs:fit:64:64/plain/s3://photos/video-001.jpeg@png"),
+                        timeout: .seconds(30))
+                    _ = try await response.body.collect(upTo: 1 << 24)
+                    statuses.append(Int(response.status.code))
+                }
+                process.terminate()
+                _ = await ServeCommandTests.waitForExit(process)
+                #expect(statuses[0] == statuses[1])
+                return (statuses[0], try String(contentsOf: log, encoding: .utf8))
+            }
+            // The assumer's own key may not read S3.
+            #expect(try await status(base).0 == 403)
+            let (assumed, log) = try await status(
+                base.merging(["IMGPROXY_S3_ASSUME_ROLE_ARN": peer.roleARN, "IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID": "imago"]) { $1 })
+            #expect(assumed == 200)
+            #expect(!log.contains(peer.assumerSecret))
+            // A role that is not there: STS's refusal is the answer.
+            let missing = peer.roleARN.replacingOccurrences(of: "role/reader", with: "role/none")
+            #expect(try await status(base.merging(["IMGPROXY_S3_ASSUME_ROLE_ARN": missing]) { $1 }).0 >= 400)
+            #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_S3_ASSUME_ROLE_ARN": "reader"]) }
+            try await client.shutdown()
+        }
+    }
+
     @Test("a wrong key: the store refuses it, the server passes its 403 on (as imgproxy 3.31) and its log names S3's code, never the secret")
     func wrongKey() async throws {
         try await withS3Peer(["photos": [Self.photo]]) { peer in

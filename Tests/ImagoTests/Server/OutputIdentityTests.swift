@@ -380,6 +380,8 @@ struct OutputIdentityTests {
             "IMAGO_SANITIZE_SVG": "false",
             "IMAGO_TRIM_INTERVAL": "10",
             "IMAGO_LOG_MEMORY_STATS": "true",
+            "IMAGO_S3_ASSUME_ROLE": "arn:aws:iam::123456789012:role/reader",
+            "IMAGO_S3_ASSUME_ROLE_EXTERNAL_ID": "imago",
             "IMAGO_METRICS_LISTEN": "127.0.0.1:9464",
             // Where more variables come from: read before the settings (ConfigurationSources),
             // set nothing themselves.

@@ -14,6 +14,31 @@ public struct S3Configuration: Sendable {
     public var credentials: AWSCredentials?
     /// Which buckets may be read.
     public var buckets: BucketRule
+    /// A role to assume with ``credentials`` (imgproxy's `IMGPROXY_S3_ASSUME_ROLE_ARN`): requests
+    /// are then signed with its temporary credentials, asked of STS again before they expire.
+    public var role: AssumedRole?
+
+    /// An IAM role and where to ask for its credentials.
+    public struct AssumedRole: Sendable, Hashable {
+        /// The role's ARN (`arn:aws:iam::123456789012:role/reader`).
+        public var arn: String
+        /// The external ID the role's trust policy asks for (`IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID`).
+        public var externalID: String?
+        /// STS: `AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` when set, as the AWS SDKs read them,
+        /// else `https://sts.REGION.amazonaws.com`.
+        public var stsEndpoint: URL?
+
+        /// A role by its ARN.
+        public init(arn: String, externalID: String? = nil, stsEndpoint: URL? = nil) {
+            (self.arn, self.externalID, self.stsEndpoint) = (arn, externalID, stsEndpoint)
+        }
+
+        /// STS's endpoint as `environment` names it (`AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL`); nil for AWS's own.
+        public static func stsEndpoint(environment: [String: String]) -> URL? {
+            [environment["AWS_ENDPOINT_URL_STS"], environment["AWS_ENDPOINT_URL"]].compactMap { $0 }.first { !$0.isEmpty }
+                .flatMap(S3Configuration.endpointURL)
+        }
+    }
 
     /// A configuration from its parts.
     public init(

@@ -20,6 +20,8 @@
         private let http = HTTPDataLoader()
         /// Regions learnt from `301` answers, by bucket; bounded, as bucket names come from URLs.
         private let bucketRegions = Locked<[String: String]>([:])
+        /// The assumed role's temporary credentials (``S3Configuration/role``).
+        private let roleCredentials = ExpiringCredential<AWSCredentials>()
         private static let maxRememberedRegions = 1024
 
         /// A loader for `configuration`.
@@ -64,7 +66,7 @@
             // Credentials meant for http sources are not the store's.
             for name in DataLoadRequest.credentialHeaders { headers.remove(name) }
             headers.remove("Host")
-            if let credentials = configuration.credentials {
+            if let credentials = try await signingCredentials(for: request) {
                 let signer = AWSSignatureV4(credentials: credentials, region: region)
                 headers.append(contentsOf: signer.headers(url: url, date: Date()))
             } else {
@@ -79,6 +81,19 @@
             } catch var error as ImagoError {
                 error.url = request.url
                 throw error
+            }
+        }
+    }
+
+    extension S3DataLoader {
+        /// The key requests are signed with: the role's temporary one when a role is assumed
+        /// (asked of STS once however many loads wait), else ``S3Configuration/credentials``.
+        private func signingCredentials(for request: DataLoadRequest) async throws(ImagoError) -> AWSCredentials? {
+            guard let role = configuration.role else { return configuration.credentials }
+            let (credentials, region) = (configuration.credentials, configuration.region)
+            let network = NetworkEnvironment(proxies: request.proxies, trustRoots: request.trustRoots)
+            return try await roleCredentials.value(for: request.url) { () async throws(ImagoError) in
+                try await role.assume(with: credentials, region: region, network: network)
             }
         }
     }
