@@ -1,6 +1,7 @@
 #if HEIF
     import Foundation
     @testable import Imago
+    import ImagoServer
     import ImagoTestSupport
     import Testing
 
@@ -59,6 +60,34 @@
             #expect(try width(48) == 64)
             #expect(try width(64) == 64)
             #expect(try width(100) == 256)
+            // usesEmbeddedThumbnail: the thumbnail whatever the target, as heif-convert's own decode of it.
+            var embedded = DecodingOptions()
+            embedded.usesEmbeddedThumbnail = true
+            for target in [nil, 100, 400] {
+                embedded.targetSize = target.map { PixelSize(width: $0, height: $0) }
+                #expect(try HEIFDecoder().decode(data, options: embedded).width == 64)
+                #expect(HEIFDecoder().estimate(data, options: embedded)?.width == 64)
+            }
+            let plain = try await Self.make("basn2c08.png", ["-resize", "256x256"], [], in: directory)
+            #expect(try HEIFDecoder().decode(plain, options: embedded).width == 256)
+        }
+
+        @Test("imgproxy's enforce_thumbnail and IMGPROXY_ENFORCE_THUMBNAIL: the thumbnail is the source, so a 128 px fit without enlarging is 64 px")
+        func enforcedThumbnail() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let data = try await Self.make("basn2c08.png", ["-resize", "256x256"], ["-t", "64"], in: directory)
+            try data.write(to: directory.appendingPathComponent("t.heic"))
+            for (enforced, option, width) in [(false, [], 128), (false, ["eth:1"], 64), (true, [], 64), (true, ["eth:0"], 128)] {
+                try await withServer({
+                    $0.localRoot = directory
+                    $0.output.enforcesThumbnail = enforced
+                }) { server in
+                    let answer = try await server.get(ServerHarness.path("local:///t.heic", ["rs:fit:128:128"] + option, extension: "png"))
+                    #expect(answer.status == 200)
+                    #expect(try PNGDecoder().decode(answer.body, options: DecodingOptions()).width == width, "\(enforced) \(option)")
+                }
+            }
         }
 
         @Test(

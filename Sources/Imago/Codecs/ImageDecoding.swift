@@ -126,6 +126,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// default and Pillow, libvips and browsers decode, instead of by replication. Default false:
     /// replication is faster, and a resize after the decode smooths it anyway.
     public var smoothsChroma = false
+    /// Decode the file's largest embedded thumbnail instead of its primary image when it has one
+    /// (HEIF's, through libheif; imgproxy's `enforce_thumbnail`). Default false.
+    public var usesEmbeddedThumbnail = false
     /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
     /// gray pixels are then delivered in their own profile's space, as with `.keep`.
     var defersColorConversion = false

@@ -167,6 +167,8 @@ public struct ImageRequest: Sendable, Hashable {
         var keepsGainMap = false
         /// Whether JPEG chroma is upsampled smoothly (``Options/smoothsChroma``).
         var smoothsChroma = false
+        /// Whether a HEIF's embedded thumbnail is decoded instead (``Options/usesEmbeddedThumbnail``).
+        var usesEmbeddedThumbnail = false
         /// The request's own decode limits (``Limits/maxPixels``, ``Limits/maxFrames``).
         var limits = Limits()
 
@@ -174,7 +176,7 @@ public struct ImageRequest: Sendable, Hashable {
         var full: DecodePlan {
             DecodePlan(
                 thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, keepsGainMap: keepsGainMap,
-                smoothsChroma: smoothsChroma, limits: limits)
+                smoothsChroma: smoothsChroma, usesEmbeddedThumbnail: usesEmbeddedThumbnail, limits: limits)
         }
         /// Whether this is a full-size decode.
         var isFull: Bool { self == full }
@@ -186,6 +188,7 @@ public struct ImageRequest: Sendable, Hashable {
             if let metadata { options.metadataHandling = metadata }
             if keepsGainMap { options.gainMapHandling = .keep }
             if smoothsChroma { options.smoothsChroma = true }
+            if usesEmbeddedThumbnail { options.usesEmbeddedThumbnail = true }
             if let maxPixels = limits.maxPixels { options.maxPixels = min(options.maxPixels, maxPixels) }
             if let maxFrames = limits.maxFrames { options.maxFrames = min(options.maxFrames, maxFrames) }
             return options
@@ -200,6 +203,7 @@ public struct ImageRequest: Sendable, Hashable {
         var plan = DecodePlan(
             thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata,
             keepsGainMap: options.contains(.keepsGainMap), smoothsChroma: options.contains(.smoothsChroma),
+            usesEmbeddedThumbnail: options.contains(.usesEmbeddedThumbnail),
             limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames))
         if thumbnail == nil, !scalesDown, resize == nil, let first = processors.first as? any ReducedDecodeProcessing {
             plan.requirement = DecodeSizeRequirement(first)
@@ -222,6 +226,7 @@ public struct ImageRequest: Sendable, Hashable {
             + (options.contains(.keepsColorProfile) ? "|keeps-color-profile" : "")
             + (options.contains(.keepsMetadata) ? "|keeps-metadata" : options.contains(.keepsCopyright) ? "|keeps-copyright" : "")
             + (options.contains(.keepsGainMap) ? "|keeps-gain-map" : "") + (options.contains(.smoothsChroma) ? "|smooth-chroma" : "")
+            + (options.contains(.usesEmbeddedThumbnail) ? "|embedded-thumbnail" : "")
     }
 
     /// The disk cache's key: the URL (or ``imageID``), and the headers and user name when the request sets them
@@ -297,6 +302,10 @@ extension ImageRequest {
         /// ``ImagePipeline/runOnCPUStage(priority:reserving:holding:for:_:)``), so that images
         /// waiting for it cannot pile up outside the budget.
         public static let holdsMemory = Options(rawValue: 1 << 14)
+        /// Decode a HEIF's largest embedded thumbnail instead of its primary image when it has one
+        /// (``DecodingOptions/usesEmbeddedThumbnail``; imgproxy's `enforce_thumbnail`). Part of
+        /// the cache key: the source is then the thumbnail.
+        public static let usesEmbeddedThumbnail = Options(rawValue: 1 << 15)
 
         /// The options that change how bytes are fetched, and so belong in the transfer key.
         static let changingTransfer: Options = [.allowInvalidCertificates, .sendCookies]

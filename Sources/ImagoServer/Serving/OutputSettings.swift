@@ -74,6 +74,9 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// removed (`IMGPROXY_SANITIZE_SVG`). Default true; false passes it as it came, which lets
     /// its scripts run wherever a browser opens it.
     public var sanitizesSVG = true
+    /// Whether a HEIF's largest embedded thumbnail is the source when it has one, unless the URL's
+    /// `enforce_thumbnail` says otherwise (`IMGPROXY_ENFORCE_THUMBNAIL`). Default false.
+    public var enforcesThumbnail = false
     /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor
     /// URL names no format, with `Vary: Accept`. Default false, as thumbor.
     public var thumborAutoWebP = false

@@ -63,7 +63,6 @@ enum ImgproxyVariables {
 
     /// Why an unsupported variable is not needed, or what to use instead.
     static let notes: [String: String] = [
-        "IMGPROXY_ENFORCE_THUMBNAIL": "HEIF's and AVIF's embedded thumbnails are not decoded: `eth` is read and keyed, and changes nothing yet",
         "IMGPROXY_SO_REUSEPORT":
             "Hummingbird 2 (the HTTP server) sets no SO_REUSEPORT on its listening socket; run one process per host, or several behind a balancer",
         "IMGPROXY_PNG_UNLIMITED":

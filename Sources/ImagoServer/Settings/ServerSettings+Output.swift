@@ -236,6 +236,10 @@ extension ServerSettings {
                 "--always-rasterize-svg", "IMAGO_ALWAYS_RASTERIZE_SVG", peers: [.boolean("IMGPROXY_ALWAYS_RASTERIZE_SVG")],
                 "rasterise SVG sources when the URL names no format", note: ": sanitised SVG", \.output.alwaysRasterizesSVG),
             .boolean(
+                "--enforce-thumbnail", "IMAGO_ENFORCE_THUMBNAIL", peers: [.boolean("IMGPROXY_ENFORCE_THUMBNAIL")],
+                "a HEIF's largest embedded thumbnail is the source when it has one (a URL's enforce_thumbnail wins)", showsTrueFalse: true,
+                \.output.enforcesThumbnail),
+            .boolean(
                 "--sanitize-svg", "IMAGO_SANITIZE_SVG", peers: [.boolean("IMGPROXY_SANITIZE_SVG")],
                 "remove scripts, event handlers and outside references from SVG passed through (false passes it as it came: only for SVG you trust)",
                 showsTrueFalse: true, \.output.sanitizesSVG),

@@ -172,7 +172,8 @@
                     try check(heif_context_get_primary_image_handle(context, &primary))
                     guard let primary else { throw ImagoError.invalid(.heif, "no primary image") }
                     defer { heif_image_handle_release(primary) }
-                    guard let thumbnail = coveringThumbnail(of: primary, options: options) else { return try body(primary) }
+                    let chosen = options.usesEmbeddedThumbnail ? largestThumbnail(of: primary) : coveringThumbnail(of: primary, options: options)
+                    guard let thumbnail = chosen else { return try body(primary) }
                     defer { heif_image_handle_release(thumbnail) }
                     return try body(thumbnail)
                 }
@@ -183,6 +184,29 @@
         /// The smallest thumbnail whose size still covers ``DecodingOptions/targetSize``, if any.
         private static func coveringThumbnail(of primary: OpaquePointer, options: DecodingOptions) -> OpaquePointer? {
             guard let target = options.targetSize else { return nil }
+            return thumbnail(of: primary) { width, height in
+                switch options.targetMode {
+                case .fill: width >= target.width && height >= target.height
+                case .fit: width >= target.width || height >= target.height
+                }
+            } isBetter: {
+                $0 < $1
+            }
+        }
+
+        /// The largest thumbnail, if the file has one (``DecodingOptions/usesEmbeddedThumbnail``).
+        private static func largestThumbnail(of primary: OpaquePointer) -> OpaquePointer? {
+            thumbnail(of: primary) { _, _ in
+                true
+            } isBetter: {
+                $0 > $1
+            }
+        }
+
+        /// The thumbnail that `qualifies` with the pixel count `isBetter` prefers.
+        private static func thumbnail(
+            of primary: OpaquePointer, qualifies: (Int, Int) -> Bool, isBetter: (_ pixels: Int, _ than: Int) -> Bool
+        ) -> OpaquePointer? {
             let count = Int(heif_image_handle_get_number_of_thumbnails(primary))
             guard count > 0, count <= 64 else { return nil }
             var ids = [heif_item_id](repeating: 0, count: count)
@@ -192,12 +216,7 @@
                 var handle: OpaquePointer?
                 guard heif_image_handle_get_thumbnail(primary, id, &handle).code == heif_error_Ok, let handle else { continue }
                 let width = Int(heif_image_handle_get_width(handle)), height = Int(heif_image_handle_get_height(handle))
-                let covers =
-                    switch options.targetMode {
-                    case .fill: width >= target.width && height >= target.height
-                    case .fit: width >= target.width || height >= target.height
-                    }
-                if covers, width > 0, height > 0, best.map({ width * height < $0.pixels }) ?? true {
+                if qualifies(width, height), width > 0, height > 0, best.map({ isBetter(width * height, $0.pixels) }) ?? true {
                     if let previous = best { heif_image_handle_release(previous.handle) }
                     best = (handle, width * height)
                 } else {

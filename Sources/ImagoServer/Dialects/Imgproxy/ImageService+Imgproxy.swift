@@ -80,6 +80,7 @@ extension ImageService {
             requestOptions.insert(.keepsCopyright)
         }
         if options.preserveHDR ?? configuration.output.keepsGainMap, negotiation.mayAnswerJPEG(named: explicit) { requestOptions.insert(.keepsGainMap) }
+        if options.enforceThumbnail ?? configuration.output.enforcesThumbnail { requestOptions.insert(.usesEmbeddedThumbnail) }
         // A named format stands unless the server enforces one this client takes (never over SVG).
         let format: ImgproxyEncoding.FormatChoice
         if let explicit, explicit == .svg || negotiation.enforced.isEmpty {

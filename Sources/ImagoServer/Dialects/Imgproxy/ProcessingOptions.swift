@@ -136,7 +136,8 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
     /// `background`: what fills extensions and padding and replaces transparency where the
     /// format has none; nil for none (transparent fills, white behind a flattened image).
     public var background: RGBAColor?
-    /// `enforce_thumbnail`: use a HEIF's or AVIF's embedded thumbnail.
+    /// `enforce_thumbnail`: a HEIF's largest embedded thumbnail is the source when it has one;
+    /// nil for the server's (``OutputSettings/enforcesThumbnail``).
     public var enforceThumbnail: Bool?
     /// `max_result_dimension`: the longest side of the result; 0 for the server's limit.
     public var maxResultDimension = 0
