@@ -28,6 +28,11 @@ extension ImageProcessors {
         /// With `aspectFill`, whether the overflow is cropped away (centred) so the result is
         /// exactly the target size.
         public var crop: Bool
+        /// Whether pixels are averaged in linear light, the sRGB curve undone and redone
+        /// (libvips' way for imgproxy's `IMGPROXY_USE_LINEAR_COLORSPACE`): a fine pattern keeps the
+        /// brightness it looks, at about twice the time. Default false: in the encoded values, as
+        /// Pillow, libvips and imgproxy do by default.
+        public var linearLight = false
 
         /// The most pixels a target may have (what an upscale allocates per frame is 4 bytes each).
         public static let maxPixels = 100_000_000
@@ -50,7 +55,7 @@ extension ImageProcessors {
         }
 
         public var identifier: String {
-            "imago.resize(\(size.width)x\(size.height),\(contentMode.rawValue)\(upscale ? ",upscale" : "")\(crop ? ",crop" : ""))"
+            "imago.resize(\(size.width)x\(size.height),\(contentMode.rawValue)\(upscale ? ",upscale" : "")\(crop ? ",crop" : "")\(linearLight ? ",linear" : ""))"
         }
 
         /// The size the image is scaled to (before any crop), for an image of `width × height`.
@@ -86,7 +91,10 @@ extension ImageProcessors {
             let hasAlpha = image.metadata.hasAlpha
             let region = extent ?? (Double(image.width), Double(image.height))
             var result = image.mapFrames(width: scaled.width, height: scaled.height, gainMap: .region(x: 0, y: 0, width: region.width, height: region.height)) {
-                Resampler.resize($0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha, extent: extent)
+                linearLight
+                    ? LinearLightResampler.resize(
+                        $0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha, extent: extent)
+                    : Resampler.resize($0, width: image.width, height: image.height, to: scaled.width, scaled.height, hasAlpha: hasAlpha, extent: extent)
             }
             result.metadata.decodeScale = nil
             return try croppedToTarget(result)

@@ -141,6 +141,7 @@ extension ImageService {
         var processor = PlanProcessor(planner, maxPixels: configuration.limits.maxSourcePixels)
         let output = configuration.output
         processor.reducesDecode = !output.decodesWhole
+        processor.linearLight = output.resizesInLinearLight
         processor.encodeBytesPerPixel = { policy.encoding.encodeBytesPerPixel(source: $0, settings: output) }
         // The decode's reservation stays held until the encode below has ended.
         let response = try await pipeline.response(for: request(plan, options: recipe.requestOptions.union(.holdsMemory), processors: [processor]))

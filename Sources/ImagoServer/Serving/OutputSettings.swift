@@ -57,6 +57,9 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// JPEG or WebP source is decoded reduced when the result is small enough (its shrink-on-load:
     /// the same pixels within the parity tolerance, far less time and memory).
     public var decodesWhole = false
+    /// Whether resizes average in linear light (`IMGPROXY_USE_LINEAR_COLORSPACE`): a fine pattern
+    /// keeps the brightness it looks. Default false: in the encoded values, as imgproxy's default.
+    public var resizesInLinearLight = false
     /// Text mixed into every answer's ETag and stored variant's key (imgproxy's
     /// `IMGPROXY_ETAG_BUSTER`): change it to make every ETag new. Default none.
     public var etagBuster = ""

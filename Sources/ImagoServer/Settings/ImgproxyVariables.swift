@@ -126,7 +126,6 @@ enum ImgproxyVariables {
         "IMGPROXY_ABS_DENIED_BUCKETS": "no Azure Blob Storage sources (see IMGPROXY_USE_ABS)",
         "IMGPROXY_MALLOC":
             "a setting of imgproxy's Go runtime and buffer pools, which Imago has not: its memory is bounded by `--memory-bytes`, the decode budget and the container's limit",
-        "IMGPROXY_USE_LINEAR_COLORSPACE": "not yet: resampling is in the image's own (gamma-encoded) values, as imgproxy's default",
         "IMGPROXY_ENV_GCP_KEY": gcpSecrets, "IMGPROXY_ENV_GCP_SECRET_ID": gcpSecrets, "IMGPROXY_ENV_GCP_SECRET_VERSION_ID": gcpSecrets,
         "IMGPROXY_ENV_GCP_SECRET_PROJECT_ID": gcpSecrets,
         "IMGPROXY_REPORT_IO_ERRORS":

@@ -123,6 +123,10 @@ extension ServerSettings {
                 "--max-result-dimension", "IMAGO_MAX_RESULT_DIMENSION", 0...65_535, peers: [.same("IMGPROXY_MAX_RESULT_DIMENSION")],
                 "longest side of a result; larger ones are scaled down", note: ": none", \.output.maxResultDimension),
             .boolean(
+                "--linear-resize", "IMAGO_LINEAR_RESIZE", peers: [.boolean("IMGPROXY_USE_LINEAR_COLORSPACE")],
+                "resize in linear light, the sRGB curve undone and redone (a fine pattern keeps its brightness; slower)", showsTrueFalse: true,
+                \.output.resizesInLinearLight),
+            .boolean(
                 "--whole-decode", "IMAGO_WHOLE_DECODE", peers: [.boolean("IMGPROXY_DISABLE_SHRINK_ON_LOAD")],
                 "decode JPEG and WebP sources whole, never reduced to what the result needs (slower, more memory)", showsTrueFalse: true,
                 \.output.decodesWhole),

@@ -16,13 +16,15 @@ struct PlanProcessor: ReducedDecodeProcessing {
     /// Whether a raster source is decoded reduced to what the first resize needs (JPEG's and
     /// WebP's shrink-on-load); false decodes it whole (imgproxy's `IMGPROXY_DISABLE_SHRINK_ON_LOAD`).
     var reducesDecode = true
+    /// Whether resizes average in linear light (`IMGPROXY_USE_LINEAR_COLORSPACE`).
+    var linearLight = false
 
     init(_ planner: any StepPlanning, maxPixels: Int = 50_000_000) {
         self.planner = planner
         self.maxPixels = maxPixels
     }
 
-    var identifier: String { "imago-serve.plan(\(planner.identifier))" + (reducesDecode ? "" : ".whole") }
+    var identifier: String { "imago-serve.plan(\(planner.identifier))" + (reducesDecode ? "" : ".whole") + (linearLight ? ".linear" : "") }
 
     func requiredDecodeSize(width: Int, height: Int) -> PixelSize? { reducesDecode ? decodeSize(width, height, isVector: false) : nil }
 
@@ -82,7 +84,7 @@ struct PlanProcessor: ReducedDecodeProcessing {
         let facts = SourceFacts(
             size: metadata.uprightOriginalSize, orientation: metadata.orientationApplied, isVector: metadata.format == .svg,
             format: metadata.format, frameCount: decoded.frames.count)
-        let canvas = StepCanvas(decoded, fullSize: facts.size, maxPixels: maxPixels)
+        let canvas = StepCanvas(decoded, fullSize: facts.size, maxPixels: maxPixels, linearLight: linearLight)
         guard let plan = try planner.plan(facts, look: PixelLook(canvas)) else {
             throw ImagoError(.processingFailed("the plan could not be made from the decoded image"), url: nil, stage: .processing)
         }

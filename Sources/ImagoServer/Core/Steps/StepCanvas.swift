@@ -12,9 +12,12 @@ final class StepCanvas {
     private var covered: (width: Double, height: Double)
     private var done = 0
     private let maxPixels: Int
+    /// Whether resizes average in linear light (``ImageProcessors/Resize/linearLight``).
+    private let linearLight: Bool
 
-    init(_ image: Image, fullSize: PixelSize, maxPixels: Int) {
+    init(_ image: Image, fullSize: PixelSize, maxPixels: Int, linearLight: Bool = false) {
         self.image = image
+        self.linearLight = linearLight
         size = fullSize
         covered = image.coveredSize
         self.maxPixels = maxPixels
@@ -70,7 +73,9 @@ final class StepCanvas {
         case .resize(let width, let height):
             let target = PixelSize(width: max(1, width), height: max(1, height))
             if target != PixelSize(width: image.width, height: image.height) {
-                image = try ImageProcessors.Resize(size: target, contentMode: .fill, upscale: true).process(image, covering: covered)
+                var resize = try ImageProcessors.Resize(size: target, contentMode: .fill, upscale: true)
+                resize.linearLight = linearLight
+                image = try resize.process(image, covering: covered)
             }
         case .rotate(let degrees):
             if let rotation = ImageProcessors.Rotate(degrees: degrees) { image = try rotation.process(image) }
