@@ -1,5 +1,8 @@
 import Foundation
+import Glibc
 import Imago
+import ImagoServer
+import ImagoTestSupport
 import Testing
 
 @testable import Imago
@@ -108,5 +111,66 @@ struct SwiftLoaderTests {
             ObjectStoreErrorDocument.swift(status: 401, body: page)
                 == "Swift 401: Unauthorized: This server could not verify that you are authorized to access the document you requested.")
         #expect(ObjectStoreErrorDocument.swift(status: 500, body: Data("{}".utf8)) == nil)
+    }
+
+    @Test("IMGPROXY_SWIFT_TIMEOUT_SECONDS: a Swift that sends nothing fails the load after its timeout, not the pipeline's ten minutes")
+    func silentStore() async throws {
+        let origin = try await TestOrigin.start()
+        origin.serve(Data("ok".utf8), at: "/auth/v1.0")
+        var configuration = SwiftConfiguration(authURL: origin.url("/auth/v1.0?gate=never"), user: "test:tester", key: "testing")
+        configuration.timeout = .seconds(1)
+        configuration.connectTimeout = .seconds(2)
+        var pipelineConfiguration = ImagePipeline.Configuration()
+        pipelineConfiguration.memoryCache = nil
+        pipelineConfiguration.diskCache = nil
+        pipelineConfiguration.timeoutWithoutBytes = .seconds(600)
+        pipelineConfiguration.deadline = nil
+        let loaders = LoaderRegistry.standard()
+        loaders.register(SwiftDataLoader(configuration))
+        let pipeline = ImagePipeline(configuration: pipelineConfiguration, loaders: loaders)
+        await #expect(throws: ImagoError.self) { try await pipeline.data(for: ImageRequest(url: URL(string: "swift://photos/video-001.jpeg")!)) }
+        origin.release("never")
+        try await origin.shutdown()
+
+        // IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS: a listener whose queue is full (backlog 0, one
+        // connection waiting, never accepted) drops the next SYN, so connecting never completes.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0), filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer {
+            close(listener)
+            close(filler)
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound && listen(listener, 0) == 0)
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) == 0 }
+        }
+        try #require(connected)
+        var unreachable = SwiftConfiguration(
+            authURL: URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/auth/v1.0")!, user: "test:tester", key: "testing")
+        unreachable.timeout = .seconds(600)
+        unreachable.connectTimeout = .seconds(1)
+        let stuck = LoaderRegistry.standard()
+        stuck.register(SwiftDataLoader(unreachable))
+        // Its own error, before the pipeline's 5 s deadline (which ends a load without one).
+        var bounded = pipelineConfiguration
+        bounded.deadline = .seconds(5)
+        let connecting = ImagePipeline(configuration: bounded, loaders: stuck)
+        do {
+            _ = try await connecting.data(for: ImageRequest(url: URL(string: "swift://photos/video-001.jpeg")!))
+            Issue.record("a connection nothing accepts was made")
+        } catch {
+            #expect(
+                error.code == .timedOut && String(describing: error.underlying).contains("Connect timeout (1 s)"),
+                "\(error) \(String(describing: error.underlying))")
+        }
+        #expect(
+            try ServerSettings.configuration(["IMGPROXY_SWIFT_TIMEOUT_SECONDS": "7", "IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS": "3"]).configuration.swift.timeout
+                == .seconds(7))
     }
 }

@@ -59,6 +59,9 @@ public struct DataLoadRequest: Sendable {
     /// How soon the image is wanted: Imago's own HTTP client sends it on HTTP/2 as the `priority`
     /// header (RFC 9218 urgency), so a server can send the visible images' streams first.
     public var priority: ImageRequest.Priority
+    /// The most a new connection may take to be made (Imago's own HTTP client; an object store's
+    /// setting, Swift's `IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS`); nil for the client's 10 s.
+    public var connectTimeout: Duration?
 
     /// Headers no redirect to another origin carries, whatever the configuration adds.
     public static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]

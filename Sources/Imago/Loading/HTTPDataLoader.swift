@@ -109,9 +109,10 @@
             // The policy applies to the host the URL names, proxy or not: a proxy is no way around it.
             let address = try await checkedAddress(of: host, url: url, policy: request.addressPolicy)
             let proxy = request.proxies.proxy(for: url)
-            let origin = HTTP1Client.Origin(
+            var origin = HTTP1Client.Origin(
                 isTLS: isTLS, host: host, port: port, address: address, allowInvalidCertificates: request.allowInvalidCertificates, proxy: proxy,
                 trustRoots: request.trustRoots)
+            if let connectTimeout = request.connectTimeout { origin.connectTimeout = TimeAmount(connectTimeout) }
 
             // Plain http through a proxy asks for the whole URL (absolute form), with the proxy's credentials.
             let target = proxy?.takesAbsoluteRequests == true && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
@@ -170,15 +171,16 @@
         /// than `maxBytes`.
         func small(
             _ method: HTTPMethod, _ url: URL, headers: HeaderFields, body: Data? = nil, timeoutWithoutBytes: Duration, maxBytes: Int,
-            proxies: ProxySettings, trustRoots: TrustRoots
+            proxies: ProxySettings, trustRoots: TrustRoots, connectTimeout: Duration? = nil
         ) async throws(ImagoError) -> (status: Int, headers: HeaderFields, body: Data) {
             guard var host = url.host, !host.isEmpty else { throw ImagoError(.invalidURL, url: url) }
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             let isTLS = url.scheme?.lowercased() == "https"
             let port = url.port ?? (isTLS ? 443 : 80)
             let proxy = proxies.proxy(for: url)
-            let origin = HTTP1Client.Origin(
+            var origin = HTTP1Client.Origin(
                 isTLS: isTLS, host: host, port: port, address: nil, allowInvalidCertificates: false, proxy: proxy, trustRoots: trustRoots)
+            if let connectTimeout { origin.connectTimeout = TimeAmount(connectTimeout) }
             let target = proxy?.takesAbsoluteRequests == true && !isTLS ? Self.absoluteTarget(of: url) : Self.requestTarget(of: url)
             var head = HTTPRequestHead(version: .http1_1, method: method, uri: target)
             if let proxy, proxy.takesAbsoluteRequests, !isTLS, let authorization = proxy.authorization {

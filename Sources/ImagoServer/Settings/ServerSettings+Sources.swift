@@ -190,6 +190,12 @@ extension ServerSettings {
                 throw ServerError(status: 500, "--swift-auth-version (IMAGO_SWIFT_AUTH_VERSION) \(text.prefix(8)): only Swift's v1 auth is supported")
             }
         },
+        .seconds(
+            "--swift-connect-timeout", "IMAGO_SWIFT_CONNECT_TIMEOUT", peers: [.same("IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS")],
+            "seconds a connection to Swift's auth URL or storage may take to be made", \.swift.connectTimeout),
+        .seconds(
+            "--swift-timeout", "IMAGO_SWIFT_TIMEOUT", peers: [.same("IMGPROXY_SWIFT_TIMEOUT_SECONDS")],
+            "seconds Swift may go without sending a byte (within --download-timeout's)", \.swift.timeout),
         .text(
             "--swift-allowed-containers", "IMAGO_SWIFT_ALLOWED_CONTAINERS", peers: [.same("IMGPROXY_SWIFT_ALLOWED_BUCKETS")],
             "the only Swift containers read, comma-separated (others are 403)"

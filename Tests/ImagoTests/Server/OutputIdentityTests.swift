@@ -380,6 +380,8 @@ struct OutputIdentityTests {
             "IMAGO_PROMETHEUS_NAMESPACE": "edge",
             "IMAGO_WHOLE_DECODE": "true",
             "IMAGO_LINEAR_RESIZE": "true",
+            "IMAGO_SWIFT_CONNECT_TIMEOUT": "3",
+            "IMAGO_SWIFT_TIMEOUT": "5",
             "IMAGO_SANITIZE_SVG": "false",
             "IMAGO_ENFORCE_THUMBNAIL": "true",
             "IMAGO_TRIM_INTERVAL": "10",

@@ -31,6 +31,8 @@
             var proxy: HTTPProxy? = nil
             /// Certificate authorities trusted besides the system's.
             var trustRoots = TrustRoots.none
+            /// The most connecting (and a proxy's tunnel) may take.
+            var connectTimeout = HTTP1Client.connectTimeout
         }
 
         /// A connection's channel and its handler, reachable from any thread.
@@ -281,7 +283,7 @@
                     ProtocolNegotiationHandler(promise: promise, idleTimeout: idleTimeout, setUpHTTP1: addHTTP1Handlers))
             }
             let bootstrap = ClientBootstrap(group: group)
-                .connectTimeout(Self.connectTimeout)
+                .connectTimeout(origin.connectTimeout)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tunnelTarget, let proxy = origin.proxy {
@@ -289,7 +291,7 @@
                             tunnel.withLock { $0 = established.futureResult }
                             try channel.pipeline.syncOperations.addHandler(
                                 ProxyTunnelHandler(
-                                    target: tunnelTarget, authorization: proxy.authorization, timeout: Self.connectTimeout, established: established))
+                                    target: tunnelTarget, authorization: proxy.authorization, timeout: origin.connectTimeout, established: established))
                         } else {
                             if let socksTarget { try channel.pipeline.syncOperations.addHandler(SOCKSClientHandler(targetAddress: socksTarget)) }
                             try addHTTPHandlers(channel)

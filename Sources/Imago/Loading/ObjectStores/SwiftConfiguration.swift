@@ -12,6 +12,12 @@ public struct SwiftConfiguration: Sendable {
     public var key: String
     /// Which containers may be read.
     public var containers: BucketRule
+    /// The most a connection to the auth URL or the storage may take to be made (imgproxy's
+    /// `IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS`). Default 10 s.
+    public var connectTimeout: Duration = .seconds(10)
+    /// The most Swift may go without sending a byte, the request's own limit permitting (imgproxy's
+    /// `IMGPROXY_SWIFT_TIMEOUT_SECONDS`, the Swift client's data timeout). Default 60 s.
+    public var timeout: Duration = .seconds(60)
 
     /// A configuration from its parts.
     public init(authURL: URL? = nil, user: String = "", key: String = "", containers: BucketRule = BucketRule()) {

@@ -45,10 +45,12 @@
             for name in DataLoadRequest.credentialHeaders { headers.remove(name) }
             headers.remove("Host")
             headers["X-Auth-Token"] = signedIn.token
-            let storeRequest = DataLoadRequest(
+            var storeRequest = DataLoadRequest(
                 url: Self.objectURL(storage: signedIn.storage, container: container, object: object), headers: headers,
-                timeoutWithoutBytes: request.timeoutWithoutBytes, maxRedirects: 0, allowInvalidCertificates: request.allowInvalidCertificates,
-                addressPolicy: .allowAll, proxies: request.proxies, trustRoots: request.trustRoots, priority: request.priority)
+                timeoutWithoutBytes: min(request.timeoutWithoutBytes, configuration.timeout), maxRedirects: 0,
+                allowInvalidCertificates: request.allowInvalidCertificates, addressPolicy: .allowAll, proxies: request.proxies,
+                trustRoots: request.trustRoots, priority: request.priority)
+            storeRequest.connectTimeout = configuration.connectTimeout
             do {
                 try await http.load(storeRequest, into: sink, describingFailures: ObjectStoreErrorDocument.swift)
             } catch var error as ImagoError {
@@ -117,7 +119,8 @@
             }
             let (status, headers, _) = try await http.small(
                 .GET, authURL, headers: ["X-Auth-User": configuration.user, "X-Auth-Key": configuration.key],
-                timeoutWithoutBytes: request.timeoutWithoutBytes, maxBytes: 64 * 1024, proxies: request.proxies, trustRoots: request.trustRoots)
+                timeoutWithoutBytes: min(request.timeoutWithoutBytes, configuration.timeout), maxBytes: 64 * 1024, proxies: request.proxies,
+                trustRoots: request.trustRoots, connectTimeout: configuration.connectTimeout)
             guard (200..<300).contains(status) else {
                 var failure = ImagoError(.httpStatus(status), url: request.url)
                 failure.reason = "Swift: the auth URL refused the user and key (\(status))"
