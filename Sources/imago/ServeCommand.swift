@@ -57,6 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let tracer = telemetry.tracer { InstrumentationSystem.bootstrap(tracer) }
         var logger = Logger(label: "imago-serve")
         logger.logLevel = configuration.logLevel
+        if !configuration.configurationSources.isEmpty {
+            logger.info("variables also read from: \(configuration.configurationSources.joined(separator: ", "))")
+        }
         for variable in ServerSettings.unsupportedPeerVariables(in: values) {
             logger.warning("\(variable) is not supported by Imago and is ignored (docs/SERVER.md: moving from imgproxy or thumbor)")
         }

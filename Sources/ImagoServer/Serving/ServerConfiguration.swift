@@ -53,6 +53,9 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_PROMETHEUS_BIND`: where `/metrics` is served instead of the image
     /// port, so that it can stay private; nil (the default) serves it beside the images.
     public var metricsAddress: HostAndPort?
+    /// Where more variables were read from before the settings (``ConfigurationSources``): the
+    /// AWS secret, the SSM path and the .env file, as `name (setting)` for the start's log line.
+    public var configurationSources: [String] = []
     /// How often freed heap memory past ``HeapTrimming/trimAbove`` is given back to the system
     /// (imgproxy's `IMGPROXY_FREE_MEMORY_INTERVAL`, its Go heap's). Default 1 s.
     public var trimInterval: Duration = .seconds(1)

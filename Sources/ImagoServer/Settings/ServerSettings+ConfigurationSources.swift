@@ -7,30 +7,30 @@ extension ServerSettings {
         .text(
             "--env-aws-secret", "IMAGO_ENV_AWS_SECRET", peers: [.same("IMGPROXY_ENV_AWS_SECRET_ID")],
             "the name or ARN of an AWS Secrets Manager secret whose text is a .env file of more variables, read at start with the AWS_* credentials"
-        ) { _, _ in },
+        ) { $0.configurationSources.append("AWS secret " + $1) },
         .text(
             "--env-aws-secret-version", "IMAGO_ENV_AWS_SECRET_VERSION", peers: [.same("IMGPROXY_ENV_AWS_SECRET_VERSION_ID")],
             "the secret's version ID (default its current version)"
-        ) { _, _ in },
+        ) { $0.configurationSources.append("version " + $1) },
         .text(
             "--env-aws-secret-stage", "IMAGO_ENV_AWS_SECRET_STAGE", peers: [.same("IMGPROXY_ENV_AWS_SECRET_VERSION_STAGE")],
             "the secret's staging label (AWSCURRENT, AWSPREVIOUS…), when no version ID is given"
-        ) { _, _ in },
+        ) { $0.configurationSources.append("stage " + $1) },
         .text(
             "--env-aws-secret-region", "IMAGO_ENV_AWS_SECRET_REGION", peers: [.same("IMGPROXY_ENV_AWS_SECRET_REGION")],
             "the secret's region (default AWS_REGION, else us-west-1)"
-        ) { _, _ in },
+        ) { $0.configurationSources.append("secret region " + $1) },
         .text(
             "--env-aws-ssm-path", "IMAGO_ENV_AWS_SSM_PATH", peers: [.same("IMGPROXY_ENV_AWS_SSM_PARAMETERS_PATH")],
             "an AWS Systems Manager path whose parameters are more variables, read at start: /p/IMGPROXY_KEY is IMGPROXY_KEY, /p/A/B is A_B"
-        ) { _, _ in },
+        ) { $0.configurationSources.append("SSM path " + $1) },
         .text(
             "--env-aws-ssm-region", "IMAGO_ENV_AWS_SSM_REGION", peers: [.same("IMGPROXY_ENV_AWS_SSM_PARAMETERS_REGION")],
             "the parameters' region (default AWS_REGION, else us-west-1)"
-        ) { _, _ in },
+        ) { $0.configurationSources.append("SSM region " + $1) },
         .text(
             "--env-file", "IMAGO_ENV_FILE", peers: [.same("IMGPROXY_ENV_LOCAL_FILE_PATH")],
             "a .env file of more variables, read at start after the secret and the parameters; each source's variables override the environment's and the sources' before it, and flags win over all"
-        ) { _, _ in },
+        ) { $0.configurationSources.append(".env file " + $1) },
     ]
 }

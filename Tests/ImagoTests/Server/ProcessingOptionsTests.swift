@@ -101,7 +101,10 @@ struct ProcessingOptionsTests {
     @Test("every variable in the settings table is read: a value it cannot use is refused naming its flag, any other shows in what it configures")
     func everySettingRead() throws {
         // A setting that only shapes another is tried beside it: the separator splits presets.
-        let companions = ["IMAGO_PRESETS_SEPARATOR": ["IMAGO_PRESETS": "a=cb:bogus-value-1"]]
+        let companions = [
+            "IMAGO_PRESETS_SEPARATOR": ["IMAGO_PRESETS": "a=cb:bogus-value-1"],
+            "IMAGO_S3_ASSUME_ROLE_EXTERNAL_ID": ["IMAGO_S3_ASSUME_ROLE": "arn:aws:iam::123456789012:role/reader"],
+        ]
         for row in ServerSettings.table {
             let companion = companions[row.variable] ?? [:]
             let baseline = String(describing: try ServerSettings.configuration(companion))

@@ -10,7 +10,8 @@ struct ServerSettingsGroupsTests {
     @Test("every flag and variable is declared once, in exactly one group")
     func declaredOnce() {
         let groups = [
-            ServerSettings.listenAndLimits, ServerSettings.sources, ServerSettings.output, ServerSettings.imgproxy, ServerSettings.thumbor,
+            ServerSettings.configurationSources, ServerSettings.listenAndLimits, ServerSettings.sources, ServerSettings.output, ServerSettings.imgproxy,
+            ServerSettings.thumbor,
             ServerSettings.memory, ServerSettings.observability,
         ]
         #expect(groups.map(\.count).reduce(0, +) == ServerSettings.all.count)
