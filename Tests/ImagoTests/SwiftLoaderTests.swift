@@ -134,7 +134,8 @@ struct SwiftLoaderTests {
 
         // IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS: a listener whose queue is full (backlog 0, one
         // connection waiting, never accepted) drops the next SYN, so connecting never completes.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0), filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (port, listener) = try refusingPort()
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer {
             close(listener)
             close(filler)
@@ -142,17 +143,14 @@ struct SwiftLoaderTests {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        try #require(bound && listen(listener, 0) == 0)
+        address.sin_port = UInt16(port).bigEndian
+        try #require(listen(listener, 0) == 0)
         let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         try #require(connected)
         var unreachable = SwiftConfiguration(
-            authURL: URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/auth/v1.0")!, user: "test:tester", key: "testing")
+            authURL: URL(string: "http://127.0.0.1:\(port)/auth/v1.0")!, user: "test:tester", key: "testing")
         unreachable.timeout = .seconds(600)
         unreachable.connectTimeout = .seconds(1)
         let stuck = LoaderRegistry.standard()
