@@ -37,6 +37,10 @@ final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
     /// Heads received less responses ended: requests being answered.
     private var outstanding = 0
 
+    /// The outbound event of an answer written whole to the socket by a handler after this one,
+    /// below the HTTP encoder (``KeptVariantHandler``): its head and end as one.
+    struct AnswerWrittenBelow {}
+
     init(_ timeouts: Timeouts) {
         self.timeouts = timeouts
     }
@@ -81,6 +85,15 @@ final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
             break
         }
         context.write(data, promise: promise)
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is AnswerWrittenBelow else { return context.triggerUserOutboundEvent(event, promise: promise) }
+        writeDue = context.eventLoop.now + timeouts.writeResponse
+        ensureCheck(by: writeDue!, context)
+        outstanding = max(outstanding - 1, 0)
+        if outstanding == 0 { awaitHead(context, within: timeouts.keepAlive) }
+        promise?.succeed()
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -398,7 +398,11 @@ struct Negotiation {
         let accepted = accepted
         offered = OutputFormat.negotiable.filter { (auto.contains($0) || enforcedFormats.contains($0)) && accepted.contains($0.mimeType) }
         enforced = offered.filter { enforcedFormats.contains($0) }
-        classes = "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")
+        // Nothing offered (the default: neither list set, or an Accept naming none) is one constant.
+        classes =
+            offered.isEmpty
+            ? "offered:;enforced:"
+            : "offered:" + offered.map(\.rawValue).joined(separator: ",") + ";enforced:" + enforced.map(\.rawValue).joined(separator: ",")
         if takesClientHints {
             hints.dpr = request.dprHint.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 && $0 <= 8 ? $0 : nil }
             hints.width = request.widthHint.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 && $0 <= 65_535 ? $0 : nil }

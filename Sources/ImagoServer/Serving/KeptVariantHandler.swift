@@ -3,6 +3,7 @@ import Glibc
 import HTTPTypes
 import Imago
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// Answers a `GET` for a variant kept in memory on the connection's event loop, as soon as its
@@ -10,6 +11,11 @@ import NIOHTTPTypes
 /// several times the lookup. Anything else passes on untouched. NIO's pipelining handler before
 /// this one delivers a connection's requests one at a time, and this handler also answers only
 /// when no request it passed on is still being answered, so responses keep their order.
+///
+/// A kept answer's header lines were made once (``PreparedAnswer/lines``): they go to the socket
+/// as bytes, below NIO's HTTP encoder, with the status line, the request's own fields, `Date` and
+/// `Server` (converting them to `HTTPResponse`, then to NIO's head, then to bytes again was a
+/// sixth of a kept answer's time). ``ConnectionTimeoutHandler`` is told by an outbound event.
 final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -23,9 +29,23 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var outstanding = 0
     /// The `Date` header of the current second, as Hummingbird gives its responses one.
     private var date = (second: 0, text: "")
+    /// The HTTP encoder's context: bytes written through it go to the socket as they are. Nil
+    /// when there is none, or when each answer closes its connection (which the timeout handler
+    /// does on the answer's end as it passes).
+    private var below: ChannelHandlerContext?
+    private let writesBelow: Bool
 
     init(service: ImageService) {
         self.service = service
+        writesBelow = service.configuration.keepAliveTimeout > .zero
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if writesBelow { below = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        below = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -60,12 +80,44 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func write(_ response: ServiceResponse, context: ChannelHandlerContext) {
+        if let below, let lines = response.preparedLines {
+            return writeBelow(response, lines: lines, context: context, encoder: below)
+        }
         var fields = response.headerFields
         fields[.date] = currentDate()
         fields[.server] = ImageServer.serverName
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: response.status), headerFields: fields))), promise: nil)
         if response.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(response.body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// `response` as HTTP/1.1 bytes through the encoder's context; what NIO's encoder would write
+    /// for it (the prepared fields carry `Content-Length`, or the status is 304).
+    private func writeBelow(_ response: ServiceResponse, lines: ByteBuffer, context: ChannelHandlerContext, encoder: ChannelHandlerContext) {
+        context.triggerUserOutboundEvent(ConnectionTimeoutHandler.AnswerWrittenBelow(), promise: nil)
+        var head = context.channel.allocator.buffer(capacity: lines.readableBytes + 160)
+        switch response.status {
+        case 200: head.writeStaticString("HTTP/1.1 200 OK\r\n")
+        case 304: head.writeStaticString("HTTP/1.1 304 Not Modified\r\n")
+        default:
+            let status = HTTPResponseStatus(statusCode: response.status)
+            head.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+        }
+        head.writeImmutableBuffer(lines)
+        for field in response.headers {
+            head.writeString(field.name)
+            head.writeStaticString(": ")
+            head.writeString(field.value)
+            head.writeStaticString("\r\n")
+        }
+        head.writeStaticString("Date: ")
+        head.writeString(currentDate())
+        head.writeStaticString("\r\nServer: ")
+        head.writeString(ImageServer.serverName)
+        head.writeStaticString("\r\n\r\n")
+        encoder.write(NIOAny(head), promise: nil)
+        if response.body.readableBytes > 0 { encoder.write(NIOAny(response.body), promise: nil) }
+        encoder.flush()
     }
 
     /// IMF-fixdate of now, formatted once a second.

@@ -18,6 +18,10 @@ struct PreparedAnswer: Sendable {
     let fields: HTTPFields
     /// The fields of a 304: the validator and caching fields only.
     let notModifiedFields: HTTPFields
+    /// ``fields`` and ``notModifiedFields`` as HTTP/1.1 header lines, which the kept answers'
+    /// path writes to the socket as they are (``KeptVariantHandler``).
+    let lines: ByteBuffer
+    let notModifiedLines: ByteBuffer
 
     /// The answer of a kept variant: its format's type and extension, `delivery`'s
     /// `Cache-Control` (else the source's when it is passed through, else `cacheControl`),
@@ -67,6 +71,21 @@ struct PreparedAnswer: Sendable {
         if let link, let name = HTTPField.Name("Link") { fields[name] = link }
         for (name, value) in extra { if let name = HTTPField.Name(name) { fields[name] = value } }
         self.fields = fields
+        lines = Self.lines(fields)
+        notModifiedLines = Self.lines(notModifiedFields)
+    }
+
+    /// `fields` as HTTP/1.1 header lines, each `Name: value` and CRLF, names as they were given
+    /// (as NIO's encoder writes them).
+    static func lines(_ fields: HTTPFields) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for field in fields {
+            buffer.writeString(field.name.rawName)
+            buffer.writeStaticString(": ")
+            buffer.writeString(field.value)
+            buffer.writeStaticString("\r\n")
+        }
+        return buffer
     }
 
     /// Whether this was made for `variant`'s bytes.
@@ -77,10 +96,12 @@ struct PreparedAnswer: Sendable {
     /// `body` (none for `HEAD`).
     func response(_ body: ByteBuffer, to request: ServiceRequest) -> ServiceResponse {
         if sendsETag, let ifNoneMatch = request.ifNoneMatch {
-            if ServiceResponse.matches(ifNoneMatch, etag) { return ServiceResponse(status: 304, prepared: notModifiedFields, body: ByteBuffer()) }
+            if ServiceResponse.matches(ifNoneMatch, etag) {
+                return ServiceResponse(status: 304, prepared: notModifiedFields, lines: notModifiedLines, body: ByteBuffer())
+            }
         } else if let lastModified, let since = request.ifModifiedSince.flatMap({ HTTPDate.parse($0) }), lastModified <= since {
-            return ServiceResponse(status: 304, prepared: notModifiedFields, body: ByteBuffer())
+            return ServiceResponse(status: 304, prepared: notModifiedFields, lines: notModifiedLines, body: ByteBuffer())
         }
-        return ServiceResponse(status: 200, prepared: fields, body: request.isHead ? ByteBuffer() : body)
+        return ServiceResponse(status: 200, prepared: fields, lines: lines, body: request.isHead ? ByteBuffer() : body)
     }
 }

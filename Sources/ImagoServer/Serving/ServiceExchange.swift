@@ -67,6 +67,8 @@ public struct ServiceResponse: Sendable {
     public var body: ByteBuffer
     /// Header fields made once for a kept variant (``PreparedAnswer``), sent before ``headers``.
     var prepared: HTTPFields?
+    /// ``prepared`` as HTTP/1.1 header lines, made with it (``PreparedAnswer/lines``).
+    var preparedLines: ByteBuffer?
 
     init(status: Int, headers: HeaderFields = [:], body: ByteBuffer) {
         self.status = status
@@ -74,10 +76,11 @@ public struct ServiceResponse: Sendable {
         self.body = body
     }
 
-    init(status: Int, prepared: HTTPFields, body: ByteBuffer) {
+    init(status: Int, prepared: HTTPFields, lines: ByteBuffer? = nil, body: ByteBuffer) {
         self.status = status
         self.headers = [:]
         self.prepared = prepared
+        self.preparedLines = lines
         self.body = body
     }
 

@@ -2,7 +2,9 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import Testing
 
 @testable import ImagoServer
@@ -84,5 +86,91 @@ struct KeptVariantHandlerTests {
         }
         #expect(again.status.code == 200)
         _ = try channel.finish()
+    }
+
+    /// In the server's pipeline a kept answer is written below NIO's HTTP encoder, as header lines
+    /// made once: it must be the bytes the encoder writes for the same answer (apart from `Date`),
+    /// for a 200 and a 304, and the connection's timeouts must see it end.
+    @Test("a kept answer written below the encoder is the bytes NIO's encoder writes for it; the next request is awaited")
+    func writesWhatTheEncoderWrites() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
+        var configuration = ServerConfiguration()
+        configuration.localRoot = root
+        configuration.workTimeout = .seconds(600)
+        configuration.sourceTimeout = .seconds(600)
+        configuration.allowOrigin = "https://example.com"
+        let service = try ImageService(configuration: configuration)
+        let path = "/_/w:30/plain/local:%2F%2F%2Fphoto.jpg@webp"
+        let made = await service.respond(to: ServiceRequest(path: path))
+        #expect(made.status == 200)
+        let etag = try #require(made.headerFields[.eTag])
+
+        for fields in [[("X-Request-Id", "t1")], [("X-Request-Id", "t2"), ("If-None-Match", etag)]] {
+            // The server's pipeline, as Hummingbird makes it, with Imago's handlers after it.
+            let server = EmbeddedChannel()
+            try server.pipeline.syncOperations.configureHTTPServerPipeline(
+                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
+            let timeouts = ConnectionTimeoutHandler(.init(readRequest: .seconds(5), keepAlive: .seconds(5), writeResponse: .seconds(5)))
+            // Counts the response parts that pass between the handlers and the encoder: none should.
+            let parts = ResponsePartsSeen()
+            try server.pipeline.syncOperations.addHandlers([HTTP1ToHTTPServerCodec(secure: false), parts, timeouts, KeptVariantHandler(service: service)])
+            try server.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
+            let request = "GET \(path) HTTP/1.1\r\nHost: localhost\r\n" + fields.map { "\($0): \($1)\r\n" }.joined() + "\r\n"
+            try server.writeInbound(ByteBuffer(string: request))
+            #expect(try server.readInbound(as: HTTPRequestPart.self) == nil)
+            var written = ByteBuffer()
+            while var part = try server.readOutbound(as: ByteBuffer.self) { written.writeBuffer(&part) }
+
+            // The same answer through the handler's other path, encoded by NIO.
+            let above = EmbeddedChannel(handler: KeptVariantHandler(service: service))
+            var headerFields = HTTPFields()
+            for (name, value) in fields { headerFields[HTTPField.Name(name)!] = value }
+            try above.writeInbound(HTTPRequestPart.head(HTTPRequest(method: .get, scheme: nil, authority: "localhost", path: path, headerFields: headerFields)))
+            let encoder = EmbeddedChannel()
+            try encoder.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(), HTTP1ToHTTPServerCodec(secure: false)])
+            while let part = try above.readOutbound(as: HTTPResponsePart.self) { try encoder.writeOutbound(part) }
+            var expected = ByteBuffer()
+            while var part = try encoder.readOutbound(as: ByteBuffer.self) { expected.writeBuffer(&part) }
+
+            func withoutDate(_ buffer: ByteBuffer) -> String {
+                String(buffer: buffer).split(separator: "\r\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("Date: ") }.joined(separator: "\r\n")
+            }
+            #expect(parts.seen == 0)
+            #expect(String(buffer: written).contains("\r\nDate: "))
+            #expect(withoutDate(written) == withoutDate(expected))
+            #expect(String(buffer: written).hasPrefix(fields.count == 1 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 304 Not Modified\r\n"))
+            #expect(String(buffer: written).contains("\r\nX-Request-Id: \(fields[0].1)\r\nAccess-Control-Allow-Origin: https://example.com\r\n"))
+            if fields.count == 1 {
+                #expect(written.readableBytes == expected.readableBytes)
+                #expect(Array(written.readableBytesView.suffix(made.body.readableBytes)) == Array(made.body.readableBytesView))
+            }
+
+            // The answer ended for the timeouts too: a second request on the connection is
+            // answered the same way, not left waiting behind the first.
+            try server.writeInbound(ByteBuffer(string: request))
+            var second = ByteBuffer()
+            while var part = try server.readOutbound(as: ByteBuffer.self) { second.writeBuffer(&part) }
+            #expect(withoutDate(second) == withoutDate(written))
+            // Idle past the keep-alive timeout after it: closed, as after any answer.
+            #expect(server.isActive)
+            server.embeddedEventLoop.advanceTime(by: .seconds(6))
+            #expect(!server.isActive)
+            _ = try above.finish()
+            _ = try encoder.finish()
+        }
+    }
+}
+
+/// Counts the HTTP response parts written through it.
+private final class ResponsePartsSeen: ChannelOutboundHandler {
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+    var seen = 0
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        seen += 1
+        context.write(data, promise: promise)
     }
 }
