@@ -11,9 +11,15 @@ import Imago
 enum FormatBenchmark {
     static let rounds = 3
 
-    static func run() throws {
+    /// The photos every row here is measured on.
+    static func photos() throws -> [String] {
         let photos = CodecBenchmark.jpegs.map { "\(CodecBenchmark.directory)/\($0)" }.filter { FileManager.default.fileExists(atPath: $0) }
         guard photos.count >= 2 else { throw BenchmarkError("no photos in \(CodecBenchmark.directory): run `make deps`") }
+        return photos
+    }
+
+    static func run() throws {
+        let photos = try Self.photos()
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("imago-bench-formats-\(getpid())")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: temporary) }
@@ -89,7 +95,7 @@ enum FormatBenchmark {
         }
         let ratio = peerSeconds / imagoSeconds
         report(
-            "PNG encode, \(photos.count) decoded photos of 3840×2400 RGB, defaults (Imago: zlib level 7, Z_FILTERED, rows filtered and compressed on every core; Pillow: zlib-ng level 6, one thread)",
+            "PNG encode, \(photos.count) decoded photos of 3840×2400 RGB, defaults (Imago: rows filtered on every core, then run-length or libdeflate level 7 as a fast LZ77 pass judges them; Pillow: zlib-ng level 6, one thread)",
             imago: String(format: "%.1f MP/s, %.1f MB", megapixels / imagoSeconds, Double(imagoBytes) / 1e6),
             peer: String(format: "Pillow save(format=\"PNG\"): %.1f MP/s, %.1f MB", megapixels / peerSeconds, Double(peerBytes) / 1e6),
             ratio: ratio, target: "≥ 1.0× Pillow at no larger size", met: ratio >= 1.0 && imagoBytes <= peerBytes)

@@ -17,7 +17,7 @@ case "hostile" where arguments.count == 3:
 default:
     // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr] [faces]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`, `faces-detection` the first half of `faces`, `throughput` and `http2` the first two of
-    // `network`); no
+    // `network`, `png-encode` the first of `formats`); no
     // argument runs all.
     let groups =
         arguments.isEmpty
@@ -39,7 +39,11 @@ default:
         try QueuedHandlesBenchmark.run()
     }
     if groups.contains("codecs") { try CodecBenchmark.run() }
-    if groups.contains("formats") { try FormatBenchmark.run() }
+    if groups.contains("formats") {
+        try FormatBenchmark.run()
+    } else if groups.contains("png-encode") {
+        try FormatBenchmark.pngEncode(FormatBenchmark.photos())
+    }
     if groups.contains("cache") || groups.contains("memory-cache") { await MemoryCacheBenchmark.run() }
     if groups.contains("cache") || groups.contains("disk-cache") { try DiskCacheBenchmark.run() }
     if groups.contains("processing") { try await ThumbnailBenchmark.run() }
