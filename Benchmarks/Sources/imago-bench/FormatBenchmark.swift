@@ -96,7 +96,8 @@ enum FormatBenchmark {
         let ratio = peerSeconds / imagoSeconds
         report(
             "PNG encode, \(photos.count) decoded photos of 3840×2400 RGB, defaults (Imago: rows filtered on every core, then run-length or libdeflate level 7 as a fast LZ77 pass judges them; Pillow: zlib-ng level 6, one thread)",
-            imago: String(format: "%.1f MP/s, %d bytes (%.2f%% of Pillow's)", megapixels / imagoSeconds, imagoBytes, Double(imagoBytes) / Double(peerBytes) * 100),
+            imago: String(
+                format: "%.1f MP/s, %d bytes (%.2f%% of Pillow's)", megapixels / imagoSeconds, imagoBytes, Double(imagoBytes) / Double(peerBytes) * 100),
             peer: String(format: "Pillow save(format=\"PNG\"): %.1f MP/s, %d bytes", megapixels / peerSeconds, peerBytes),
             ratio: ratio, target: "≥ 1.0× Pillow at no larger size", met: ratio >= 1.0 && imagoBytes <= peerBytes)
     }

@@ -80,7 +80,11 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func write(_ response: ServiceResponse, context: ChannelHandlerContext) {
-        if let below, let lines = response.preparedLines {
+        // The request's own fields (its id, the CORS fields) are written as they are only when
+        // HTTP allows them so; otherwise HTTPTypes' path names and legalizes them as before.
+        if let below, let lines = response.preparedLines,
+            response.headers.allSatisfy({ HTTPField.Name($0.name) != nil && HTTPField.isValidValue($0.value) })
+        {
             return writeBelow(response, lines: lines, context: context, encoder: below)
         }
         var fields = response.headerFields

@@ -163,6 +163,41 @@ struct KeptVariantHandlerTests {
     }
 }
 
+extension KeptVariantHandlerTests {
+    /// A field of the request's own that HTTP does not allow as it is (a control character in the
+    /// configured CORS origin) is not written raw: the answer takes HTTPTypes' path, which makes it legal.
+    @Test("a kept answer whose own fields HTTP does not allow as they are goes through the encoder, legalized")
+    func illegalFieldsTakeTheEncoder() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
+        var configuration = ServerConfiguration()
+        configuration.localRoot = root
+        configuration.workTimeout = .seconds(600)
+        configuration.sourceTimeout = .seconds(600)
+        configuration.allowOrigin = "https://example.com\u{7}"
+        let service = try ImageService(configuration: configuration)
+        let path = "/_/w:30/plain/local:%2F%2F%2Fphoto.jpg@webp"
+        #expect(await service.respond(to: ServiceRequest(path: path)).status == 200)
+
+        let server = EmbeddedChannel()
+        try server.pipeline.syncOperations.configureHTTPServerPipeline(
+            withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
+        let parts = ResponsePartsSeen()
+        let timeouts = ConnectionTimeoutHandler(.init(readRequest: .seconds(5), keepAlive: .seconds(5), writeResponse: .seconds(5)))
+        try server.pipeline.syncOperations.addHandlers([HTTP1ToHTTPServerCodec(secure: false), parts, timeouts, KeptVariantHandler(service: service)])
+        try server.writeInbound(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+        var written = ByteBuffer()
+        while var part = try server.readOutbound(as: ByteBuffer.self) { written.writeBuffer(&part) }
+        #expect(parts.seen == 3)
+        let head = try #require(String(decoding: written.readableBytesView, as: UTF8.self).components(separatedBy: "\r\n\r\n").first)
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(head.contains("\r\nAccess-Control-Allow-Origin: https://example.com"))
+        #expect(!head.contains("\u{7}"))
+        _ = try server.finish()
+    }
+}
+
 /// Counts the HTTP response parts written through it.
 private final class ResponsePartsSeen: ChannelOutboundHandler {
     typealias OutboundIn = HTTPResponsePart
