@@ -82,9 +82,7 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func write(_ response: ServiceResponse, context: ChannelHandlerContext) {
         // The request's own fields (its id, the CORS fields) are written as they are only when
         // HTTP allows them so; otherwise HTTPTypes' path names and legalizes them as before.
-        if let below, let lines = response.preparedLines,
-            response.headers.allSatisfy({ HTTPField.Name($0.name) != nil && HTTPField.isValidValue($0.value) })
-        {
+        if let below, let lines = response.preparedLines, response.headers.allSatisfy({ Self.isToken($0.name) && HTTPField.isValidValue($0.value) }) {
             return writeBelow(response, lines: lines, context: context, encoder: below)
         }
         var fields = response.headerFields
@@ -122,6 +120,17 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
         encoder.write(NIOAny(head), promise: nil)
         if response.body.readableBytes > 0 { encoder.write(NIOAny(response.body), promise: nil) }
         encoder.flush()
+    }
+
+    /// Whether `name` is an HTTP token (RFC 9110 §5.6.2), checked without making a field name.
+    static func isToken(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+                default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
     }
 
     /// IMF-fixdate of now, formatted once a second.
