@@ -95,27 +95,15 @@ struct KeptVariantHandlerTests {
     func writesWhatTheEncoderWrites() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
-        var configuration = ServerConfiguration()
-        configuration.localRoot = root
-        configuration.workTimeout = .seconds(600)
-        configuration.sourceTimeout = .seconds(600)
-        configuration.allowOrigin = "https://example.com"
-        let service = try ImageService(configuration: configuration)
+        let service = try Self.photoService(in: root, allowOrigin: "https://example.com")
         let path = "/_/w:30/plain/local:%2F%2F%2Fphoto.jpg@webp"
         let made = await service.respond(to: ServiceRequest(path: path))
         #expect(made.status == 200)
         let etag = try #require(made.headerFields[.eTag])
 
         for fields in [[("X-Request-Id", "t1")], [("X-Request-Id", "t2"), ("If-None-Match", etag)]] {
-            // The server's pipeline, as Hummingbird makes it, with Imago's handlers after it.
-            let server = EmbeddedChannel()
-            try server.pipeline.syncOperations.configureHTTPServerPipeline(
-                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
-            let timeouts = ConnectionTimeoutHandler(.init(readRequest: .seconds(5), keepAlive: .seconds(5), writeResponse: .seconds(5)))
             // Counts the response parts that pass between the handlers and the encoder: none should.
-            let parts = ResponsePartsSeen()
-            try server.pipeline.syncOperations.addHandlers([HTTP1ToHTTPServerCodec(secure: false), parts, timeouts, KeptVariantHandler(service: service)])
+            let (server, parts) = try Self.serverChannel(service)
             try server.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
             let request = "GET \(path) HTTP/1.1\r\nHost: localhost\r\n" + fields.map { "\($0): \($1)\r\n" }.joined() + "\r\n"
             try server.writeInbound(ByteBuffer(string: request))
@@ -170,22 +158,11 @@ extension KeptVariantHandlerTests {
     func illegalFieldsTakeTheEncoder() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
-        var configuration = ServerConfiguration()
-        configuration.localRoot = root
-        configuration.workTimeout = .seconds(600)
-        configuration.sourceTimeout = .seconds(600)
-        configuration.allowOrigin = "https://example.com\u{7}"
-        let service = try ImageService(configuration: configuration)
+        let service = try Self.photoService(in: root, allowOrigin: "https://example.com\u{7}")
         let path = "/_/w:30/plain/local:%2F%2F%2Fphoto.jpg@webp"
         #expect(await service.respond(to: ServiceRequest(path: path)).status == 200)
 
-        let server = EmbeddedChannel()
-        try server.pipeline.syncOperations.configureHTTPServerPipeline(
-            withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
-        let parts = ResponsePartsSeen()
-        let timeouts = ConnectionTimeoutHandler(.init(readRequest: .seconds(5), keepAlive: .seconds(5), writeResponse: .seconds(5)))
-        try server.pipeline.syncOperations.addHandlers([HTTP1ToHTTPServerCodec(secure: false), parts, timeouts, KeptVariantHandler(service: service)])
+        let (server, parts) = try Self.serverChannel(service)
         try server.writeInbound(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n"))
         var written = ByteBuffer()
         while var part = try server.readOutbound(as: ByteBuffer.self) { written.writeBuffer(&part) }
@@ -198,8 +175,33 @@ extension KeptVariantHandlerTests {
     }
 }
 
+extension KeptVariantHandlerTests {
+    /// A service over `root` holding the corpus photo, with `allowOrigin` as its CORS origin.
+    static func photoService(in root: URL, allowOrigin: String) throws -> ImageService {
+        try Corpus.data("jpeg/video-001.jpeg").write(to: root.appendingPathComponent("photo.jpg"))
+        var configuration = ServerConfiguration()
+        configuration.localRoot = root
+        configuration.workTimeout = .seconds(600)
+        configuration.sourceTimeout = .seconds(600)
+        configuration.allowOrigin = allowOrigin
+        return try ImageService(configuration: configuration)
+    }
+
+    /// The server's pipeline as Hummingbird makes it, with Imago's handlers after it, and a
+    /// counter of the response parts that pass between those handlers and NIO's encoder.
+    static func serverChannel(_ service: ImageService) throws -> (EmbeddedChannel, ResponsePartsSeen) {
+        let server = EmbeddedChannel()
+        try server.pipeline.syncOperations.configureHTTPServerPipeline(
+            withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
+        let parts = ResponsePartsSeen()
+        let timeouts = ConnectionTimeoutHandler(.init(readRequest: .seconds(5), keepAlive: .seconds(5), writeResponse: .seconds(5)))
+        try server.pipeline.syncOperations.addHandlers([HTTP1ToHTTPServerCodec(secure: false), parts, timeouts, KeptVariantHandler(service: service)])
+        return (server, parts)
+    }
+}
+
 /// Counts the HTTP response parts written through it.
-private final class ResponsePartsSeen: ChannelOutboundHandler {
+final class ResponsePartsSeen: ChannelOutboundHandler {
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
     var seen = 0
