@@ -62,7 +62,11 @@ struct ObjectStorePeer: Sendable {
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        // A file, not a pipe: a peer that logs every request would fill a pipe nobody reads.
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("imago-peer-\(UUID().uuidString).err")
+        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
         let line = await offThePool { () -> Data in
             var line = Data()
@@ -74,7 +78,8 @@ struct ObjectStorePeer: Sendable {
         let peer = ObjectStorePeer(process: process, input: input, line: line)
         guard !line.isEmpty else {
             await peer.stop()
-            throw PeerFailure(script: script)
+            let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            throw PeerFailure(script: script, stderr: String(said.suffix(4000)))
         }
         return peer
     }
@@ -88,7 +93,9 @@ struct ObjectStorePeer: Sendable {
 
     struct PeerFailure: Error, CustomStringConvertible {
         var script: String
-        var description: String { "\(script) ended before it served" }
+        /// The end of what the peer wrote to its standard error.
+        var stderr: String
+        var description: String { "\(script) ended before it served: \(stderr)" }
     }
 }
 

@@ -40,18 +40,24 @@ def wait_for(port, process, seconds=60):
     raise SystemExit(f"nothing listens on {port}")
 
 
-root = tempfile.mkdtemp(prefix="imago-swift-")
 processes = []
+roots = []
 
 
 def stop(*_):
     for process in processes:
         process.kill()
         process.wait()
-    shutil.rmtree(root, ignore_errors=True)
+    processes.clear()
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)
+    roots.clear()
 
 
-try:
+def start():
+    """Starts every server on fresh ports in a fresh folder, uploads the files; returns the answer line."""
+    root = tempfile.mkdtemp(prefix="imago-swift-")
+    roots.append(root)
     devices = os.path.join(root, "srv")
     os.makedirs(os.path.join(devices, "d1"))
     ports = {name: free_port() for name in ("account", "container", "object", "proxy", "memcached")}
@@ -102,8 +108,22 @@ try:
                 request = urllib.request.Request(f"{storage}/{container}/{urllib.parse.quote(name)}", data=f.read(), method="PUT", headers={"X-Auth-Token": token})
             with urllib.request.urlopen(request) as answer:
                 etags[f"{container}/{name}"] = answer.headers["ETag"]
+    return {"port": ports["proxy"], "authURL": auth_url, "user": USER, "key": KEY, "storageURL": storage, "etags": etags}
 
-    print(json.dumps({"port": ports["proxy"], "authURL": auth_url, "user": USER, "key": KEY, "storageURL": storage, "etags": etags}), flush=True)
+
+# A port picked free can be taken by another process (the test suite's own connections use the
+# same ephemeral range) before a server binds it: start again on new ports, and say why each try failed.
+try:
+    for attempt in range(3):
+        try:
+            answer = start()
+            break
+        except (Exception, SystemExit) as failure:
+            print(f"swift_peer: try {attempt + 1} failed: {failure!r}", file=sys.stderr, flush=True)
+            stop()
+    else:
+        raise SystemExit("swift_peer: could not start in 3 tries")
+    print(json.dumps(answer), flush=True)
     signal.signal(signal.SIGTERM, stop)
     sys.stdin.read()
 finally:
