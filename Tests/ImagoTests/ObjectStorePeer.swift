@@ -64,7 +64,7 @@ struct ObjectStorePeer: Sendable {
         process.standardOutput = output
         // A file, not a pipe: a peer that logs every request would fill a pipe nobody reads.
         let errors = FileManager.default.temporaryDirectory.appendingPathComponent("imago-peer-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errors) }
         process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()

@@ -46,7 +46,7 @@ for argument in sys.argv[1:]:
     bucket, files = argument.split("=", 1)
     s3.create_bucket(Bucket=bucket)
     s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
-    for path in files.split(","):
+    for path in filter(None, files.split(",")):
         name = os.path.basename(path)
         with open(path, "rb") as f:
             answer = s3.put_object(Bucket=bucket, Key=name, Body=f.read())

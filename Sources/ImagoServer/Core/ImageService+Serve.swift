@@ -8,7 +8,7 @@ extension ImageService {
     /// The answer to `plan`: its variant (kept, joined, stored or made), with the path remembered
     /// so a repeat is answered from memory without parsing.
     func serve(_ plan: VariantPlan, to request: ServiceRequest, negotiation: Negotiation) async throws -> ServiceResponse {
-        let variant = try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
+        let variant = try await variant(for: plan)
         let pathKey = negotiation.pathKey(request.path)
         let answer = PreparedAnswer(variant, cacheControl: configuration.cacheControl, varies: plan.varies, delivery: plan.delivery)
         answeredPaths.setValue(
@@ -26,7 +26,7 @@ extension ImageService {
     func serveFallback(_ plan: VariantPlan, status: Int, cacheControl: String, failure: any Error, to request: ServiceRequest) async throws -> ServiceResponse {
         let variant: EncodedVariant
         do {
-            variant = try await self.variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
+            variant = try await self.variant(for: plan)
         } catch {
             throw failure
         }
@@ -85,15 +85,50 @@ extension ImageService {
         }
     }
 
-    /// Makes `plan`'s variant: its bytes on disk when a restart or an eviction left them there,
-    /// else made from the source and stored.
-    private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
-        let diskKey = diskKey(for: plan)
+    /// `plan`'s variant, from the first tier that has it: the node's memory, its disk, the shared
+    /// store (``ResultStorage``), else made by a worker. The disk and the store are read before
+    /// the work queue is entered, so a read holds no worker; one read per key at a time.
+    func variant(for plan: VariantPlan) async throws -> EncodedVariant {
+        if let kept = variants.value(forKey: plan.key) {
+            served(from: "variant-memory")
+            return kept
+        }
+        if let stored = try await lookups.value(for: plan.key, make: { await self.storedVariant(plan) }) {
+            variants.setValue(stored, forKey: plan.key, cost: stored.body.readableBytes)
+            return stored
+        }
+        return try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
+    }
+
+    /// `plan`'s variant as the node's disk or the shared store keeps it; a variant read from the
+    /// store is kept on the disk too.
+    private func storedVariant(_ plan: VariantPlan) async -> EncodedVariant? {
         // A stored variant keeps the source's Last-Modified, not its Cache-Control or Expires.
-        if !plan.delivery.passesSourceCacheControl, let stored = storedVariant(diskKey) {
+        guard !plan.delivery.passesSourceCacheControl else { return nil }
+        let diskKey = diskKey(for: plan)
+        if let stored = storedVariant(diskKey) {
             served(from: "variant-disk")
             return stored
         }
+        guard let resultStorage, sharesResult(plan), let result = await resultStorage.read(key: diskKey) else { return nil }
+        served(from: "variant-shared")
+        let variant = EncodedVariant.stored(result.body, mimeType: result.contentType, etag: result.etag, lastModified: result.lastModified)
+        storeVariant(variant, diskKey)
+        return variant
+    }
+
+    /// Whether `plan`'s variant is read from and written to the shared store: an image made by
+    /// the server's own rules alone (not with a client's cookies, not carrying the source's
+    /// Cache-Control, which a store does not keep).
+    private func sharesResult(_ plan: VariantPlan) -> Bool {
+        guard case .image = plan.product else { return false }
+        return plan.sourceHeaders.isEmpty && !plan.delivery.passesSourceCacheControl
+    }
+
+    /// Makes `plan`'s variant from the source, keeps it on disk and, after it is answered, in the
+    /// shared store.
+    private func make(_ plan: VariantPlan) async throws -> EncodedVariant {
+        let diskKey = diskKey(for: plan)
         let start = ContinuousClock.now
         do {
             let variant: EncodedVariant
@@ -103,6 +138,7 @@ extension ImageService {
             case .passThrough: variant = try await passedThrough(plan)
             }
             storeVariant(variant, diskKey)
+            if let resultStorage, sharesResult(plan) { resultStorage.write(variant, key: diskKey) }
             return variant
         } catch {
             stages.failed(error, start: start)
@@ -230,11 +266,7 @@ extension ImageService {
         guard let disk = pipeline.configuration.diskCache, let entry = disk.entry(for: diskKey), let mimeType = entry.metadata.contentType,
             let etag = entry.metadata.freshness.etag
         else { return nil }
-        let format = OutputFormat(mimeType: mimeType)
-        let fileExtension = format?.fileExtension ?? ImageFormat.table.first { $0.mimeType == mimeType }?.extensions.first ?? "bin"
-        var variant = EncodedVariant(data: entry.data, mimeType: mimeType, fileExtension: fileExtension, etag: etag)
-        variant.sourceCaching.lastModified = entry.metadata.freshness.lastModified
-        return variant
+        return .stored(entry.data, mimeType: mimeType, etag: etag, lastModified: entry.metadata.freshness.lastModified)
     }
 
     /// Keeps `variant`'s own bytes on disk, so a restart or an evicted entry is answered without

@@ -143,7 +143,19 @@ public final class ServerMetrics: Sendable {
         }.increment()
     }
 
+    /// What the shared result store did: `hit`, `miss`, `invalid` (not whole, another key's, or a
+    /// checksum that does not match), `expired`, `error` (a read failed or took too long),
+    /// `written`, `write_error`, `skipped` (too many bytes waiting to be written).
+    func resultStorage(_ outcome: String) {
+        counter(storeOutcomes, outcome) {
+            MirroredCounter(
+                self.registry, name("result_storage", "total", "What the shared result store did, by outcome."), labels: [("outcome", $0)],
+                mirror: self.mirror)
+        }.increment()
+    }
+
     /// Counters by label, kept: the registry builds a key and takes its lock for every lookup.
+    private let storeOutcomes = Locked<[String: MirroredCounter]>([:])
     private let statuses = Locked<[String: MirroredCounter]>([:])
     private let layers = Locked<[String: MirroredCounter]>([:])
 

@@ -81,6 +81,14 @@ public struct EncodedVariant: Sendable {
         return variant
     }
 
+    /// A variant kept on a disk or in a store: its bytes, type, ETag and the source's `Last-Modified`.
+    static func stored(_ data: Data, mimeType: String, etag: String, lastModified: String?) -> EncodedVariant {
+        let fileExtension = OutputFormat(mimeType: mimeType)?.fileExtension ?? ImageFormat.table.first { $0.mimeType == mimeType }?.extensions.first ?? "bin"
+        var variant = EncodedVariant(data: data, mimeType: mimeType, fileExtension: fileExtension, etag: etag)
+        variant.sourceCaching.lastModified = lastModified
+        return variant
+    }
+
     /// The encoded bytes as `Data` (a copy).
     public var data: Data { Data(body.readableBytesView) }
 }

@@ -38,6 +38,10 @@ public final class ImageService: Sendable {
     let answeredPaths: MemoryCache<String, AnsweredPath>
     /// The variants being made, one task per key.
     let making = SingleFlight<String, EncodedVariant>()
+    /// Reads of the node's disk and the shared store for a variant, one per key at a time.
+    let lookups = SingleFlight<String, EncodedVariant?>()
+    /// The fleet's shared store of made variants (``ServerConfiguration/resultStorage``).
+    let resultStorage: ResultStorage?
     let stages: StageRecorder
     /// Whether each request gets a span (a tracer other than the no-op one was given): without,
     /// a request pays nothing for tracing.
@@ -86,6 +90,11 @@ public final class ImageService: Sendable {
         imgproxy = try ImgproxyDialect(configuration, sources: sources, pipeline: self.pipeline)
         thumbor = try ThumborDialect(configuration, sources: sources, pipeline: self.pipeline)
         // A watermark file read at start is named by its bytes: another file at the same path is another output.
+        resultStorage = try configuration.resultStorage.map { settings throws(ServerError) in
+            try ResultStorage(
+                settings, s3: configuration.s3, network: NetworkEnvironment(proxies: configuration.proxies, trustRoots: configuration.trustRoots),
+                metrics: metrics, logger: logger)
+        }
         outputIdentity =
             configuration.output.identity + "\n" + configuration.limits.identity + (imgproxy.watermarks.identifierAtStart.map { "\n" + $0 } ?? "")
     }
@@ -153,6 +162,7 @@ public final class ImageService: Sendable {
     /// heap profiler's list of what was never freed names only real leaks.
     public func shutDown() async {
         await untilNoWork()
+        await resultStorage?.untilWritten()
         variants.removeAll()
         answeredPaths.removeAll()
         thumbor.overlays.removeAll()

@@ -204,6 +204,8 @@ public struct ServerConfiguration: Sendable {
     public var shedsAboveMemoryFraction = 0.9
     /// The disk cache's folder for sources and processed variants; nil for none.
     public var cacheDirectory: URL?
+    /// The store a fleet's nodes share their made variants through (`--result-storage`); nil for none.
+    public var resultStorage: ResultStorageSettings?
 
     /// An image the server supplies itself, from one of three places (imgproxy's `_PATH`, `_URL`
     /// and `_DATA` variables): the watermark, the fallback image.

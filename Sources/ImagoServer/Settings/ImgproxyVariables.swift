@@ -59,6 +59,9 @@ enum ImgproxyVariables {
     /// Variables Imago reads that imgproxy's open-source code does not, with whose they are.
     static let notInOpenSource: [String: String] = [
         "IMGPROXY_ALLOWED_INFO_OPTIONS": "Pro", "IMGPROXY_INFO_ONLY_PRESETS": "Pro", "IMGPROXY_RETURN_ATTACHMENT": "imgproxy 3",
+        "IMGPROXY_CACHE_USE": "imgproxy 4 Pro's cache", "IMGPROXY_CACHE_BUCKET": "imgproxy 4 Pro's cache",
+        "IMGPROXY_CACHE_PATH_PREFIX": "imgproxy 4 Pro's cache", "IMGPROXY_CACHE_FS_ROOT": "imgproxy 4 Pro's cache",
+        "IMGPROXY_CACHE_S3_ENDPOINT": "imgproxy 4 Pro's cache", "IMGPROXY_CACHE_S3_REGION": "imgproxy 4 Pro's cache",
     ]
 
     /// Why an unsupported variable is not needed, or what to use instead.

@@ -77,13 +77,16 @@ public struct ServerSetting: Sendable {
 struct CompoundRule: Sendable {
     /// The parts' variables, in the order their texts are given to ``apply``.
     let variables: [String]
-    let apply: @Sendable (inout ServerConfiguration, _ texts: [String?]) throws(ServerError) -> Void
+    /// Applies the parts' `texts`; `values` are every setting's (a part may read what the AWS
+    /// tools read, as a setting that stands alone may).
+    let apply: @Sendable (inout ServerConfiguration, _ texts: [String?], _ values: [String: String]) throws(ServerError) -> Void
 }
 
 extension ServerSetting {
     /// `parts`, declared as one fact that `apply` sets from all their texts.
     static func compound(
-        _ parts: ServerSetting..., apply: @escaping @Sendable (inout ServerConfiguration, _ texts: [String?]) throws(ServerError) -> Void
+        _ parts: ServerSetting...,
+        apply: @escaping @Sendable (inout ServerConfiguration, _ texts: [String?], _ values: [String: String]) throws(ServerError) -> Void
     ) -> [ServerSetting] {
         let rule = CompoundRule(variables: parts.map(\.variable), apply: apply)
         return parts.map { part in

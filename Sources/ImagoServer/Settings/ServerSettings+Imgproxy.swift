@@ -11,7 +11,7 @@ extension ServerSettings {
             .part(
                 "--signature-size", "IMAGO_SIGNATURE_SIZE", peers: [.same("IMGPROXY_SIGNATURE_SIZE")],
                 "bytes of the HMAC an imgproxy signature carries (default 32)")
-        ) { configuration, texts throws(ServerError) in
+        ) { configuration, texts, _ throws(ServerError) in
             let (keys, salts, size) = (texts[0], texts[1], texts[2])
             if keys == nil, salts != nil { throw ServerError(status: 500, "--salt (IMAGO_SALT) is set without --key (IMAGO_KEY)") }
             if let keys {
@@ -129,7 +129,7 @@ extension ServerSettings {
         .part(
             "--info-presets-path", "IMAGO_INFO_PRESETS_PATH", peers: [.same("IMGPROXY_INFO_PRESETS_PATH")],
             "a file of /info preset definitions, as --presets-path")
-    ) { configuration, texts throws(ServerError) in
+    ) { configuration, texts, _ throws(ServerError) in
         let (list, separator, path, infoList, infoPath) = (texts[0], texts[1] ?? ",", texts[2], texts[3], texts[4])
         guard !separator.isEmpty else { throw ServerSetting.invalid("--presets-separator", "IMAGO_PRESETS_SEPARATOR") }
         var images = PresetDefinitions(), info = PresetDefinitions()
@@ -162,7 +162,7 @@ extension ServerSettings {
                 "--fallback-image-url", "IMAGO_FALLBACK_IMAGE_URL", peers: [.same("IMGPROXY_FALLBACK_IMAGE_URL")],
                 "http(s) URL of the fallback image, fetched through the pipeline when needed"),
             .part("--fallback-image-data", "IMAGO_FALLBACK_IMAGE_DATA", peers: [.same("IMGPROXY_FALLBACK_IMAGE_DATA")], "the fallback image as base64")
-        ) { configuration, texts throws(ServerError) in
+        ) { configuration, texts, _ throws(ServerError) in
             configuration.fallbackImage = try ServerSetting.auxiliaryImage(
                 texts, flags: ["--fallback-image-path", "--fallback-image-url", "--fallback-image-data"])
         }

@@ -13,7 +13,7 @@ extension ServerSettings {
                 "--watermark-url", "IMAGO_WATERMARK_URL", peers: [.same("IMGPROXY_WATERMARK_URL")],
                 "http(s) URL of the watermark image, fetched once on first use"),
             .part("--watermark-data", "IMAGO_WATERMARK_DATA", peers: [.same("IMGPROXY_WATERMARK_DATA")], "the watermark image as base64")
-        ) { configuration, texts throws(ServerError) in
+        ) { configuration, texts, _ throws(ServerError) in
             configuration.output.watermark = try ServerSetting.auxiliaryImage(texts, flags: ["--watermark-path", "--watermark-url", "--watermark-data"])
         }
         + [

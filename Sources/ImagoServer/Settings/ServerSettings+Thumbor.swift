@@ -10,7 +10,7 @@ extension ServerSettings {
             .part(
                 "--allow-unsafe-url", "IMAGO_ALLOW_UNSAFE_URL", peers: [.thumbor("ALLOW_UNSAFE_URL")],
                 "answer thumbor's /unsafe/ URLs (true/false; default true without a thumbor key, false with one)")
-        ) { configuration, texts throws(ServerError) in
+        ) { configuration, texts, _ throws(ServerError) in
             let allowsUnsafe = try texts[1].map { text throws(ServerError) in try ServerSetting.truth(text, "--allow-unsafe-url", "IMAGO_ALLOW_UNSAFE_URL") }
             configuration.thumborSigner = ThumborSigner(key: texts[0], allowsUnsafe: allowsUnsafe)
         }

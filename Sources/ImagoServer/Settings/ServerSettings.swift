@@ -6,8 +6,9 @@ import Imago
 /// the configuration cannot drift apart.
 public enum ServerSettings {
     /// Every setting, in docs/SERVER.md's order: each group's declarations (`+ConfigurationSources`, `+Listen`,
-    /// `+Sources`, `+Output`, `+Imgproxy`, `+Thumbor`, `+Memory`, `+Observability`).
-    public static let all: [ServerSetting] = configurationSources + listenAndLimits + sources + output + imgproxy + thumbor + memory + observability
+    /// `+Sources`, `+Output`, `+Imgproxy`, `+Thumbor`, `+Memory`, `+ResultStorage`, `+Observability`).
+    public static let all: [ServerSetting] =
+        configurationSources + listenAndLimits + sources + output + imgproxy + thumbor + memory + resultStorage + observability
 
     /// A setting's text from `values` (variable name → text): Imago's variable, else what its
     /// peer's variables make (nil when neither is set), with the variable it came from.
@@ -48,7 +49,7 @@ public enum ServerSettings {
             let texts = try parts.map { part throws(ServerError) in try text(of: part, in: values) }
             guard texts.contains(where: { $0 != nil }) else { continue }
             do {
-                try rule.apply(&configuration, texts.map { $0?.text })
+                try rule.apply(&configuration, texts.map { $0?.text }, values)
             } catch {
                 // A peer's variable is named as the operator wrote it.
                 let peers = zip(parts, texts).compactMap { part, text in text.flatMap { $0.from != part.variable ? $0.from : nil } }

@@ -104,7 +104,7 @@ struct KeptVariantHandlerTests {
         for fields in [[("X-Request-Id", "t1")], [("X-Request-Id", "t2"), ("If-None-Match", etag)]] {
             // Counts the response parts that pass between the handlers and the encoder: none should.
             let (server, parts) = try Self.serverChannel(service)
-            try server.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
+            try await server.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 80)).get()
             let request = "GET \(path) HTTP/1.1\r\nHost: localhost\r\n" + fields.map { "\($0): \($1)\r\n" }.joined() + "\r\n"
             try server.writeInbound(ByteBuffer(string: request))
             #expect(try server.readInbound(as: HTTPRequestPart.self) == nil)

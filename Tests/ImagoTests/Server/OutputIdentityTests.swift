@@ -389,6 +389,15 @@ struct OutputIdentityTests {
             "IMAGO_S3_ASSUME_ROLE": "arn:aws:iam::123456789012:role/reader",
             "IMAGO_S3_ASSUME_ROLE_EXTERNAL_ID": "imago",
             "IMAGO_METRICS_LISTEN": "127.0.0.1:9464",
+            // A store of made variants (its parts flipped beside a folder store): a cache, never the bytes.
+            "IMAGO_RESULT_STORAGE": "fs",
+            "IMAGO_RESULT_STORAGE_FOLDER": root.appendingPathComponent("results").path,
+            "IMAGO_RESULT_STORAGE_BUCKET": "fleet",
+            "IMAGO_RESULT_STORAGE_PREFIX": "variants",
+            "IMAGO_RESULT_STORAGE_ENDPOINT": "127.0.0.1:9000",
+            "IMAGO_RESULT_STORAGE_REGION": "eu-west-3",
+            "IMAGO_RESULT_STORAGE_TTL": "3600",
+            "IMAGO_RESULT_STORAGE_TIMEOUT": "1",
             // Where more variables come from: read before the settings (ConfigurationSources),
             // set nothing themselves.
             "IMAGO_ENV_FILE": "/etc/imago.env",
@@ -434,6 +443,10 @@ struct OutputIdentityTests {
             // Keys and salts are read as pairs: one alone stops the server.
             if ["IMAGO_KEY", "IMAGO_SALT"].contains(setting.variable) {
                 (values["IMAGO_KEY"], values["IMAGO_SALT"]) = (flips["IMAGO_KEY"], flips["IMAGO_SALT"])
+            }
+            // A result storage's parts are read with the store they belong to.
+            if setting.variable.hasPrefix("IMAGO_RESULT_STORAGE") {
+                (values["IMAGO_RESULT_STORAGE"], values["IMAGO_RESULT_STORAGE_FOLDER"]) = ("fs", flips["IMAGO_RESULT_STORAGE_FOLDER"])
             }
             // As the command reads them: a thumbor.conf's settings merged in.
             let configuration = try ServerSettings.configuration(try ServerSettings.values(arguments: [], environment: values)).configuration

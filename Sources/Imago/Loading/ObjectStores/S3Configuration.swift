@@ -69,6 +69,16 @@ public struct S3Configuration: Sendable {
         return url
     }
 
+    /// Letters, digits, `.`, `-`, `_` (older buckets have capitals and underscores), 1 to 255:
+    /// nothing that could change the host or path a request goes to.
+    public static func isBucketName(_ name: String) -> Bool {
+        (1...255).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E || byte == 0x2D || byte == 0x5F
+            }
+            && !name.hasPrefix(".") && !name.contains("..")
+    }
+
     /// `us-east-1`, `eu-central-2`: what a region learnt from a response must look like before a
     /// host name is made of it.
     static func isRegionName(_ text: String) -> Bool {

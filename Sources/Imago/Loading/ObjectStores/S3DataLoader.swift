@@ -17,7 +17,7 @@
         public let loaderPriority: Int
         /// Where and how requests are made.
         public let configuration: S3Configuration
-        private let http = HTTPDataLoader()
+        let http = HTTPDataLoader()
         /// Regions learnt from `301` answers, by bucket; bounded, as bucket names come from URLs.
         private let bucketRegions = Locked<[String: String]>([:])
         /// The assumed role's temporary credentials (``S3Configuration/role``).
@@ -89,10 +89,14 @@
         /// The key requests are signed with: the role's temporary one when a role is assumed
         /// (asked of STS once however many loads wait), else ``S3Configuration/credentials``.
         private func signingCredentials(for request: DataLoadRequest) async throws(ImagoError) -> AWSCredentials? {
+            try await signingCredentials(for: request.url, network: NetworkEnvironment(proxies: request.proxies, trustRoots: request.trustRoots))
+        }
+
+        /// The key requests are signed with, as above, for a call about `url` over `network`.
+        func signingCredentials(for url: URL, network: NetworkEnvironment) async throws(ImagoError) -> AWSCredentials? {
             guard let role = configuration.role else { return configuration.credentials }
             let (credentials, region) = (configuration.credentials, configuration.region)
-            let network = NetworkEnvironment(proxies: request.proxies, trustRoots: request.trustRoots)
-            return try await roleCredentials.value(for: request.url) { () async throws(ImagoError) in
+            return try await roleCredentials.value(for: url) { () async throws(ImagoError) in
                 try await role.assume(with: credentials, region: region, network: network)
             }
         }
@@ -133,6 +137,10 @@
         var key: String
         var version: String?
 
+        init(bucket: String, key: String, version: String?) {
+            (self.bucket, self.key, self.version) = (bucket, key, version)
+        }
+
         init(_ url: URL) throws(ImagoError) {
             guard let bucket = url.host(percentEncoded: false), Self.isBucketName(bucket) else {
                 throw ImagoError(.invalidURL, url: url)
@@ -151,15 +159,7 @@
             }
         }
 
-        /// Letters, digits, `.`, `-`, `_` (older buckets have capitals and underscores), 1 to 255:
-        /// nothing that could change the host or path a request goes to.
-        static func isBucketName(_ name: String) -> Bool {
-            (1...255).contains(name.utf8.count)
-                && name.utf8.allSatisfy { byte in
-                    (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E || byte == 0x2D || byte == 0x5F
-                }
-                && !name.hasPrefix(".") && !name.contains("..")
-        }
+        static func isBucketName(_ name: String) -> Bool { S3Configuration.isBucketName(name) }
     }
 
 #endif

@@ -1,0 +1,159 @@
+import Crypto
+import Foundation
+import Imago
+import Logging
+
+/// The fleet's tier of made variants (`--result-storage`): after the node's memory and disk and
+/// before any work, a variant another node (or this one, before a restart) made is read from the
+/// shared store; a variant made here is written there after it has been answered. The store is a
+/// cache, never a dependency: a read that fails, takes longer than its timeout or gives bytes that
+/// do not validate (``StoredResult``) is a miss, and the node makes the variant, whose write
+/// replaces the bad object. Objects are named by the SHA-256 of the variant's key (the plan and
+/// the server's output identity, never a URL's signature, so keys can rotate).
+final class ResultStorage: Sendable {
+    let store: any ResultStore
+    let settings: ResultStorageSettings
+    private let metrics: ServerMetrics
+    private let logger: Logger
+    private let pending = Locked(Pending())
+
+    /// Writes not yet ended: their bytes, and who waits for none to be left.
+    private struct Pending {
+        var bytes = 0
+        var count = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The storage `settings` name; an S3 store signs with `s3` unless the settings name their own.
+    init(_ settings: ResultStorageSettings, s3: S3Configuration, network: NetworkEnvironment, metrics: ServerMetrics, logger: Logger) throws(ServerError) {
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+        switch settings.location {
+        case .folder(let root):
+            store = FolderResultStore(root: root)
+        case .s3(let bucket):
+            #if HTTPClientLoader
+                store = S3ResultStore(
+                    bucket: bucket, s3: S3DataLoader(settings.s3 ?? s3),
+                    call: S3DataLoader.ObjectCall(network: network, timeoutWithoutBytes: settings.readTimeout))
+            #else
+                throw ServerError(
+                    status: 500, "--result-storage (IMAGO_RESULT_STORAGE) \(settings.description): this build has no HTTP client (HTTPClientLoader)")
+            #endif
+        }
+    }
+
+    /// The object name and key digest of the variant keyed `key`.
+    func object(for key: String) -> (name: String, digest: String) {
+        let digest = StoredResult.hex(SHA256.hash(data: Data(key.utf8)))
+        let name = (settings.prefix.isEmpty ? "" : settings.prefix + "/") + digest.prefix(2) + "/" + digest
+        return (name, digest)
+    }
+
+    /// The stored result for `key` when the store has one that validates and has not expired;
+    /// nil for anything else (counted by outcome).
+    func read(key: String) async -> StoredResult? {
+        let (name, digest) = object(for: key)
+        let (store, maxBytes) = (self.store, settings.maxObjectBytes)
+        let data: Data?
+        do {
+            data = try await WorkDeadline.value(of: Task { try await store.read(name, maxBytes: maxBytes) }, within: settings.readTimeout)
+        } catch {
+            metrics.resultStorage("error")
+            let said = error as? ServerError == .workTimedOut ? "no answer within \(settings.readTimeout)" : "\(error)"
+            logger.warning("result storage read failed: the variant is made", metadata: ["store": "\(store.description)", "error": "\(said)"])
+            return nil
+        }
+        guard let data else {
+            metrics.resultStorage("miss")
+            return nil
+        }
+        guard let result = StoredResult(decoding: data, keyDigest: digest) else {
+            metrics.resultStorage("invalid")
+            logger.warning("result storage object does not validate: made anew", metadata: ["store": "\(store.description)", "object": "\(name)"])
+            return nil
+        }
+        if let ttl = settings.timeToLive, Date().timeIntervalSince1970 - Double(result.storedAt) > ttl.seconds {
+            metrics.resultStorage("expired")
+            if case .folder = settings.location { try? await store.remove(name) }
+            return nil
+        }
+        metrics.resultStorage("hit")
+        return result
+    }
+
+    /// Writes `variant` for `key` on its own task (never on a request's time); a variant larger
+    /// than the largest object, or one that would take the bytes waiting past their bound, is not
+    /// stored.
+    func write(_ variant: EncodedVariant, key: String) {
+        let body = variant.data
+        guard body.count <= settings.maxObjectBytes - StoredResult.maxHeadBytes else {
+            metrics.resultStorage("skipped")
+            return
+        }
+        let admitted = pending.withLock { pending in
+            guard pending.bytes + body.count <= settings.maxPendingBytes else { return false }
+            pending.bytes += body.count
+            pending.count += 1
+            return true
+        }
+        guard admitted else {
+            metrics.resultStorage("skipped")
+            return
+        }
+        let (name, digest) = object(for: key)
+        let result = StoredResult(
+            keyDigest: digest, storedAt: Int64(Date().timeIntervalSince1970), contentType: variant.mimeType, etag: variant.etag,
+            lastModified: variant.sourceCaching.lastModified, body: body)
+        let store = self.store
+        Task {
+            defer { self.ended(bytes: body.count) }
+            do {
+                // A store that takes bytes slower than this frees its memory anyway.
+                try await WorkDeadline.value(of: Task { try await store.write(name, result.encoded()) }, within: .seconds(60))
+                self.metrics.resultStorage("written")
+            } catch {
+                self.metrics.resultStorage("write_error")
+                self.logger.warning("result storage write failed", metadata: ["store": "\(store.description)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func ended(bytes: Int) {
+        let waiters = pending.withLock { pending -> [CheckedContinuation<Void, Never>] in
+            pending.bytes -= bytes
+            pending.count -= 1
+            guard pending.count == 0 else { return [] }
+            defer { pending.waiters = [] }
+            return pending.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once no write is under way (at once when none is): a graceful stop, or a test,
+    /// waits for the variants made to be stored.
+    func untilWritten() async {
+        await withCheckedContinuation { continuation in
+            let now = pending.withLock { pending -> Bool in
+                guard pending.count > 0 else { return true }
+                pending.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Removes expired objects from a folder store (object stores expire by their lifecycle
+    /// rules); returns how many.
+    @discardableResult
+    func removeExpired(now: Date = Date()) -> Int {
+        guard let ttl = settings.timeToLive, let folder = store as? FolderResultStore else { return 0 }
+        return folder.removeExpired(olderThan: now.addingTimeInterval(-ttl.seconds))
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, with its fraction.
+    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// Where made variants are kept for every node of a fleet (``ResultStorage``): a folder or an
+/// object store, named by object names the storage makes (`prefix/ab/abcdef…`). A store only moves
+/// bytes; what they must be to be read is ``StoredResult``'s rule.
+protocol ResultStore: Sendable {
+    /// The object's bytes, nil when there is none. More than `maxBytes` is an error, as is any
+    /// failure of the store.
+    func read(_ name: String, maxBytes: Int) async throws -> Data?
+    /// Writes `data` as `name`, whole or not at all, replacing what was there.
+    func write(_ name: String, _ data: Data) async throws
+    /// Removes `name` (an expired or unreadable object); none there is no error.
+    func remove(_ name: String) async throws
+    /// The store as logs name it (`s3://bucket/prefix`), without any credential.
+    var description: String { get }
+}

@@ -1,0 +1,30 @@
+// Built with the `HTTPClientLoader` trait (on by default): the S3 calls go over Imago's HTTP client.
+#if HTTPClientLoader
+
+    import Foundation
+    import Imago
+
+    /// A ``ResultStore`` in an S3 bucket (`s3://bucket/prefix`), AWS's or any server with its API,
+    /// with the endpoint, key and role of ``ServerConfiguration/s3`` unless the storage's own
+    /// settings name others. A `PUT` replaces an object whole; expiry is the bucket's lifecycle rule.
+    struct S3ResultStore: ResultStore {
+        let bucket: String
+        let s3: S3DataLoader
+        let call: S3DataLoader.ObjectCall
+
+        var description: String { "s3://\(bucket)" }
+
+        func read(_ name: String, maxBytes: Int) async throws -> Data? {
+            try await s3.object(bucket: bucket, key: name, maxBytes: maxBytes, call)
+        }
+
+        func write(_ name: String, _ data: Data) async throws {
+            try await s3.putObject(bucket: bucket, key: name, data: data, call)
+        }
+
+        func remove(_ name: String) async throws {
+            try await s3.deleteObject(bucket: bucket, key: name, call)
+        }
+    }
+
+#endif

@@ -1,0 +1,251 @@
+import Foundation
+import Glibc
+import HTTPTypes
+import Imago
+import ImagoTestSupport
+import NIOCore
+import Testing
+
+@testable import ImagoServer
+
+/// `--result-storage`: nodes that share a store of made variants (a folder here, moto's S3 in
+/// ``ResultStorageS3Tests``) make each variant once, whatever node a request reaches, and never
+/// serve what a store holds without validating it.
+@Suite("result storage: variants shared by a fleet's nodes")
+struct ResultStorageTests {
+    /// A node: a service of its own (memory, no disk) over the shared store.
+    static func node(
+        _ store: ResultStorageSettings, signer: URLSigner = URLSigner(pairs: []), _ configure: (inout ServerConfiguration) -> Void = { _ in }
+    )
+        throws -> ImageService
+    {
+        var configuration = ServerConfiguration()
+        configuration.allowsPrivateAddresses = true
+        configuration.resultStorage = store
+        configuration.signer = signer
+        configure(&configuration)
+        return try ImageService(configuration: configuration)
+    }
+
+    /// The count `/metrics` shows for a line starting with `prefix` (0 when there is none).
+    static func count(_ service: ImageService, _ prefix: String) -> Int {
+        let line = service.metrics.exposition().split(separator: "\n").first { $0.hasPrefix(prefix + " ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    static func storeOutcome(_ service: ImageService, _ outcome: String) -> Int {
+        count(service, "imago_serve_result_storage_total{outcome=\"\(outcome)\"}")
+    }
+
+    struct Answer: Equatable {
+        var status: Int
+        var type: String?
+        var etag: String?
+        var vary: String?
+        var body: Data
+    }
+
+    static func get(_ service: ImageService, _ path: String, accept: String? = nil) async -> Answer {
+        let response = await service.respond(to: ServiceRequest(path: path, accept: accept))
+        let fields = response.headerFields
+        return Answer(
+            status: response.status, type: fields[.contentType], etag: fields[.eTag], vary: fields[.vary], body: Data(buffer: response.body))
+    }
+
+    /// The object files under `root`: their paths, each named by its key's digest.
+    static func objects(_ root: URL) throws -> Set<String> {
+        Set(try FileManager.default.subpathsOfDirectory(atPath: root.path).filter { $0.split(separator: "/").last?.count == 64 })
+    }
+
+    static func folder() throws -> (URL, ResultStorageSettings) {
+        let root = try temporaryDirectory()
+        return (root, ResultStorageSettings(location: .folder(root), prefix: "variants"))
+    }
+
+    @Test(
+        "a folder store shared by two nodes: the second makes nothing and fetches nothing, with the same bytes, type, ETag and Vary; Accept's formats are kept apart"
+    )
+    func twoNodes() async throws {
+        let origin = try await TestOrigin.start()
+        let (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let path = "/insecure/rs:fit:64:64/plain/" + photo.absoluteString
+
+        let first = try Self.node(store)
+        let webp = await Self.get(first, path, accept: "image/webp,*/*")
+        let jpeg = await Self.get(first, path, accept: "image/jpeg")
+        #expect(webp.status == 200 && webp.type == "image/webp" && webp.vary == "Accept")
+        #expect(jpeg.status == 200 && jpeg.type == "image/jpeg" && jpeg.vary == "Accept")
+        await first.resultStorage?.untilWritten()
+        #expect(Self.storeOutcome(first, "written") == 2 && Self.storeOutcome(first, "miss") == 2)
+        let fetched = origin.log.requests.count
+
+        let second = try Self.node(store)
+        #expect(await Self.get(second, path, accept: "image/webp,*/*") == webp)
+        #expect(await Self.get(second, path, accept: "image/jpeg") == jpeg)
+        #expect(origin.log.requests.count == fetched, "the second node went to the origin")
+        #expect(Self.storeOutcome(second, "hit") == 2)
+        #expect(Self.count(second, "imago_serve_images_total{from=\"variant-shared\"}") == 2)
+        #expect(Self.count(second, "imago_serve_encodes_total") == 0)
+        // Kept in memory after the read: the store is not asked again.
+        #expect(await Self.get(second, path, accept: "image/webp,*/*") == webp)
+        #expect(Self.storeOutcome(second, "hit") == 2)
+        // The objects: named by the key's digest under the prefix, nothing else written.
+        let names = try Self.objects(root)
+        #expect(names.count == 2 && names.allSatisfy { $0.hasPrefix("variants/" + $0.split(separator: "/").last!.prefix(2) + "/") })
+        try await origin.shutdown()
+    }
+
+    @Test("rotating the key and salt (new signatures for the same URLs) keeps every stored variant")
+    func keysRotate() async throws {
+        let origin = try await TestOrigin.start()
+        let (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let unsigned = "/rs:fill:48:48/plain/" + photo.absoluteString + "@png"
+        let old = try URLSigner(hexKeys: ["736563726574"], hexSalts: ["68656C6C6F"])
+        let new = try URLSigner(hexKeys: ["6e65772d6b6579"], hexSalts: ["6e65772d73616c74"])
+        func signed(_ signer: URLSigner) -> String { "/" + URLSigner.signature(for: unsigned, pair: signer.pairs[0]) + unsigned }
+        #expect(signed(old) != signed(new))
+
+        let before = try Self.node(store, signer: old)
+        let made = await Self.get(before, signed(old))
+        #expect(made.status == 200)
+        await before.resultStorage?.untilWritten()
+        let after = try Self.node(store, signer: new)
+        #expect(await Self.get(after, signed(old)).status == 403)
+        #expect(await Self.get(after, signed(new)) == made)
+        #expect(Self.storeOutcome(after, "hit") == 1 && Self.count(after, "imago_serve_encodes_total") == 0)
+        try await origin.shutdown()
+    }
+
+    @Test("a stored object with a byte flipped, cut short, or another key's is not served: the variant is made and the object replaced")
+    func corruptedObjects() async throws {
+        let origin = try await TestOrigin.start()
+        let (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let path = "/insecure/rs:fit:40:40/plain/" + photo.absoluteString + "@png"
+        let other = "/insecure/rs:fit:41:41/plain/" + photo.absoluteString + "@png"
+
+        let maker = try Self.node(store)
+        let made = await Self.get(maker, path)
+        await maker.resultStorage?.untilWritten()
+        let ours = try Self.objects(root)
+        _ = await Self.get(maker, other)
+        await maker.resultStorage?.untilWritten()
+        let file = root.appendingPathComponent(try #require(ours.first))
+        let good = try Data(contentsOf: file)
+        let otherFile = root.appendingPathComponent(try #require(try Self.objects(root).subtracting(ours).first))
+
+        var flipped = good
+        flipped[flipped.count - 10] ^= 0x01
+        let corruptions = [("flipped", flipped), ("cut", good.prefix(good.count - 100)), ("another key's", try Data(contentsOf: otherFile))]
+        for (what, bytes) in corruptions {
+            try bytes.write(to: file)
+            let node = try Self.node(store)
+            #expect(await Self.get(node, path) == made, "\(what)")
+            #expect(Self.storeOutcome(node, "invalid") == 1 && Self.storeOutcome(node, "hit") == 0, "\(what)")
+            await node.resultStorage?.untilWritten()
+            #expect(try Data(contentsOf: file).count == good.count, "\(what): not replaced")
+            let next = try Self.node(store)
+            #expect(await Self.get(next, path) == made, "\(what)")
+            #expect(Self.storeOutcome(next, "hit") == 1, "\(what)")
+        }
+        try await origin.shutdown()
+    }
+
+    @Test("expiry: an object stored longer ago than --result-storage-ttl is made again and removed; the folder sweep removes expired files")
+    func expiry() async throws {
+        let origin = try await TestOrigin.start()
+        var (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        store.timeToLive = .seconds(60)
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let path = "/insecure/rs:fit:40:40/plain/" + photo.absoluteString + "@png"
+        let maker = try Self.node(store)
+        _ = await Self.get(maker, path)
+        await maker.resultStorage?.untilWritten()
+        let storage = try #require(maker.resultStorage)
+        let name = try #require(try Self.objects(root).first)
+        let digest = String(name.split(separator: "/").last ?? "")
+        let file = root.appendingPathComponent(name)
+        var result = try #require(StoredResult(decoding: try Data(contentsOf: file), keyDigest: digest))
+
+        // Stored two minutes ago: expired, removed, made again and stored anew.
+        result.storedAt -= 120
+        try result.encoded().write(to: file)
+        let node = try Self.node(store)
+        #expect(await Self.get(node, path).status == 200)
+        #expect(Self.storeOutcome(node, "expired") == 1)
+        await node.resultStorage?.untilWritten()
+        let renewed = try #require(StoredResult(decoding: try Data(contentsOf: file), keyDigest: digest))
+        #expect(renewed.storedAt > result.storedAt)
+
+        // The sweep goes by the file's time: one written two minutes ago goes, a new one stays.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: file.path)
+        let fresh = root.appendingPathComponent("variants/zz/fresh")
+        try FileManager.default.createDirectory(at: fresh.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: fresh)
+        #expect(storage.removeExpired() == 1)
+        #expect(!FileManager.default.fileExists(atPath: file.path) && FileManager.default.fileExists(atPath: fresh.path))
+        try await origin.shutdown()
+    }
+
+    @Test("a store that refuses connections, or accepts and never answers: every request is answered by making the variant, within the read timeout")
+    func failingStores() async throws {
+        let origin = try await TestOrigin.start()
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let path = "/insecure/rs:fit:40:40/plain/" + photo.absoluteString + "@png"
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let refused = try SilentListener()
+        let refusedPort = refused.port
+        refused.close()
+        for (what, port) in [("silent", silent.port), ("refusing", refusedPort)] {
+            var store = ResultStorageSettings(location: .s3(bucket: "results"))
+            store.s3 = S3Configuration(
+                region: "us-east-1", endpoint: URL(string: "http://127.0.0.1:\(port)"),
+                credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "never-logged-secret"))
+            store.readTimeout = .milliseconds(500)
+            let node = try Self.node(store)
+            let answer = await Self.get(node, path)
+            #expect(answer.status == 200 && answer.type == "image/png", "\(what)")
+            #expect(Self.storeOutcome(node, "error") == 1, "\(what)")
+            await node.resultStorage?.untilWritten()
+            #expect(Self.storeOutcome(node, "write_error") == 1, "\(what)")
+        }
+        try await origin.shutdown()
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that never accepts: the kernel completes connections into its
+/// backlog, and nothing is ever answered.
+final class SilentListener: Sendable {
+    let socket: Int32
+    let port: Int
+
+    init() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.socket = socket
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(socket, 16) == 0 else {
+            _ = Glibc.close(socket)
+            throw CocoaError(.fileWriteUnknown)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        guard named == 0 else { throw CocoaError(.fileWriteUnknown) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(socket) }
+}
