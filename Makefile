@@ -202,11 +202,12 @@ test-image: image
 # small images: the resampler's C and Swift passes), memory-cache (operation sequences checked against a
 # model), color-profile (profile bytes through Little CMS under its memory limit, applied to a small image),
 # object-store (the stores' error documents, AWS credentials files, GCS keys and their JWT, s3:// and gs:// URLs,
-# proxy variables with no_proxy, a proxy's answer to CONNECT). fuzz-jpeg-dc fuzzes the
+# proxy variables with no_proxy, a proxy's answer to CONNECT), result-store (a shared store's objects as they
+# come back: whole, the key asked for, the checksum). fuzz-jpeg-dc fuzzes the
 # DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
 # a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf dotenv placeholder object-store gain-map cascade
+FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf dotenv placeholder object-store result-store gain-map cascade
 FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
 	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
 fuzz-build: deps

@@ -227,6 +227,7 @@ struct Harness: Sendable {
         Harness(name: "memory-cache") { data in MemoryCacheOperations.run(Array(data)) },
         Harness(name: "color-profile") { data in ColorProfileFeed.run(data) },
         Harness(name: "object-store") { data in ObjectStoreFeed.run(data) },
+        Harness(name: "result-store") { data in ResultStoreFeed.run(data) },
         Harness(name: "gain-map") { data in GainMapFeed.run(data) },
         Harness(name: "cascade") { data in CascadeFeed.run(data) },
     ]

@@ -73,6 +73,10 @@ struct ServeCommand: AsyncParsableCommand {
                 "container memory limit \(container.limit >> 20) MB: \(configuration.memoryBytes >> 20) MB kept, \((configuration.decodeMemoryBytes ?? 0) >> 20) MB for decodes and encodes, new work shed above \(Int(configuration.shedsAboveMemoryFraction * 100))%"
             )
         }
+        if let storage = configuration.resultStorage {
+            // Not reached at start: a store that is down is a miss per request, and the node makes the variant.
+            logger.info("made variants shared through \(storage.description)")
+        }
         if !configuration.signer.isEnabled {
             logger.warning("no IMAGO_KEY/IMAGO_SALT: signatures are not checked, any URL is served")
         }

@@ -110,7 +110,16 @@ extension ImageService {
             served(from: "variant-disk")
             return stored
         }
-        guard let resultStorage, sharesResult(plan), let result = await resultStorage.read(key: diskKey) else { return nil }
+        guard let resultStorage, sharesResult(plan) else { return nil }
+        let result: StoredResult
+        switch await resultStorage.read(key: diskKey) {
+        case .result(let found): result = found
+        case .failed: return nil
+        case .absent:
+            // Another node may be making it: one make for the fleet (ResultStorage+Lease).
+            guard case .found(let found) = await resultStorage.lookUpAfterMiss(key: diskKey) else { return nil }
+            result = found
+        }
         served(from: "variant-shared")
         let variant = EncodedVariant.stored(result.body, mimeType: result.contentType, etag: result.etag, lastModified: result.lastModified)
         storeVariant(variant, diskKey)
@@ -142,6 +151,7 @@ extension ImageService {
             return variant
         } catch {
             stages.failed(error, start: start)
+            resultStorage?.release(key: diskKey)
             throw plan.explain(error)
         }
     }

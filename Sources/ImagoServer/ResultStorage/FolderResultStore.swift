@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A ``ResultStore`` in a folder (`file:///path`), local or on a disk the nodes share (NFS): each
 /// object a file, written to a temporary name and renamed, so a reader sees the whole file or
 /// none. It removes what has expired itself (``removeExpired(olderThan:)``); object stores leave
@@ -45,6 +51,21 @@ struct FolderResultStore: ResultStore {
         }
     }
 
+    func create(_ name: String, _ data: Data) async throws -> Bool {
+        let url = try file(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // O_EXCL: the kernel (and NFS from version 3) lets one creator through.
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            if errno == EEXIST { return false }
+            throw ResultStoreFailure("\(name) could not be created (errno \(errno))")
+        }
+        defer { close(descriptor) }
+        let written = data.withUnsafeBytes { writeAll(descriptor, $0) }
+        guard written == data.count else { throw ResultStoreFailure("\(name) could not be written (errno \(errno))") }
+        return true
+    }
+
     func remove(_ name: String) async throws {
         let url = try file(name)
         guard unlink(url.path) == 0 || errno == ENOENT else { throw ResultStoreFailure("\(name) could not be removed (errno \(errno))") }
@@ -81,4 +102,16 @@ struct FolderResultStore: ResultStore {
 struct ResultStoreFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// write(2) of all of `bytes` (a regular file takes them in one call; a signal may cut it short).
+private func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+    var done = 0
+    while done < bytes.count {
+        let written = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+        if written < 0, errno == EINTR { continue }
+        guard written > 0 else { return done }
+        done += written
+    }
+    return done
 }

@@ -13,9 +13,15 @@ import Logging
 final class ResultStorage: Sendable {
     let store: any ResultStore
     let settings: ResultStorageSettings
-    private let metrics: ServerMetrics
-    private let logger: Logger
+    let metrics: ServerMetrics
+    let logger: Logger
     private let pending = Locked(Pending())
+    /// This node's leases: keys it is making for the fleet.
+    let heldLeases = Locked<Set<String>>([])
+    /// Who this node is in a lease it takes.
+    let holder = UUID().uuidString
+    /// Requests waiting on another node's lease now, and who waits for their number.
+    let leaseWaits = Locked(LeaseWaits())
 
     /// Writes not yet ended: their bytes, and who waits for none to be left.
     private struct Pending {
@@ -51,9 +57,19 @@ final class ResultStorage: Sendable {
         return (name, digest)
     }
 
-    /// The stored result for `key` when the store has one that validates and has not expired;
-    /// nil for anything else (counted by outcome).
-    func read(key: String) async -> StoredResult? {
+    /// What a read of the store found.
+    enum Found {
+        /// A result that validates and has not expired.
+        case result(StoredResult)
+        /// None, or one that does not validate or has expired: made anew.
+        case absent
+        /// The store failed or did not answer in time: it is not asked again for this request.
+        case failed
+    }
+
+    /// The stored result for `key` when the store has one that validates and has not expired
+    /// (each outcome counted).
+    func read(key: String) async -> Found {
         let (name, digest) = object(for: key)
         let (store, maxBytes) = (self.store, settings.maxObjectBytes)
         let data: Data?
@@ -63,24 +79,24 @@ final class ResultStorage: Sendable {
             metrics.resultStorage("error")
             let said = error as? ServerError == .workTimedOut ? "no answer within \(settings.readTimeout)" : "\(error)"
             logger.warning("result storage read failed: the variant is made", metadata: ["store": "\(store.description)", "error": "\(said)"])
-            return nil
+            return .failed
         }
         guard let data else {
             metrics.resultStorage("miss")
-            return nil
+            return .absent
         }
         guard let result = StoredResult(decoding: data, keyDigest: digest) else {
             metrics.resultStorage("invalid")
             logger.warning("result storage object does not validate: made anew", metadata: ["store": "\(store.description)", "object": "\(name)"])
-            return nil
+            return .absent
         }
-        if let ttl = settings.timeToLive, Date().timeIntervalSince1970 - Double(result.storedAt) > ttl.seconds {
+        if let ttl = settings.timeToLive, Date().timeIntervalSince1970 - Double(result.storedAt) > ttl.inSeconds {
             metrics.resultStorage("expired")
             if case .folder = settings.location { try? await store.remove(name) }
-            return nil
+            return .absent
         }
         metrics.resultStorage("hit")
-        return result
+        return .result(result)
     }
 
     /// Writes `variant` for `key` on its own task (never on a request's time); a variant larger
@@ -90,6 +106,7 @@ final class ResultStorage: Sendable {
         let body = variant.data
         guard body.count <= settings.maxObjectBytes - StoredResult.maxHeadBytes else {
             metrics.resultStorage("skipped")
+            release(key: key)
             return
         }
         let admitted = pending.withLock { pending in
@@ -100,6 +117,7 @@ final class ResultStorage: Sendable {
         }
         guard admitted else {
             metrics.resultStorage("skipped")
+            release(key: key)
             return
         }
         let (name, digest) = object(for: key)
@@ -108,7 +126,6 @@ final class ResultStorage: Sendable {
             lastModified: variant.sourceCaching.lastModified, body: body)
         let store = self.store
         Task {
-            defer { self.ended(bytes: body.count) }
             do {
                 // A store that takes bytes slower than this frees its memory anyway.
                 try await WorkDeadline.value(of: Task { try await store.write(name, result.encoded()) }, within: .seconds(60))
@@ -117,6 +134,9 @@ final class ResultStorage: Sendable {
                 self.metrics.resultStorage("write_error")
                 self.logger.warning("result storage write failed", metadata: ["store": "\(store.description)", "error": "\(error)"])
             }
+            // The variant is there (or cannot be): nodes waiting on the lease read it or make it.
+            await self.releaseNow(key: key)
+            self.ended(bytes: body.count)
         }
     }
 
@@ -149,11 +169,11 @@ final class ResultStorage: Sendable {
     @discardableResult
     func removeExpired(now: Date = Date()) -> Int {
         guard let ttl = settings.timeToLive, let folder = store as? FolderResultStore else { return 0 }
-        return folder.removeExpired(olderThan: now.addingTimeInterval(-ttl.seconds))
+        return folder.removeExpired(olderThan: now.addingTimeInterval(-ttl.inSeconds))
     }
 }
 
 extension Duration {
     /// The duration in seconds, with its fraction.
-    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -23,6 +23,10 @@ public struct ResultStorageSettings: Sendable {
     /// How long a read may take before the node makes the variant itself: the store is a cache,
     /// never a dependency.
     public var readTimeout: Duration = .seconds(2)
+    /// How long a lease (one node making a variant for the fleet) stands: others wait for the
+    /// variant that long at most, and a lease whose holder died is taken over after it. The
+    /// service sets it from its work timeout unless it is set.
+    public var leaseDuration: Duration = .seconds(40)
     /// The largest object read or written: a store cannot make a node hold more.
     public var maxObjectBytes = 32 << 20
     /// Bytes of written variants waiting to be sent to the store at most; past them a variant is

@@ -9,6 +9,9 @@ protocol ResultStore: Sendable {
     func read(_ name: String, maxBytes: Int) async throws -> Data?
     /// Writes `data` as `name`, whole or not at all, replacing what was there.
     func write(_ name: String, _ data: Data) async throws
+    /// Writes `data` as `name` only when no object has that name (a lease): false when one has,
+    /// and nothing is written. Two nodes creating the same name at once: one gets true.
+    func create(_ name: String, _ data: Data) async throws -> Bool
     /// Removes `name` (an expired or unreadable object); none there is no error.
     func remove(_ name: String) async throws
     /// The store as logs name it (`s3://bucket/prefix`), without any credential.

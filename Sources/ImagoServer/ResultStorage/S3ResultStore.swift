@@ -22,6 +22,10 @@
             try await s3.putObject(bucket: bucket, key: name, data: data, call)
         }
 
+        func create(_ name: String, _ data: Data) async throws -> Bool {
+            try await s3.putObject(bucket: bucket, key: name, data: data, onlyIfAbsent: true, call)
+        }
+
         func remove(_ name: String) async throws {
             try await s3.deleteObject(bucket: bucket, key: name, call)
         }

@@ -78,6 +78,8 @@ extension ServerSettings {
             }
             settings.readTimeout = .milliseconds(Int64(seconds * 1_000))
         }
+        // A lease stands as long as a make may take, and the write after it.
+        settings.leaseDuration = configuration.workTimeout + .seconds(10)
         configuration.resultStorage = settings
     }
 }

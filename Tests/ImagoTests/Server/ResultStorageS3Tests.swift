@@ -75,6 +75,15 @@ struct ResultStorageS3Tests {
         try await origin.shutdown()
     }
 
+    @Test("one make for the fleet over moto's S3: the lease is a conditional PUT; 50 concurrent requests over three nodes make the variant once")
+    func leaseInS3() async throws {
+        let origin = try await TestOrigin.start()
+        try await withS3Peer(["results": []]) { peer in
+            try await ResultStorageTests.oneMakeForTheFleet(Self.store(peer), origin: origin, gate: "s3")
+        }
+        try await origin.shutdown()
+    }
+
     /// The one variant object in the bucket (leases aside): found by asking for each name the
     /// listing gives; moto lists with `GET /results?list-type=2`.
     static func onlyObject(_ s3: S3DataLoader, _ call: S3DataLoader.ObjectCall, _ peer: ObjectStorePeer.S3) async throws -> String? {

@@ -193,6 +193,88 @@ struct ResultStorageTests {
         try await origin.shutdown()
     }
 
+    /// 50 concurrent requests for one new variant spread over three nodes of `store`: the first
+    /// node's make is held at the origin until both others wait on its lease; then one make, one
+    /// fetch, 50 identical answers.
+    static func oneMakeForTheFleet(_ store: ResultStorageSettings, origin: TestOrigin, gate: String) async throws {
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/\(gate).jpg")
+        let path = "/insecure/rs:fill:72:48/plain/" + photo.absoluteString + "?gate=\(gate)@webp"
+        let nodes = try (0..<3).map { _ in try Self.node(store) }
+        let fetched = origin.log.requests.count
+        let first = Task { await Self.get(nodes[0], path) }
+        await origin.wait { $0.requests.count == fetched + 1 }
+        let answers = Task {
+            await withTaskGroup(of: Answer.self) { group in
+                for index in 1..<50 { group.addTask { await Self.get(nodes[index % 3], path) } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        await nodes[1].resultStorage?.untilWaitingOnLeases(1)
+        await nodes[2].resultStorage?.untilWaitingOnLeases(1)
+        origin.release(gate)
+        let all = [await first.value] + (await answers.value)
+        #expect(all.count == 50 && all[0].status == 200 && all[0].type == "image/webp")
+        #expect(all.allSatisfy { $0 == all[0] }, "\(Set(all.map(\.status)))")
+        #expect(nodes.map { Self.count($0, "imago_serve_encodes_total") }.reduce(0, +) == 1)
+        #expect(origin.log.requests.count == fetched + 1, "the source was fetched more than once")
+        #expect(Self.storeOutcome(nodes[0], "lease_taken") == 1)
+        #expect(Self.storeOutcome(nodes[1], "lease_waited") == 1 && Self.storeOutcome(nodes[2], "lease_waited") == 1)
+        for node in nodes { await node.resultStorage?.untilWritten() }
+    }
+
+    @Test("one make for the fleet: 50 concurrent requests for a new variant over three nodes of a folder store make it once")
+    func leaseInAFolder() async throws {
+        let origin = try await TestOrigin.start()
+        let (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await Self.oneMakeForTheFleet(store, origin: origin, gate: "folder")
+        // The lease is gone once the variant is written.
+        let leases = root.appendingPathComponent("variants/leases").path
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: leases))?.isEmpty ?? true)
+        try await origin.shutdown()
+    }
+
+    @Test("a lease whose holder died (never released) is taken over once it expires, and the variant made; a lease that cannot be read is not a holder")
+    func deadHolder() async throws {
+        let origin = try await TestOrigin.start()
+        var (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        store.leaseDuration = .seconds(30)
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let path = "/insecure/rs:fit:40:40/plain/" + photo.absoluteString + "@png"
+        // The variant's digest, from the object another store of the same settings holds.
+        let (otherRoot, otherStore) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: otherRoot) }
+        let other = try Self.node(otherStore)
+        _ = await Self.get(other, path)
+        await other.resultStorage?.untilWritten()
+        let digest = try #require(try Self.objects(otherRoot).first?.split(separator: "/").last)
+        let node = try Self.node(store)
+        let storage = try #require(node.resultStorage)
+        let lease = root.appendingPathComponent("variants/leases/\(digest)")
+        try FileManager.default.createDirectory(at: lease.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // A dead node's lease, expired a second ago: taken over at once.
+        try ResultStorage.LeaseRecord(holder: "dead-node", expires: Int64(Date().timeIntervalSince1970) - 1).encoded.write(to: lease)
+        #expect(await Self.get(node, path).status == 200)
+        #expect(Self.storeOutcome(node, "lease_expired") == 1 && Self.storeOutcome(node, "lease_taken") == 1)
+        await storage.untilWritten()
+        #expect(!FileManager.default.fileExists(atPath: lease.path))
+        #expect(ResultStorage.LeaseRecord(Data("imago-lease 1\nholder x\nexpires soon\n".utf8)) == nil)
+
+        // A holder that dies mid-make: its lease still stands when the request comes, which
+        // waits (holding no worker) until it expires, then takes it over and makes the variant.
+        let (laterRoot, laterStore) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: laterRoot) }
+        let later = try Self.node(laterStore)
+        let standing = laterRoot.appendingPathComponent("variants/leases/\(digest)")
+        try FileManager.default.createDirectory(at: standing.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try ResultStorage.LeaseRecord(holder: "dead-node", expires: Int64(Date().timeIntervalSince1970) + 1).encoded.write(to: standing)
+        #expect(await Self.get(later, path).status == 200)
+        #expect(Self.storeOutcome(later, "lease_wait") == 1 && Self.storeOutcome(later, "lease_expired") == 1)
+        #expect(later.workInFlight == 0 && Self.count(later, "imago_serve_encodes_total") == 1)
+        try await origin.shutdown()
+    }
+
     @Test("a store that refuses connections, or accepts and never answers: every request is answered by making the variant, within the read timeout")
     func failingStores() async throws {
         let origin = try await TestOrigin.start()

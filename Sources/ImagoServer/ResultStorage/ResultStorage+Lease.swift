@@ -1,0 +1,163 @@
+import Foundation
+import Imago
+
+/// One make per variant across the fleet: a node that misses a variant takes a lease in the store
+/// (an object created only if absent: S3's conditional `PUT`, `O_EXCL` in a folder) before it
+/// makes it; a node that finds the lease taken waits for the variant to appear, holding no worker,
+/// until the lease expires (its holder died) or its own bound passes, and then makes it itself.
+/// The holder removes the lease once the variant is written.
+extension ResultStorage {
+    /// What a node does about a variant the store does not have.
+    enum Lookup {
+        /// Another node made it while this one waited.
+        case found(StoredResult)
+        /// This node holds the lease: it makes the variant, and ``write(_:key:)`` ends the lease.
+        case makeHoldingLease
+        /// This node makes it without a lease (the store failed, or the wait passed its bound).
+        case make
+    }
+
+    /// The lease's body: who holds it and when it ends (whole seconds since 1970).
+    struct LeaseRecord: Equatable {
+        var holder: String
+        var expires: Int64
+
+        var encoded: Data { Data("imago-lease 1\nholder \(holder)\nexpires \(expires)\n".utf8) }
+
+        init(holder: String, expires: Int64) {
+            (self.holder, self.expires) = (holder, expires)
+        }
+
+        /// The record in `data`; nil for anything else (a lease that cannot be read has no holder).
+        init?(_ data: Data) {
+            guard data.count <= 256 else { return nil }
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            guard lines.count == 3, lines[0] == "imago-lease 1", lines[1].hasPrefix("holder "), lines[2].hasPrefix("expires "),
+                let expires = Int64(lines[2].dropFirst("expires ".count))
+            else { return nil }
+            self.init(holder: String(lines[1].dropFirst("holder ".count)), expires: expires)
+        }
+    }
+
+    /// Requests waiting on another node's lease, and who waits for their number (tests).
+    struct LeaseWaits {
+        var count = 0
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        mutating func satisfied() -> [CheckedContinuation<Void, Never>] {
+            let ready = waiters.filter { $0.count == count }.map(\.continuation)
+            waiters.removeAll { $0.count == count }
+            return ready
+        }
+    }
+
+    /// The lease object's name for `key`.
+    func leaseName(for key: String) -> String {
+        let digest = object(for: key).digest
+        return (settings.prefix.isEmpty ? "" : settings.prefix + "/") + "leases/" + digest
+    }
+
+    /// After a miss (``read(key:)`` found nothing usable): take the lease, or wait for the node
+    /// that holds it.
+    func lookUpAfterMiss(key: String) async -> Lookup {
+        // This node makes it already: the request joins that make.
+        if heldLeases.withLock({ $0.contains(key) }) { return .make }
+        switch await takeLease(key: key) {
+        case .some(true): return .makeHoldingLease
+        case .none: return .make
+        case .some(false): break
+        }
+        metrics.resultStorage("lease_wait")
+        changeWaits(by: 1)
+        defer { changeWaits(by: -1) }
+        let bound = ContinuousClock.now + settings.leaseDuration
+        var interval = Duration.milliseconds(50)
+        while ContinuousClock.now < bound {
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                return .make
+            }
+            interval = min(interval * 2, .milliseconds(500))
+            switch await read(key: key) {
+            case .result(let result):
+                metrics.resultStorage("lease_waited")
+                return .found(result)
+            case .failed:
+                return .make
+            case .absent:
+                // The holder ended without a variant (it failed), or its lease expired: take it over.
+                switch await takeLease(key: key) {
+                case .some(true): return .makeHoldingLease
+                case .none: return .make
+                case .some(false): continue
+                }
+            }
+        }
+        metrics.resultStorage("lease_wait_ended")
+        return .make
+    }
+
+    /// Creates the lease: true when this node now holds it, false when a live one is there, nil
+    /// when the store cannot give one. An expired lease (its holder died) is removed and taken.
+    private func takeLease(key: String) async -> Bool? {
+        let name = leaseName(for: key)
+        let record = LeaseRecord(holder: holder, expires: Int64(Date().timeIntervalSince1970 + settings.leaseDuration.inSeconds))
+        do {
+            if try await store.create(name, record.encoded) {
+                heldLeases.withLock { _ = $0.insert(key) }
+                metrics.resultStorage("lease_taken")
+                return true
+            }
+            let current = try await store.read(name, maxBytes: 256).flatMap(LeaseRecord.init)
+            // Gone since (its holder released it): the next read finds the variant or takes the lease.
+            guard let current else { return false }
+            guard current.expires < Int64(Date().timeIntervalSince1970) else { return false }
+            metrics.resultStorage("lease_expired")
+            try await store.remove(name)
+            guard try await store.create(name, record.encoded) else { return false }
+            heldLeases.withLock { _ = $0.insert(key) }
+            metrics.resultStorage("lease_taken")
+            return true
+        } catch {
+            metrics.resultStorage("lease_error")
+            logger.warning("result storage lease failed: the variant is made", metadata: ["store": "\(store.description)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Ends this node's lease on `key` (the variant could not be made), on its own task.
+    func release(key: String) {
+        guard heldLeases.withLock({ $0.contains(key) }) else { return }
+        Task { await releaseNow(key: key) }
+    }
+
+    /// Removes this node's lease on `key`, if it holds one and the lease is still its own.
+    func releaseNow(key: String) async {
+        guard heldLeases.withLock({ $0.remove(key) }) != nil else { return }
+        let name = leaseName(for: key)
+        if let current = try? await store.read(name, maxBytes: 256).flatMap(LeaseRecord.init), current.holder != holder { return }
+        try? await store.remove(name)
+    }
+
+    private func changeWaits(by change: Int) {
+        let ready = leaseWaits.withLock { waits in
+            waits.count += change
+            return waits.satisfied()
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Returns once exactly `count` requests wait on other nodes' leases: how a test knows they
+    /// wait, without polling.
+    func untilWaitingOnLeases(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let now = leaseWaits.withLock { waits -> Bool in
+                guard waits.count != count else { return true }
+                waits.waiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
