@@ -102,7 +102,7 @@ def start():
     for argument in sys.argv[1:]:
         container, files = argument.split("=", 1)
         urllib.request.urlopen(urllib.request.Request(f"{storage}/{container}", method="PUT", headers={"X-Auth-Token": token})).close()
-        for path in files.split(","):
+        for path in filter(None, files.split(",")):
             name = os.path.basename(path)
             with open(path, "rb") as f:
                 request = urllib.request.Request(f"{storage}/{container}/{urllib.parse.quote(name)}", data=f.read(), method="PUT", headers={"X-Auth-Token": token})

@@ -31,7 +31,10 @@ final class ResultStorage: Sendable {
     }
 
     /// The storage `settings` name; an S3 store signs with `s3` unless the settings name their own.
-    init(_ settings: ResultStorageSettings, s3: S3Configuration, network: NetworkEnvironment, metrics: ServerMetrics, logger: Logger) throws(ServerError) {
+    init(
+        _ settings: ResultStorageSettings, s3: S3Configuration, swift: SwiftConfiguration, network: NetworkEnvironment, metrics: ServerMetrics,
+        logger: Logger
+    ) throws(ServerError) {
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
@@ -42,7 +45,16 @@ final class ResultStorage: Sendable {
             #if HTTPClientLoader
                 store = S3ResultStore(
                     bucket: bucket, s3: S3DataLoader(settings.s3 ?? s3),
-                    call: S3DataLoader.ObjectCall(network: network, timeoutWithoutBytes: settings.readTimeout))
+                    call: ObjectStoreCall(network: network, timeoutWithoutBytes: settings.readTimeout))
+            #else
+                throw ServerError(
+                    status: 500, "--result-storage (IMAGO_RESULT_STORAGE) \(settings.description): this build has no HTTP client (HTTPClientLoader)")
+            #endif
+        case .swift(let container):
+            #if HTTPClientLoader
+                store = SwiftResultStore(
+                    container: container, swift: SwiftDataLoader(settings.swift ?? swift),
+                    call: ObjectStoreCall(network: network, timeoutWithoutBytes: settings.readTimeout))
             #else
                 throw ServerError(
                     status: 500, "--result-storage (IMAGO_RESULT_STORAGE) \(settings.description): this build has no HTTP client (HTTPClientLoader)")

@@ -9,6 +9,8 @@ public struct ResultStorageSettings: Sendable {
         case folder(URL)
         /// An S3 bucket (`s3://bucket/prefix`).
         case s3(bucket: String)
+        /// An OpenStack Swift container (`swift://container/prefix`).
+        case swift(container: String)
     }
 
     /// The store.
@@ -17,6 +19,8 @@ public struct ResultStorageSettings: Sendable {
     public var prefix: String
     /// The S3 store's endpoint, region and key; nil: those of ``ServerConfiguration/s3``.
     public var s3: S3Configuration?
+    /// The Swift store's auth URL, user and key; nil: those of ``ServerConfiguration/swift``.
+    public var swift: SwiftConfiguration?
     /// A variant stored longer ago is made again (thumbor's `RESULT_STORAGE_EXPIRATION_SECONDS`);
     /// nil: it stands until the store's own expiry removes it.
     public var timeToLive: Duration?
@@ -39,8 +43,8 @@ public struct ResultStorageSettings: Sendable {
         self.prefix = prefix
     }
 
-    /// The settings a `--result-storage` URL names: `file:///path`, `s3://bucket[/prefix]`; nil
-    /// for anything else.
+    /// The settings a `--result-storage` URL names: `file:///path`, `s3://bucket[/prefix]`,
+    /// `swift://container[/prefix]`; nil for anything else.
     public init?(url text: String) {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else { return nil }
         let path = url.path(percentEncoded: false)
@@ -51,6 +55,10 @@ public struct ResultStorageSettings: Sendable {
         case "s3":
             guard let bucket = url.host(percentEncoded: false), S3Configuration.isBucketName(bucket), url.query == nil, url.user == nil else { return nil }
             self.init(location: .s3(bucket: bucket), prefix: Self.plainPrefix(path))
+        case "swift":
+            guard let container = url.host(percentEncoded: false), !container.isEmpty, container.utf8.count <= 256, url.query == nil, url.user == nil
+            else { return nil }
+            self.init(location: .swift(container: container), prefix: Self.plainPrefix(path))
         default:
             return nil
         }
@@ -66,6 +74,7 @@ public struct ResultStorageSettings: Sendable {
         switch location {
         case .folder(let url): url.absoluteString
         case .s3(let bucket): "s3://\(bucket)" + (prefix.isEmpty ? "" : "/" + prefix)
+        case .swift(let container): "swift://\(container)" + (prefix.isEmpty ? "" : "/" + prefix)
         }
     }
 }

@@ -10,7 +10,7 @@
     struct S3ResultStore: ResultStore {
         let bucket: String
         let s3: S3DataLoader
-        let call: S3DataLoader.ObjectCall
+        let call: ObjectStoreCall
 
         var description: String { "s3://\(bucket)" }
 

@@ -92,7 +92,8 @@ public final class ImageService: Sendable {
         // A watermark file read at start is named by its bytes: another file at the same path is another output.
         resultStorage = try configuration.resultStorage.map { settings throws(ServerError) in
             try ResultStorage(
-                settings, s3: configuration.s3, network: NetworkEnvironment(proxies: configuration.proxies, trustRoots: configuration.trustRoots),
+                settings, s3: configuration.s3, swift: configuration.swift,
+                network: NetworkEnvironment(proxies: configuration.proxies, trustRoots: configuration.trustRoots),
                 metrics: metrics, logger: logger)
         }
         outputIdentity =

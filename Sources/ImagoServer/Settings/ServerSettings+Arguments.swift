@@ -36,7 +36,7 @@ extension ServerSettings {
     static let ambientVariables: Set<String> = [
         "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION",
         "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_STS", "HOME", "GOOGLE_APPLICATION_CREDENTIALS",
-        "STORAGE_EMULATOR_HOST",
+        "STORAGE_EMULATOR_HOST", "ST_AUTH", "ST_USER", "ST_KEY",
         "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
     ]
 

@@ -7,12 +7,12 @@ extension ServerSettings {
     static let resultStorage: [ServerSetting] = ServerSetting.compound(
         .part(
             "--result-storage", "IMAGO_RESULT_STORAGE", peers: [.same("IMGPROXY_CACHE_USE"), .thumbor("RESULT_STORAGE")],
-            "where every node keeps and looks for made variants: file:///path or s3://bucket/prefix (imgproxy's fs or s3 and thumbor's storage modules are read with their settings); default none"
+            "where every node keeps and looks for made variants: file:///path, s3://bucket/prefix or swift://container/prefix (imgproxy's fs, s3 or swift and thumbor's storage modules are read with their settings); default none"
         ),
         .part(
             "--result-storage-bucket", "IMAGO_RESULT_STORAGE_BUCKET",
             peers: [.same("IMGPROXY_CACHE_BUCKET"), .thumbor("AWS_RESULT_STORAGE_BUCKET_NAME"), .thumbor("TC_AWS_RESULT_STORAGE_BUCKET")],
-            "the bucket of a store named by its kind (s3), not by a URL"),
+            "the bucket (or Swift container) of a store named by its kind (s3, swift), not by a URL"),
         .part(
             "--result-storage-prefix", "IMAGO_RESULT_STORAGE_PREFIX",
             peers: [.same("IMGPROXY_CACHE_PATH_PREFIX"), .thumbor("AWS_RESULT_STORAGE_ROOT_PATH"), .thumbor("TC_AWS_RESULT_STORAGE_ROOT_PATH")],
@@ -66,6 +66,10 @@ extension ServerSettings {
             if let region = texts[5] { s3.region = region }
             settings.s3 = s3
         }
+        if case .swift = settings.location {
+            // As the sources' Swift, or as python-swiftclient reads it (ST_AUTH, ST_USER, ST_KEY) when --swift is off.
+            settings.swift = configuration.readsSwift ? configuration.swift : SwiftConfiguration.standard(environment: values)
+        }
         if let ttl = texts[6] {
             guard let seconds = Double(ttl), seconds.isFinite, seconds >= 0, seconds < 1e9 else {
                 throw ServerSetting.invalid("--result-storage-ttl", "IMAGO_RESULT_STORAGE_TTL")
@@ -94,7 +98,8 @@ extension ResultStorageSettings {
         }
         if text.contains("://") {
             guard let settings = ResultStorageSettings(url: text) else {
-                throw ServerError(status: 500, "--result-storage (IMAGO_RESULT_STORAGE) is not a file:///path or s3://bucket/prefix URL")
+                throw ServerError(
+                    status: 500, "--result-storage (IMAGO_RESULT_STORAGE) is not a file:///path, s3://bucket/prefix or swift://container/prefix URL")
             }
             return settings
         }
@@ -112,12 +117,17 @@ extension ResultStorageSettings {
                 throw missing("--result-storage-bucket, an S3 bucket name")
             }
             return ResultStorageSettings(location: .s3(bucket: bucket), prefix: thumborAWS && prefix == nil ? "rs" : "")
+        case "swift":
+            guard let bucket, !bucket.isEmpty, bucket.utf8.count <= 256, !bucket.contains("/") else {
+                throw missing("--result-storage-bucket, a Swift container")
+            }
+            return ResultStorageSettings(location: .swift(container: bucket))
         case "thumbor.result_storages.no_storage":
             return nil
         default:
             throw ServerError(
                 status: 500,
-                "--result-storage (IMAGO_RESULT_STORAGE) \(text.prefix(80)): Imago keeps results in file:// and s3:// stores (imgproxy's fs and s3, thumbor's file_storage and thumbor_aws)"
+                "--result-storage (IMAGO_RESULT_STORAGE) \(text.prefix(80)): Imago keeps results in file://, s3:// and swift:// stores (imgproxy's fs, s3 and swift; thumbor's file_storage and thumbor_aws)"
             )
         }
     }

@@ -43,7 +43,7 @@ struct ResultStorageS3Tests {
 
             // The object as the store holds it, read and rewritten with a byte flipped.
             let s3 = S3DataLoader(store.s3!)
-            let call = S3DataLoader.ObjectCall()
+            let call = ObjectStoreCall()
             let storage = try #require(first.resultStorage)
             let listed = try #require(try await Self.onlyObject(s3, call, peer))
             var bytes = try #require(try await s3.object(bucket: "results", key: listed, maxBytes: 1 << 24, call))
@@ -86,7 +86,7 @@ struct ResultStorageS3Tests {
 
     /// The one variant object in the bucket (leases aside): found by asking for each name the
     /// listing gives; moto lists with `GET /results?list-type=2`.
-    static func onlyObject(_ s3: S3DataLoader, _ call: S3DataLoader.ObjectCall, _ peer: ObjectStorePeer.S3) async throws -> String? {
+    static func onlyObject(_ s3: S3DataLoader, _ call: ObjectStoreCall, _ peer: ObjectStorePeer.S3) async throws -> String? {
         let url = URL(string: "http://127.0.0.1:\(peer.port)/results?list-type=2")!
         let credentials = AWSCredentials(accessKeyID: peer.accessKeyID, secretAccessKey: peer.secretAccessKey)
         var headers = AWSSignatureV4(credentials: credentials, region: "us-east-1").headers(url: url, date: Date())
@@ -129,6 +129,14 @@ struct ResultStorageS3Tests {
         #expect(imgproxyS3.location == .s3(bucket: "cache") && imgproxyS3.s3?.endpoint?.absoluteString == "http://127.0.0.1:9000")
         #expect(imgproxyS3.s3?.region == "us-east-2")
 
+        let swift = try #require(
+            try storage([
+                "IMGPROXY_CACHE_USE": "swift", "IMGPROXY_CACHE_BUCKET": "results", "ST_AUTH": "http://127.0.0.1:8080/auth/v1.0", "ST_USER": "a:u",
+                "ST_KEY": "k",
+            ]))
+        #expect(swift.location == .swift(container: "results") && swift.swift?.authURL?.absoluteString == "http://127.0.0.1:8080/auth/v1.0")
+        #expect(try storage(["IMAGO_RESULT_STORAGE": "swift://results/a/b"])?.prefix == "a/b")
+
         let thumbor = try #require(
             try storage([
                 "thumbor.conf:RESULT_STORAGE": "thumbor_aws.result_storage", "thumbor.conf:AWS_RESULT_STORAGE_BUCKET_NAME": "thumbs",
@@ -156,12 +164,13 @@ struct ResultStorageS3Tests {
         }
         #expect(
             refusal(["IMAGO_RESULT_STORAGE": "gs://bucket/x"]).contains(
-                "--result-storage (IMAGO_RESULT_STORAGE) is not a file:///path or s3://bucket/prefix URL"))
+                "--result-storage (IMAGO_RESULT_STORAGE) is not a file:///path, s3://bucket/prefix or swift://container/prefix URL"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "s3://bad..bucket/x"]).contains("--result-storage"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "file://relative"]).contains("--result-storage"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "gcs"]).contains("IMGPROXY_CACHE_USE"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "fs"]).contains("IMGPROXY_CACHE_FS_ROOT"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "s3"]).contains("--result-storage-bucket"))
+        #expect(refusal(["IMGPROXY_CACHE_USE": "swift"]).contains("a Swift container"))
         #expect(refusal(["thumbor.conf:RESULT_STORAGE": "tc_redis.result_storages.redis"]).contains("thumbor.conf:RESULT_STORAGE"))
         #expect(refusal(["IMAGO_RESULT_STORAGE_BUCKET": "b"]).contains("--result-storage-bucket (IMAGO_RESULT_STORAGE_BUCKET) is set without --result-storage"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "file:///x", "IMAGO_RESULT_STORAGE_TTL": "-1"]).contains("--result-storage-ttl"))

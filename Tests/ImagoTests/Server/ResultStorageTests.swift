@@ -57,6 +57,17 @@ struct ResultStorageTests {
         Set(try FileManager.default.subpathsOfDirectory(atPath: root.path).filter { $0.split(separator: "/").last?.count == 64 })
     }
 
+    /// The digest a variant of `path` is stored under (nodes of default settings): the name of the
+    /// object a node over a folder of its own writes.
+    static func digest(of path: String) async throws -> String {
+        let (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let node = try Self.node(store)
+        _ = await Self.get(node, path)
+        await node.resultStorage?.untilWritten()
+        return String(try #require(try Self.objects(root).first?.split(separator: "/").last))
+    }
+
     static func folder() throws -> (URL, ResultStorageSettings) {
         let root = try temporaryDirectory()
         return (root, ResultStorageSettings(location: .folder(root), prefix: "variants"))
@@ -242,13 +253,7 @@ struct ResultStorageTests {
         store.leaseDuration = .seconds(30)
         let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
         let path = "/insecure/rs:fit:40:40/plain/" + photo.absoluteString + "@png"
-        // The variant's digest, from the object another store of the same settings holds.
-        let (otherRoot, otherStore) = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: otherRoot) }
-        let other = try Self.node(otherStore)
-        _ = await Self.get(other, path)
-        await other.resultStorage?.untilWritten()
-        let digest = try #require(try Self.objects(otherRoot).first?.split(separator: "/").last)
+        let digest = try await Self.digest(of: path)
         let node = try Self.node(store)
         let storage = try #require(node.resultStorage)
         let lease = root.appendingPathComponent("variants/leases/\(digest)")

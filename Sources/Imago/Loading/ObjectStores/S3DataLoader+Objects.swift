@@ -9,23 +9,9 @@
     /// results, not a source): with the loader's endpoint, key, role and region, no bucket rule
     /// (the bucket is the operator's), no redirect followed.
     extension S3DataLoader {
-        /// What a call to the store needs besides the object: the network it goes over and how long
-        /// the store may go without sending a byte.
-        public struct ObjectCall: Sendable {
-            /// The proxies and certificate authorities of the environment.
-            public var network: NetworkEnvironment
-            /// How long the store may go without sending a byte.
-            public var timeoutWithoutBytes: Duration
-
-            /// A call over `network` given up after `timeoutWithoutBytes` of silence.
-            public init(network: NetworkEnvironment = NetworkEnvironment(), timeoutWithoutBytes: Duration = .seconds(5)) {
-                (self.network, self.timeoutWithoutBytes) = (network, timeoutWithoutBytes)
-            }
-        }
-
         /// The bytes of `key` in `bucket`, nil when S3 has no such object (404); more than
         /// `maxBytes` is an error, as is any status but 200 and 404 (with S3's error code).
-        public func object(bucket: String, key: String, maxBytes: Int, _ call: ObjectCall) async throws(ImagoError) -> Data? {
+        public func object(bucket: String, key: String, maxBytes: Int, _ call: ObjectStoreCall) async throws(ImagoError) -> Data? {
             // An error's document may be longer than a small object.
             let (status, _, body) = try await send(
                 .GET, bucket: bucket, key: key, body: nil, extra: [:], maxBytes: max(maxBytes, HTTPDataLoader.maxFailureBodyBytes), call)
@@ -43,7 +29,7 @@
         /// written.
         @discardableResult
         public func putObject(
-            bucket: String, key: String, data: Data, contentType: String = "application/octet-stream", onlyIfAbsent: Bool = false, _ call: ObjectCall
+            bucket: String, key: String, data: Data, contentType: String = "application/octet-stream", onlyIfAbsent: Bool = false, _ call: ObjectStoreCall
         ) async throws(ImagoError) -> Bool {
             var extra: HeaderFields = ["Content-Type": contentType]
             if onlyIfAbsent { extra["If-None-Match"] = "*" }
@@ -57,13 +43,13 @@
         }
 
         /// Removes `key` from `bucket` (S3 answers 204 whether it was there or not).
-        public func deleteObject(bucket: String, key: String, _ call: ObjectCall) async throws(ImagoError) {
+        public func deleteObject(bucket: String, key: String, _ call: ObjectStoreCall) async throws(ImagoError) {
             let (status, _, body) = try await send(.DELETE, bucket: bucket, key: key, body: nil, extra: [:], maxBytes: 64 << 10, call)
             guard status == 204 || status == 200 || status == 404 else { throw Self.failure(status, body, bucket: bucket, key: key) }
         }
 
         private func send(
-            _ method: HTTPMethod, bucket: String, key: String, body: Data?, extra: HeaderFields, maxBytes: Int, _ call: ObjectCall
+            _ method: HTTPMethod, bucket: String, key: String, body: Data?, extra: HeaderFields, maxBytes: Int, _ call: ObjectStoreCall
         ) async throws(ImagoError) -> (status: Int, headers: HeaderFields, body: Data) {
             guard S3Object.isBucketName(bucket), !key.isEmpty else { throw ImagoError(.invalidURL, url: nil) }
             let url = configuration.httpURL(for: S3Object(bucket: bucket, key: key, version: nil), region: configuration.region)

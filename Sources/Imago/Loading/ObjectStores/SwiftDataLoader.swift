@@ -17,8 +17,8 @@
         public let loaderPriority: Int
         /// Where and as whom requests are made.
         public let configuration: SwiftConfiguration
-        private let http = HTTPDataLoader()
-        private let session: SwiftSession
+        let http = HTTPDataLoader()
+        let session: SwiftSession
 
         /// A loader for `configuration`.
         public init(_ configuration: SwiftConfiguration, loaderPriority: Int = 0) {
