@@ -13,7 +13,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config bc openssl librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps peers build demo test test-thumbor cluster-demo soak image test-image lint format docs bench bench-server bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps peers build demo test test-thumbor cluster-demo cluster-demo-hashed soak image test-image lint format docs bench bench-server bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -77,9 +77,15 @@ test-thumbor: deps peers
 		$(SWIFT) test --skip-build $(TEST_TRAITS) --filter ThumborParity
 	IMAGO_DETECTION_REFERENCE=1 $(SWIFT) test --skip-build $(TEST_TRAITS) --filter "CascadeDetectionTests|FaceDetectorTests|ImgproxyFacesTests|CLIFacesTests"
 
-# Two `imago serve` nodes behind nginx (deploy/nginx.conf) on loopback: 1,000 requests over 100
-# variants, what was fetched and made where, nginx's hit ratio, then one node killed.
+# A fleet of three `imago serve` nodes behind nginx's plain round robin (deploy/nginx-fleet.conf),
+# sharing one result store: 300 requests over 100 variants, what was made and fetched where, then
+# every node killed and replaced by one with an empty disk, and the same requests again.
 cluster-demo: deps
+	$(SWIFT) build --product imago
+	IMAGO=$$($(SWIFT) build --show-bin-path)/imago deploy/fleet-demo
+
+# The other way: two nodes behind deploy/nginx.conf (URLs hashed to nodes, nginx's cache), no shared store.
+cluster-demo-hashed: deps
 	$(SWIFT) build --product imago
 	IMAGO=$$($(SWIFT) build --show-bin-path)/imago deploy/cluster-demo
 

@@ -6,7 +6,8 @@ deployed file. With an origin port and folder, a second server block serves that
 sources' origin (fresh for an hour).
 
 Usage: local_nginx.py WORK FRONT_PORT NODE_PORT,NODE_PORT... [ORIGIN_PORT ORIGIN_ROOT]
-Writes WORK/nginx/nginx.conf and makes the folders nginx needs there.
+Writes WORK/nginx/nginx.conf and makes the folders nginx needs there. NGINX_CONF names another
+file of deploy/ to render (nginx-fleet.conf).
 """
 
 import os
@@ -16,12 +17,13 @@ import sys
 DEPLOY = os.path.dirname(os.path.abspath(__file__))
 
 
-def render(work, front, nodes, origin=None):
-    """Writes `work`/nginx/nginx.conf: nginx on 127.0.0.1:`front` before the node ports `nodes`,
-    with `origin` = (port, folder) served beside it when given. Returns the file's path."""
+def render(work, front, nodes, origin=None, conf="nginx.conf"):
+    """Writes `work`/nginx/nginx.conf from deploy/`conf`: nginx on 127.0.0.1:`front` before the
+    node ports `nodes`, with `origin` = (port, folder) served beside it when given. Returns the
+    file's path."""
     os.makedirs(f"{work}/nginx/tmp", exist_ok=True)
     os.makedirs(f"{work}/nginx/cache", exist_ok=True)
-    text = open(f"{DEPLOY}/nginx.conf").read()
+    text = open(f"{DEPLOY}/{conf}").read()
     lines = "".join(f"        server 127.0.0.1:{port} max_fails=1 fail_timeout=10s;\n" for port in nodes)
     text = re.sub(r"( *# nodes\n).*?( *# end nodes\n)", lambda m: m.group(1) + lines + m.group(2), text, flags=re.S)
     # nginx only switches user when it runs as root; the files are then made theirs.
@@ -69,4 +71,4 @@ if __name__ == "__main__":
         sys.exit(__doc__)
     work, front, nodes = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
     origin = (sys.argv[4], sys.argv[5]) if len(sys.argv) == 6 else None
-    print(render(work, front, nodes, origin))
+    print(render(work, front, nodes, origin, os.environ.get("NGINX_CONF", "nginx.conf")))

@@ -59,4 +59,50 @@ struct ClusterDemoTests {
         #expect(summary.afterKill.ok == summary.afterKill.requests && summary.afterKill.requests > 0)
         #expect(summary.afterKill.node1Encodes >= summary.encodesByNode[0] + 24, "node 1 made every new variant once node 2 was gone")
     }
+
+    struct FleetSummary: Decodable {
+        struct Round: Decodable {
+            var ok: Int
+            var made: Int
+            var sourceFetches: Int
+            var sharedHits: Int
+        }
+        var requests: Int
+        var variants: Int
+        var sources: Int
+        var round1: Round
+        var replaced: Round
+    }
+
+    @Test(
+        "make cluster-demo's fleet: three nodes behind round robin sharing a folder store make each variant once; replaced with empty disks, they make and fetch nothing"
+    )
+    func fleetDemo() async throws {
+        let project = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../").standardizedFileURL
+        let folder = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let json = folder.appendingPathComponent("fleet.json")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [project.appendingPathComponent("deploy/fleet-demo").path]
+        process.environment = ProcessInfo.processInfo.environment.merging([
+            "IMAGO": ServeCommandTests.executable.path, "FLEET_REQUESTS": "60", "FLEET_VARIANTS": "20", "FLEET_SOURCE_COUNT": "4",
+            "FLEET_JSON": json.path,
+        ]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let (status, text) = await offThePool {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        #expect(status == 0, "\(text)")
+        let summary = try JSONDecoder().decode(FleetSummary.self, from: Data(contentsOf: json))
+        #expect(summary.round1.ok == 60 && summary.round1.made == 20, "each variant made once across the fleet: \(text)")
+        #expect(summary.round1.sourceFetches <= 3 * 4, "a node fetches a source it needs once: \(text)")
+        #expect(summary.replaced.ok == 60 && summary.replaced.made == 0 && summary.replaced.sourceFetches == 0, "\(text)")
+        #expect(summary.replaced.sharedHits > 0)
+    }
 }
