@@ -13,7 +13,7 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config bc openssl librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps peers build demo test test-thumbor cluster-demo cluster-demo-hashed soak image test-image lint format docs bench bench-server bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
+.PHONY: deps peers build demo test test-thumbor cluster-demo cluster-demo-hashed soak image test-image lint format docs bench bench-server bench-store bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -172,6 +172,16 @@ bench-server: deps
 	@Benchmarks/.venv/bin/python -c "import ssimulacra2, scipy" 2>/dev/null || Benchmarks/.venv/bin/pip install -q ssimulacra2==0.3.0 scipy==1.17.1
 	cd Benchmarks && $(SWIFT) build -c release --product imago
 	cd Benchmarks && .venv/bin/python server_bench.py $$($(SWIFT) build -c release --show-bin-path)/imago $(CURDIR)/BENCHMARKS.md --append
+
+# Result storage (issue 61): a shared-store hit against a local-disk hit and a cold make, beside
+# thumbor 7.8's file result storage hit (Benchmarks/store_bench.py, release build).
+bench-store: deps
+	@dpkg -s $(BENCH_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(BENCH_PACKAGES); }
+	@[ -x Benchmarks/.venv/bin/python ] || python3 -m venv Benchmarks/.venv
+	@Benchmarks/.venv/bin/python -c "import PIL" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pillow
+	@[ -x Benchmarks/.venv/bin/thumbor ] || Benchmarks/.venv/bin/pip install -q thumbor==7.8.0
+	cd Benchmarks && $(SWIFT) build -c release --product imago
+	cd Benchmarks && .venv/bin/python store_bench.py $$($(SWIFT) build -c release --show-bin-path)/imago
 
 # A day's traffic in about ten minutes (deploy/soak.py): two release `imago serve` nodes behind
 # deploy/nginx.conf, a mix of hits, misses, every imgproxy option, bad signatures, slow, stalled,

@@ -70,7 +70,7 @@ extension ResultStorage {
         metrics.resultStorage("lease_wait")
         changeWaits(by: 1)
         defer { changeWaits(by: -1) }
-        let bound = ContinuousClock.now + settings.leaseDuration
+        let bound = ContinuousClock.now + min(settings.leaseDuration, settings.maxLeaseWait)
         var interval = Duration.milliseconds(50)
         while ContinuousClock.now < bound {
             do {

@@ -16,6 +16,9 @@ final class ResultStorage: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     private let pending = Locked(Pending())
+    /// Reads under way at once: ``ResultStorageSettings/concurrentReads`` of at most
+    /// ``ResultStorageSettings/maxObjectBytes`` each.
+    private let readSlots: ReadSlots
     /// This node's leases: keys it is making for the fleet.
     let heldLeases = Locked<Set<String>>([])
     /// Who this node is in a lease it takes.
@@ -36,6 +39,7 @@ final class ResultStorage: Sendable {
         logger: Logger
     ) throws(ServerError) {
         self.settings = settings
+        readSlots = ReadSlots(settings.concurrentReads)
         self.metrics = metrics
         self.logger = logger
         switch settings.location {
@@ -86,7 +90,9 @@ final class ResultStorage: Sendable {
         let (store, maxBytes) = (self.store, settings.maxObjectBytes)
         let data: Data?
         do {
-            data = try await WorkDeadline.value(of: Task { try await store.read(name, maxBytes: maxBytes) }, within: settings.readTimeout)
+            let slots = readSlots
+            data = try await WorkDeadline.value(
+                of: Task { try await slots.withSlot { try await store.read(name, maxBytes: maxBytes) } }, within: settings.readTimeout)
         } catch {
             metrics.resultStorage("error")
             let said = error as? ServerError == .workTimedOut ? "no answer within \(settings.readTimeout)" : "\(error)"

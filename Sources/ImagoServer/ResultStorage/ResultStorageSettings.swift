@@ -32,7 +32,13 @@ public struct ResultStorageSettings: Sendable {
     /// service sets it from its work timeout unless it is set.
     public var leaseDuration: Duration = .seconds(40)
     /// The largest object read or written: a store cannot make a node hold more.
-    public var maxObjectBytes = 32 << 20
+    public var maxObjectBytes = 16 << 20
+    /// Reads from the store at once (others wait their turn): with ``maxObjectBytes``, the memory
+    /// reads may hold (128 MB by default), bounded before a byte arrives.
+    public var concurrentReads = 8
+    /// How long a request waits for a variant another node is making (its lease) before it makes
+    /// it itself; the service's work timeout when read from the settings.
+    public var maxLeaseWait: Duration = .seconds(30)
     /// Bytes of written variants waiting to be sent to the store at most; past them a variant is
     /// not stored (and counted), so a slow store cannot fill the node's memory.
     public var maxPendingBytes = 64 << 20

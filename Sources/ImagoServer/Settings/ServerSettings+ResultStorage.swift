@@ -84,6 +84,8 @@ extension ServerSettings {
         }
         // A lease stands as long as a make may take, and the write after it.
         settings.leaseDuration = configuration.workTimeout + .seconds(10)
+        // A request waits for another node's make no longer than for its own.
+        settings.maxLeaseWait = configuration.workTimeout
         configuration.resultStorage = settings
     }
 }
