@@ -97,7 +97,13 @@ extension ImageService {
             variants.setValue(stored, forKey: plan.key, cost: stored.body.readableBytes)
             return stored
         }
-        return try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
+        do {
+            return try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
+        } catch let refusal as ServerError where refusal == plan.failures.queueFull || refusal == .overloaded {
+            // Refused before any work began: a lease taken for it ends now, not when it expires.
+            await resultStorage?.releaseNow(key: diskKey(for: plan))
+            throw refusal
+        }
     }
 
     /// `plan`'s variant as the node's disk or the shared store keeps it; a variant read from the

@@ -280,6 +280,30 @@ struct ResultStorageTests {
         try await origin.shutdown()
     }
 
+    @Test("a request refused because every worker is busy (429) ends the lease it took, so other nodes need not wait for it to expire")
+    func refusedEndsLease() async throws {
+        let origin = try await TestOrigin.start()
+        let (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let node = try Self.node(store) {
+            $0.workers = 1
+            $0.requestsQueueSize = 0
+        }
+        let leases = root.appendingPathComponent("variants/leases")
+        let held = Task { await Self.get(node, "/insecure/rs:fit:40:40/plain/" + photo.absoluteString + "?gate=busy@png") }
+        await origin.wait { $0.requests.count == 1 }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: leases.path).count == 1)
+        let refused = await Self.get(node, "/insecure/rs:fit:41:41/plain/" + photo.absoluteString + "@png")
+        #expect(refused.status == 429)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: leases.path).count == 1, "the refused request's lease is still there")
+        origin.release("busy")
+        #expect(await held.value.status == 200)
+        await node.resultStorage?.untilWritten()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: leases.path).isEmpty)
+        try await origin.shutdown()
+    }
+
     @Test("a store that refuses connections, or accepts and never answers: every request is answered by making the variant, within the read timeout")
     func failingStores() async throws {
         let origin = try await TestOrigin.start()
