@@ -42,7 +42,7 @@ extension ResultStorage {
     /// Requests waiting on another node's lease, and who waits for their number (tests).
     struct LeaseWaits {
         var count = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(id: UUID, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
         mutating func satisfied() -> [CheckedContinuation<Void, Never>] {
             let ready = waiters.filter { $0.count == count }.map(\.continuation)
@@ -150,14 +150,24 @@ extension ResultStorage {
 
     /// Returns once exactly `count` requests wait on other nodes' leases: how a test knows they
     /// wait, without polling.
+    /// A cancelled caller returns at once.
     func untilWaitingOnLeases(_ count: Int) async {
-        await withCheckedContinuation { continuation in
-            let now = leaseWaits.withLock { waits -> Bool in
-                guard waits.count != count else { return true }
-                waits.waiters.append((count, continuation))
-                return false
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = leaseWaits.withLock { waits -> Bool in
+                    guard waits.count != count, !Task.isCancelled else { return true }
+                    waits.waiters.append((id, count, continuation))
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if now { continuation.resume() }
+        } onCancel: {
+            let waiter = leaseWaits.withLock { waits -> CheckedContinuation<Void, Never>? in
+                guard let index = waits.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return waits.waiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 }

@@ -17,6 +17,8 @@ struct ResultStorageS3Tests {
         store.s3 = S3Configuration(
             region: "us-east-1", endpoint: peer.endpoint,
             credentials: AWSCredentials(accessKeyID: peer.accessKeyID, secretAccessKey: secret ?? peer.secretAccessKey))
+        // Slow under the whole suite: a read that timed out would be a miss, and the test's counts wrong.
+        store.readTimeout = .seconds(60)
         return store
     }
 

@@ -15,6 +15,8 @@ struct ResultStorageSwiftTests {
     static func store(_ peer: ObjectStorePeer.Swift, key: String? = nil) -> ResultStorageSettings {
         var store = ResultStorageSettings(url: "swift://results/fleet")!
         store.swift = SwiftConfiguration(authURL: peer.authURL, user: peer.user, key: key ?? peer.key)
+        // Slow under the whole suite: a read that timed out would be a miss, and the test's counts wrong.
+        store.readTimeout = .seconds(60)
         return store
     }
 

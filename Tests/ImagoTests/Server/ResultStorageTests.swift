@@ -11,7 +11,7 @@ import Testing
 /// `--result-storage`: nodes that share a store of made variants (a folder here, moto's S3 in
 /// ``ResultStorageS3Tests``) make each variant once, whatever node a request reaches, and never
 /// serve what a store holds without validating it.
-@Suite("result storage: variants shared by a fleet's nodes")
+@Suite("result storage: variants shared by a fleet's nodes", .timeLimit(.minutes(3)))
 struct ResultStorageTests {
     /// A node: a service of its own (memory, no disk) over the shared store.
     static func node(
@@ -208,6 +208,10 @@ struct ResultStorageTests {
     /// node's make is held at the origin until both others wait on its lease; then one make, one
     /// fetch, 50 identical answers.
     static func oneMakeForTheFleet(_ store: ResultStorageSettings, origin: TestOrigin, gate: String) async throws {
+        // A busy machine (the whole suite at once) must not turn a slow read into a miss that
+        // makes the variant beside the lease: that would wait at the gate this test holds.
+        var store = store
+        store.readTimeout = .seconds(60)
         let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/\(gate).jpg")
         let path = "/insecure/rs:fill:72:48/plain/" + photo.absoluteString + "?gate=\(gate)@webp"
         let nodes = try (0..<3).map { _ in try Self.node(store) }
