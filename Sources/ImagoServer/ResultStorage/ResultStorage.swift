@@ -43,27 +43,26 @@ final class ResultStorage: Sendable {
         self.metrics = metrics
         self.logger = logger
         switch settings.location {
-        case .folder(let root):
-            store = FolderResultStore(root: root)
-        case .s3(let bucket):
-            #if HTTPClientLoader
-                store = S3ResultStore(
-                    bucket: bucket, s3: S3DataLoader(settings.s3 ?? s3),
-                    call: ObjectStoreCall(network: network, timeoutWithoutBytes: settings.readTimeout))
-            #else
-                throw ServerError(
-                    status: 500, "--result-storage (IMAGO_RESULT_STORAGE) \(settings.description): this build has no HTTP client (HTTPClientLoader)")
-            #endif
-        case .swift(let container):
-            #if HTTPClientLoader
-                store = SwiftResultStore(
-                    container: container, swift: SwiftDataLoader(settings.swift ?? swift),
-                    call: ObjectStoreCall(network: network, timeoutWithoutBytes: settings.readTimeout))
-            #else
-                throw ServerError(
-                    status: 500, "--result-storage (IMAGO_RESULT_STORAGE) \(settings.description): this build has no HTTP client (HTTPClientLoader)")
-            #endif
+        case .folder(let root): store = FolderResultStore(root: root)
+        case .s3, .swift: store = try Self.objectStore(settings, s3: s3, swift: swift, network: network)
         }
+    }
+
+    /// The S3 or Swift store `settings` name, signing as the sources do unless the settings name their own.
+    private static func objectStore(
+        _ settings: ResultStorageSettings, s3: S3Configuration, swift: SwiftConfiguration, network: NetworkEnvironment
+    ) throws(ServerError) -> any ResultStore {
+        #if HTTPClientLoader
+            let call = ObjectStoreCall(network: network, timeoutWithoutBytes: settings.readTimeout)
+            switch settings.location {
+            case .s3(let bucket): return S3ResultStore(bucket: bucket, s3: S3DataLoader(settings.s3 ?? s3), call: call)
+            case .swift(let container): return SwiftResultStore(container: container, swift: SwiftDataLoader(settings.swift ?? swift), call: call)
+            case .folder(let root): return FolderResultStore(root: root)
+            }
+        #else
+            throw ServerError(
+                status: 500, "--result-storage (IMAGO_RESULT_STORAGE) \(settings.description): this build has no HTTP client (HTTPClientLoader)")
+        #endif
     }
 
     /// The object name and key digest of the variant keyed `key`.

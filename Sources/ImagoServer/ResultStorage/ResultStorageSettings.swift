@@ -70,7 +70,7 @@ public struct ResultStorageSettings: Sendable {
         }
     }
 
-    /// `path` without its slashes at either end; nil when a part of it is `.` or `..`.
+    /// `path` without its slashes at either end, its `.` and `..` parts left out.
     static func plainPrefix(_ path: String) -> String {
         path.split(separator: "/").filter { $0 != "." && $0 != ".." }.joined(separator: "/")
     }

@@ -28,27 +28,12 @@ struct ClusterDemoTests {
 
     @Test("each variant is made once across the cluster, nginx serves the repeats, and a killed node's share moves to the other")
     func clusterDemo() async throws {
-        let project = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../").standardizedFileURL
         let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let json = folder.appendingPathComponent("summary.json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [project.appendingPathComponent("deploy/cluster-demo").path]
-        process.environment = ProcessInfo.processInfo.environment.merging([
-            "IMAGO": ServeCommandTests.executable.path, "CLUSTER_REQUESTS": "120", "CLUSTER_VARIANTS": "24",
-            "CLUSTER_SOURCE_COUNT": "4", "CLUSTER_JSON": json.path,
-        ]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        // Read and wait on a GCD thread: the demo takes seconds, too long to hold the cooperative pool.
-        let (status, text) = await offThePool {
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+        let (status, text) = try await Self.run(
+            "/bin/bash", "deploy/cluster-demo",
+            ["CLUSTER_REQUESTS": "120", "CLUSTER_VARIANTS": "24", "CLUSTER_SOURCE_COUNT": "4", "CLUSTER_JSON": json.path])
         #expect(status == 0, "\(text)")
         let summary = try JSONDecoder().decode(Summary.self, from: Data(contentsOf: json))
         #expect(summary.ok == 120 && summary.sources == 4)
@@ -78,31 +63,38 @@ struct ClusterDemoTests {
         "make cluster-demo's fleet: three nodes behind round robin sharing a folder store make each variant once; replaced with empty disks, they make and fetch nothing"
     )
     func fleetDemo() async throws {
-        let project = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../").standardizedFileURL
         let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let json = folder.appendingPathComponent("fleet.json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [project.appendingPathComponent("deploy/fleet-demo").path]
-        process.environment = ProcessInfo.processInfo.environment.merging([
-            "IMAGO": ServeCommandTests.executable.path, "FLEET_REQUESTS": "60", "FLEET_VARIANTS": "20", "FLEET_SOURCE_COUNT": "4",
-            "FLEET_JSON": json.path,
-        ]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let (status, text) = await offThePool {
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+        let (status, text) = try await Self.run(
+            "/usr/bin/python3", "deploy/fleet-demo", ["FLEET_REQUESTS": "60", "FLEET_VARIANTS": "20", "FLEET_SOURCE_COUNT": "4", "FLEET_JSON": json.path])
         #expect(status == 0, "\(text)")
         let summary = try JSONDecoder().decode(FleetSummary.self, from: Data(contentsOf: json))
         #expect(summary.round1.ok == 60 && summary.round1.made == 20, "each variant made once across the fleet: \(text)")
         #expect(summary.round1.sourceFetches <= 3 * 4, "a node fetches a source it needs once: \(text)")
         #expect(summary.replaced.ok == 60 && summary.replaced.made == 0 && summary.replaced.sourceFetches == 0, "\(text)")
         #expect(summary.replaced.sharedHits > 0)
+    }
+
+    /// Runs the project's `script` with `interpreter`, the debug `imago` as IMAGO and `environment`:
+    /// its exit status and everything it printed.
+    static func run(_ interpreter: String, _ script: String, _ environment: [String: String]) async throws -> (Int32, String) {
+        let project = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../").standardizedFileURL
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: interpreter)
+        process.arguments = [project.appendingPathComponent(script).path]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment.merging(["IMAGO": ServeCommandTests.executable.path]) { $1 }) {
+            $1
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        // Read and wait on a GCD thread: a demo takes seconds, too long to hold the cooperative pool.
+        return await offThePool {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
     }
 }
