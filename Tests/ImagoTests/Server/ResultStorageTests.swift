@@ -279,7 +279,9 @@ struct ResultStorageTests {
         try FileManager.default.createDirectory(at: standing.deletingLastPathComponent(), withIntermediateDirectories: true)
         try ResultStorage.LeaseRecord(holder: "dead-node", expires: Int64(Date().timeIntervalSince1970) + 1).encoded.write(to: standing)
         #expect(await Self.get(later, path).status == 200)
-        #expect(Self.storeOutcome(later, "lease_wait") == 1 && Self.storeOutcome(later, "lease_expired") == 1)
+        // Whether the request came before the lease's second was up (it waited) or after depends on
+        // the machine's load: either way the lease is taken over once, and the variant made once.
+        #expect(Self.storeOutcome(later, "lease_wait") <= 1 && Self.storeOutcome(later, "lease_expired") == 1)
         #expect(later.workInFlight == 0 && Self.count(later, "imago_serve_encodes_total") == 1)
         try await origin.shutdown()
     }
