@@ -18,6 +18,8 @@ public final class TestOrigin: Sendable {
 
     private struct State {
         var routes: [String: Route] = [:]
+        /// What a path without a route of its own gets (nil: 404).
+        var anyPath: Route?
         var log = Log()
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiterID: UInt64 = 0
@@ -109,8 +111,14 @@ public final class TestOrigin: Sendable {
         }
     }
 
+    /// Serves `route` at every path that has no route of its own (a store that answers every
+    /// object alike: 500s, slowly); nil goes back to 404.
+    public func setRouteForAnyPath(_ route: Route?) {
+        state.withLockedValue { $0.anyPath = route }
+    }
+
     func route(for path: String) -> Route? {
-        state.withLockedValue { $0.routes[path] }
+        state.withLockedValue { $0.routes[path] ?? $0.anyPath }
     }
 
     private func serveFiles(under directory: URL) throws {

@@ -22,6 +22,24 @@ from moto.server import ThreadedMotoServer  # noqa: E402
 
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
+
+
+def exclusive_creates(app):
+    """S3 lets exactly one of two concurrent `PUT`s with `If-None-Match: *` create an object (the
+    other gets 412); moto checks and then stores on its request threads, so two can both succeed.
+    Conditional `PUT`s are served one at a time here, which gives S3's guarantee."""
+    import threading
+    lock = threading.Lock()
+
+    def serve(environ, start_response):
+        if environ.get("REQUEST_METHOD") == "PUT" and environ.get("HTTP_IF_NONE_MATCH") == "*":
+            with lock:
+                return list(app(environ, start_response))
+        return app(environ, start_response)
+    return serve
+
+
+server._server.app = exclusive_creates(server._server.app)
 port = server._server.server_port
 endpoint = f"http://127.0.0.1:{port}"
 setup = dict(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="setup")

@@ -229,9 +229,10 @@ public struct ImageRequest: Sendable, Hashable {
             + (options.contains(.usesEmbeddedThumbnail) ? "|embedded-thumbnail" : "")
     }
 
-    /// The disk cache's key: the URL (or ``imageID``), and the headers and user name when the request sets them
-    /// (never the password).
-    var diskCacheKey: String {
+    /// The key the original is kept under in the ``ImagePipeline/Configuration/diskCache``: the
+    /// URL (or ``imageID``), and the headers and user name when the request sets them (never the
+    /// password).
+    public var diskCacheKey: String {
         var key = imageID.map { "id:" + $0 } ?? url.stringWithoutPassword
         let extra = headers.filter { !HeaderFields.namesMatch($0.name, "Authorization") }
             .map { "\($0.name.lowercased()):\($0.value)" }.sorted()

@@ -86,7 +86,7 @@ extension ImageService {
     }
 
     /// `plan`'s variant, from the first tier that has it: the node's memory, its disk, the shared
-    /// store (``ResultStorage``), else made by a worker. The disk and the store are read before
+    /// store (``SharedStorage``), else made by a worker. The disk and the store are read before
     /// the work queue is entered, so a read holds no worker; one read per key at a time.
     func variant(for plan: VariantPlan) async throws -> EncodedVariant {
         if let kept = variants.value(forKey: plan.key) {
@@ -97,12 +97,20 @@ extension ImageService {
             variants.setValue(stored, forKey: plan.key, cost: stored.body.readableBytes)
             return stored
         }
+        // The source too is looked for in the fleet's store before any worker is taken.
+        let sourceKey = sharedSourceKey(plan)
+        if let sourceKey { await sourceStorage?.prepare(sourceKey) }
         do {
-            return try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
-        } catch let refusal as ServerError where refusal == plan.failures.queueFull || refusal == .overloaded {
-            // Refused before any work began: a lease taken for it ends now, not when it expires.
-            await resultStorage?.releaseNow(key: diskKey(for: plan))
-            throw refusal
+            let made = try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
+            if let sourceKey { await sourceStorage?.ended(sourceKey) }
+            return made
+        } catch {
+            if let sourceKey { await sourceStorage?.ended(sourceKey) }
+            if let refusal = error as? ServerError, refusal == plan.failures.queueFull || refusal == .overloaded {
+                // Refused before any work began: a lease taken for it ends now, not when it expires.
+                await resultStorage?.releaseNow(key: diskKey(for: plan))
+            }
+            throw error
         }
     }
 
@@ -117,17 +125,18 @@ extension ImageService {
             return stored
         }
         guard let resultStorage, sharesResult(plan) else { return nil }
-        let result: StoredResult
+        let result: StoredObject
         switch await resultStorage.read(key: diskKey) {
         case .result(let found): result = found
         case .failed: return nil
         case .absent:
-            // Another node may be making it: one make for the fleet (ResultStorage+Lease).
+            // Another node may be making it: one make for the fleet (SharedStorage+Lease).
             guard case .found(let found) = await resultStorage.lookUpAfterMiss(key: diskKey) else { return nil }
             result = found
         }
         served(from: "variant-shared")
-        let variant = EncodedVariant.stored(result.body, mimeType: result.contentType, etag: result.etag, lastModified: result.lastModified)
+        guard let etag = result.etag else { return nil }
+        let variant = EncodedVariant.stored(result.body, mimeType: result.contentType, etag: etag, lastModified: result.lastModified)
         storeVariant(variant, diskKey)
         return variant
     }
@@ -138,6 +147,15 @@ extension ImageService {
     private func sharesResult(_ plan: VariantPlan) -> Bool {
         guard case .image = plan.product else { return false }
         return plan.sourceHeaders.isEmpty && !plan.delivery.passesSourceCacheControl
+    }
+
+    /// The key `plan`'s original is kept under in the fleet's source store (the pipeline's disk
+    /// key), nil when it is not shared there: sources not fetched over http(s), or fetched with a
+    /// client's cookies or headers.
+    private func sharedSourceKey(_ plan: VariantPlan) -> String? {
+        guard sourceStorage != nil, plan.sourceHeaders.isEmpty, let scheme = plan.source.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return nil }
+        return request(plan, options: []).diskCacheKey
     }
 
     /// Makes `plan`'s variant from the source, keeps it on disk and, after it is answered, in the
@@ -153,7 +171,7 @@ extension ImageService {
             case .passThrough: variant = try await passedThrough(plan)
             }
             storeVariant(variant, diskKey)
-            if let resultStorage, sharesResult(plan) { resultStorage.write(variant, key: diskKey) }
+            if let resultStorage, sharesResult(plan) { resultStorage.write(StoredObject(variant), key: diskKey) }
             return variant
         } catch {
             stages.failed(error, start: start)

@@ -143,14 +143,15 @@ public final class ServerMetrics: Sendable {
         }.increment()
     }
 
-    /// What the shared result store did: `hit`, `miss`, `invalid` (not whole, another key's, or a
-    /// checksum that does not match), `expired`, `error` (a read failed or took too long),
-    /// `written`, `write_error`, `skipped` (too many bytes waiting to be written).
-    func resultStorage(_ outcome: String) {
-        counter(storeOutcomes, outcome) {
+    /// What a shared store did (`imago_result_storage_total`, `imago_source_storage_total`): `hit`,
+    /// `miss`, `invalid` (not whole, another key's, or a checksum that does not match), `expired`,
+    /// `error` (a read failed or took too long), `written`, `write_error`, `skipped` (too many bytes
+    /// waiting to be written), and the lease's outcomes (`lease_taken`, `lease_wait`, ...).
+    func sharedStorage(_ kind: StoredObject.Kind, _ outcome: String) {
+        counter(storeOutcomes, kind.rawValue + "\n" + outcome) { _ in
             MirroredCounter(
-                self.registry, name("result_storage", "total", "What the shared result store did, by outcome."), labels: [("outcome", $0)],
-                mirror: self.mirror)
+                self.registry, name("\(kind.rawValue)_storage", "total", "What the shared \(kind.rawValue) store did, by outcome."),
+                labels: [("outcome", outcome)], mirror: self.mirror)
         }.increment()
     }
 

@@ -41,7 +41,10 @@ public final class ImageService: Sendable {
     /// Reads of the node's disk and the shared store for a variant, one per key at a time.
     let lookups = SingleFlight<String, EncodedVariant?>()
     /// The fleet's shared store of made variants (``ServerConfiguration/resultStorage``).
-    let resultStorage: ResultStorage?
+    let resultStorage: SharedStorage?
+    /// The fleet's shared store of originals (``ServerConfiguration/sourceStorage``): the
+    /// pipeline's disk cache, seen through the store.
+    let sourceStorage: SourceStorage?
     let stages: StageRecorder
     /// Whether each request gets a span (a tracer other than the no-op one was given): without,
     /// a request pays nothing for tracing.
@@ -74,7 +77,14 @@ public final class ImageService: Sendable {
         self.logger = logger
         self.accessLog = accessLog
         mounts = ServiceMount.all(configuration)
-        self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics)
+        let network = NetworkEnvironment(proxies: configuration.proxies, trustRoots: configuration.trustRoots)
+        func shared(_ kind: StoredObject.Kind, _ settings: SharedStorageSettings) throws(ServerError) -> SharedStorage {
+            try SharedStorage(kind, settings, s3: configuration.s3, swift: configuration.swift, network: network, metrics: metrics, logger: logger)
+        }
+        resultStorage = try configuration.resultStorage.map { settings throws(ServerError) in try shared(.result, settings) }
+        let sharedSources = try configuration.sourceStorage.map { settings throws(ServerError) in try shared(.source, settings) }
+        self.pipeline = try pipeline ?? Self.makePipeline(configuration, metrics: metrics, sourceStorage: sharedSources)
+        sourceStorage = self.pipeline.configuration.diskCache as? SourceStorage
         sources = SourceResolver(configuration)
         work = WorkQueue(workers: configuration.workers, lineLength: configuration.queueLength) { [metrics] queued, waited in
             metrics.queued.set(Int64(queued))
@@ -90,12 +100,6 @@ public final class ImageService: Sendable {
         imgproxy = try ImgproxyDialect(configuration, sources: sources, pipeline: self.pipeline)
         thumbor = try ThumborDialect(configuration, sources: sources, pipeline: self.pipeline)
         // A watermark file read at start is named by its bytes: another file at the same path is another output.
-        resultStorage = try configuration.resultStorage.map { settings throws(ServerError) in
-            try ResultStorage(
-                settings, s3: configuration.s3, swift: configuration.swift,
-                network: NetworkEnvironment(proxies: configuration.proxies, trustRoots: configuration.trustRoots),
-                metrics: metrics, logger: logger)
-        }
         outputIdentity =
             configuration.output.identity + "\n" + configuration.limits.identity + (imgproxy.watermarks.identifierAtStart.map { "\n" + $0 } ?? "")
     }
@@ -103,6 +107,11 @@ public final class ImageService: Sendable {
     /// The pipeline `configuration` asks for: its source limits and, unless private addresses are
     /// allowed, the public-only address policy.
     public static func makePipeline(_ configuration: ServerConfiguration, metrics: ServerMetrics? = nil) throws -> ImagePipeline {
+        try makePipeline(configuration, metrics: metrics, sourceStorage: nil)
+    }
+
+    /// The pipeline `configuration` asks for, its disk cache seen through `sourceStorage` when given.
+    static func makePipeline(_ configuration: ServerConfiguration, metrics: ServerMetrics?, sourceStorage: SharedStorage?) throws -> ImagePipeline {
         var pipeline = ImagePipeline.Configuration()
         if let metrics { pipeline.metricsFactory = metrics.pipelineFactory }
         pipeline.addressPolicy = configuration.internalSourceAddresses.policy
@@ -124,6 +133,7 @@ public final class ImageService: Sendable {
                 pipeline.diskCache = try DiskCache(configuration: .init(directory: directory))
             }
         #endif
+        if let sourceStorage { pipeline.diskCache = SourceStorage(storage: sourceStorage, local: pipeline.diskCache) }
         let loaders = LoaderRegistry.standard(connectionIdleTimeout: configuration.sourceKeepAliveTimeout)
         #if HTTPClientLoader
             if configuration.readsS3 { loaders.register(S3DataLoader(configuration.s3)) }
@@ -146,7 +156,7 @@ public final class ImageService: Sendable {
             ],
             entries: [("variants", variants.count), ("paths", answeredPaths.count), ("connections", pipeline.loaders.keptConnectionCount)])
         #if DiskCache
-            if let disk = pipeline.configuration.diskCache as? DiskCache {
+            if let disk = (sourceStorage?.local ?? pipeline.configuration.diskCache) as? DiskCache {
                 let held = disk.inMemory
                 report.bytes.append(("disk_pending", held.pendingBytes))
                 report.entries.append(("disk_rows", held.rows))
@@ -164,6 +174,7 @@ public final class ImageService: Sendable {
     public func shutDown() async {
         await untilNoWork()
         await resultStorage?.untilWritten()
+        await sourceStorage?.storage.untilWritten()
         variants.removeAll()
         answeredPaths.removeAll()
         thumbor.overlays.removeAll()

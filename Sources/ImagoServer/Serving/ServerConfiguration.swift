@@ -205,7 +205,10 @@ public struct ServerConfiguration: Sendable {
     /// The disk cache's folder for sources and processed variants; nil for none.
     public var cacheDirectory: URL?
     /// The store a fleet's nodes share their made variants through (`--result-storage`); nil for none.
-    public var resultStorage: ResultStorageSettings?
+    public var resultStorage: SharedStorageSettings?
+    /// The store a fleet's nodes share the originals they fetch over http(s) through
+    /// (`--source-storage`, thumbor's `STORAGE`); nil for none.
+    public var sourceStorage: SharedStorageSettings?
 
     /// An image the server supplies itself, from one of three places (imgproxy's `_PATH`, `_URL`
     /// and `_DATA` variables): the watermark, the fallback image.

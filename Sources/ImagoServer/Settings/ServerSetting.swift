@@ -88,6 +88,14 @@ extension ServerSetting {
         _ parts: ServerSetting...,
         apply: @escaping @Sendable (inout ServerConfiguration, _ texts: [String?], _ values: [String: String]) throws(ServerError) -> Void
     ) -> [ServerSetting] {
+        compound(parts: parts, apply: apply)
+    }
+
+    /// `parts`, declared as one fact that `apply` sets from all their texts.
+    static func compound(
+        parts: [ServerSetting],
+        apply: @escaping @Sendable (inout ServerConfiguration, _ texts: [String?], _ values: [String: String]) throws(ServerError) -> Void
+    ) -> [ServerSetting] {
         let rule = CompoundRule(variables: parts.map(\.variable), apply: apply)
         return parts.map { part in
             var part = part

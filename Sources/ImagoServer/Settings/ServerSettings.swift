@@ -6,9 +6,9 @@ import Imago
 /// the configuration cannot drift apart.
 public enum ServerSettings {
     /// Every setting, in docs/SERVER.md's order: each group's declarations (`+ConfigurationSources`, `+Listen`,
-    /// `+Sources`, `+Output`, `+Imgproxy`, `+Thumbor`, `+Memory`, `+ResultStorage`, `+Observability`).
+    /// `+Sources`, `+Output`, `+Imgproxy`, `+Thumbor`, `+Memory`, `+SharedStorage`, `+Observability`).
     public static let all: [ServerSetting] =
-        configurationSources + listenAndLimits + sources + output + imgproxy + thumbor + memory + resultStorage + observability
+        configurationSources + listenAndLimits + sources + output + imgproxy + thumbor + memory + resultStorage + sourceStorage + observability
 
     /// A setting's text from `values` (variable name → text): Imago's variable, else what its
     /// peer's variables make (nil when neither is set), with the variable it came from.

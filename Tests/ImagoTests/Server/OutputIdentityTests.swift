@@ -398,6 +398,15 @@ struct OutputIdentityTests {
             "IMAGO_RESULT_STORAGE_REGION": "eu-west-3",
             "IMAGO_RESULT_STORAGE_TTL": "3600",
             "IMAGO_RESULT_STORAGE_TIMEOUT": "1",
+            // A store of originals, likewise (named by thumbor's module, which takes a folder).
+            "IMAGO_SOURCE_STORAGE": "thumbor.storages.file_storage",
+            "IMAGO_SOURCE_STORAGE_FOLDER": root.appendingPathComponent("originals").path,
+            "IMAGO_SOURCE_STORAGE_BUCKET": "fleet",
+            "IMAGO_SOURCE_STORAGE_PREFIX": "sources",
+            "IMAGO_SOURCE_STORAGE_ENDPOINT": "127.0.0.1:9000",
+            "IMAGO_SOURCE_STORAGE_REGION": "eu-west-3",
+            "IMAGO_SOURCE_STORAGE_TTL": "3600",
+            "IMAGO_SOURCE_STORAGE_TIMEOUT": "1",
             // Where more variables come from: read before the settings (ConfigurationSources),
             // set nothing themselves.
             "IMAGO_ENV_FILE": "/etc/imago.env",
@@ -447,6 +456,10 @@ struct OutputIdentityTests {
             // A result storage's parts are read with the store they belong to.
             if setting.variable.hasPrefix("IMAGO_RESULT_STORAGE") {
                 (values["IMAGO_RESULT_STORAGE"], values["IMAGO_RESULT_STORAGE_FOLDER"]) = ("fs", flips["IMAGO_RESULT_STORAGE_FOLDER"])
+            }
+            if setting.variable.hasPrefix("IMAGO_SOURCE_STORAGE") {
+                (values["IMAGO_SOURCE_STORAGE"], values["IMAGO_SOURCE_STORAGE_FOLDER"]) =
+                    (flips["IMAGO_SOURCE_STORAGE"], flips["IMAGO_SOURCE_STORAGE_FOLDER"])
             }
             // As the command reads them: a thumbor.conf's settings merged in.
             let configuration = try ServerSettings.configuration(try ServerSettings.values(arguments: [], environment: values)).configuration

@@ -12,8 +12,8 @@ import Testing
     "result storage: an S3 store and the settings that name one", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"),
     .timeLimit(.minutes(3)))
 struct ResultStorageS3Tests {
-    static func store(_ peer: ObjectStorePeer.S3, secret: String? = nil) -> ResultStorageSettings {
-        var store = ResultStorageSettings(url: "s3://results/fleet")!
+    static func store(_ peer: ObjectStorePeer.S3, secret: String? = nil) -> SharedStorageSettings {
+        var store = SharedStorageSettings(url: "s3://results/fleet")!
         store.s3 = S3Configuration(
             region: "us-east-1", endpoint: peer.endpoint,
             credentials: AWSCredentials(accessKeyID: peer.accessKeyID, secretAccessKey: secret ?? peer.secretAccessKey))
@@ -86,6 +86,19 @@ struct ResultStorageS3Tests {
         try await origin.shutdown()
     }
 
+    @Test(
+        "the fleet over moto's S3: 300 requests over 100 variants on three nodes make each once and fetch each source once; replaced nodes make and fetch nothing"
+    )
+    func fleetInS3() async throws {
+        let origin = try await TestOrigin.start()
+        try await withS3Peer(["results": []]) { peer in
+            var sources = Self.store(peer)
+            sources.prefix = "sources"
+            try await SourceStorageTests.fleet(results: Self.store(peer), sources: sources, origin: origin)
+        }
+        try await origin.shutdown()
+    }
+
     /// The one variant object in the bucket (leases aside): found by asking for each name the
     /// listing gives; moto lists with `GET /results?list-type=2`.
     static func onlyObject(_ s3: S3DataLoader, _ call: ObjectStoreCall, _ peer: ObjectStorePeer.S3) async throws -> String? {
@@ -105,7 +118,7 @@ struct ResultStorageS3Tests {
 
     @Test("the settings: a URL, imgproxy 4's cache variables, thumbor's RESULT_STORAGE with thumbor-aws's, and each bad one stopping the server naming it")
     func settings() throws {
-        func storage(_ values: [String: String]) throws -> ResultStorageSettings? {
+        func storage(_ values: [String: String]) throws -> SharedStorageSettings? {
             try ServerSettings.configuration(values).configuration.resultStorage
         }
         let s3 = try #require(

@@ -12,8 +12,8 @@ import Testing
     .enabled(if: ObjectStorePeer.isInstalled && ObjectStorePeer.isSwiftInstalled, "needs the peers' venv and Debian's swift-proxy: make test installs them"),
     .timeLimit(.minutes(3)))
 struct ResultStorageSwiftTests {
-    static func store(_ peer: ObjectStorePeer.Swift, key: String? = nil) -> ResultStorageSettings {
-        var store = ResultStorageSettings(url: "swift://results/fleet")!
+    static func store(_ peer: ObjectStorePeer.Swift, key: String? = nil) -> SharedStorageSettings {
+        var store = SharedStorageSettings(url: "swift://results/fleet")!
         store.swift = SwiftConfiguration(authURL: peer.authURL, user: peer.user, key: key ?? peer.key)
         // Slow under the whole suite: a read that timed out would be a miss, and the test's counts wrong.
         store.readTimeout = .seconds(60)
@@ -58,6 +58,18 @@ struct ResultStorageSwiftTests {
             let wrong = try ResultStorageTests.node(Self.store(peer, key: "not-the-key"))
             #expect(await ResultStorageTests.get(wrong, path).status == 200)
             #expect(ResultStorageTests.storeOutcome(wrong, "error") == 1)
+        }
+        try await origin.shutdown()
+    }
+
+    @Test(
+        "the fleet over Swift: 300 requests over 100 variants on three nodes make each once and fetch each source once; replaced nodes make and fetch nothing")
+    func fleetInSwift() async throws {
+        let origin = try await TestOrigin.start()
+        try await withSwiftPeer(["results": []]) { peer in
+            var sources = Self.store(peer)
+            sources.prefix = "sources"
+            try await SourceStorageTests.fleet(results: Self.store(peer), sources: sources, origin: origin)
         }
         try await origin.shutdown()
     }

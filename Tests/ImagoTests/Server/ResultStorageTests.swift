@@ -15,7 +15,7 @@ import Testing
 struct ResultStorageTests {
     /// A node: a service of its own (memory, no disk) over the shared store.
     static func node(
-        _ store: ResultStorageSettings, signer: URLSigner = URLSigner(pairs: []), _ configure: (inout ServerConfiguration) -> Void = { _ in }
+        _ store: SharedStorageSettings, signer: URLSigner = URLSigner(pairs: []), _ configure: (inout ServerConfiguration) -> Void = { _ in }
     )
         throws -> ImageService
     {
@@ -68,9 +68,9 @@ struct ResultStorageTests {
         return String(try #require(try Self.objects(root).first?.split(separator: "/").last))
     }
 
-    static func folder() throws -> (URL, ResultStorageSettings) {
+    static func folder() throws -> (URL, SharedStorageSettings) {
         let root = try temporaryDirectory()
-        return (root, ResultStorageSettings(location: .folder(root), prefix: "variants"))
+        return (root, SharedStorageSettings(location: .folder(root), prefix: "variants"))
     }
 
     @Test(
@@ -182,7 +182,7 @@ struct ResultStorageTests {
         let name = try #require(try Self.objects(root).first)
         let digest = String(name.split(separator: "/").last ?? "")
         let file = root.appendingPathComponent(name)
-        var result = try #require(StoredResult(decoding: try Data(contentsOf: file), keyDigest: digest))
+        var result = try #require(StoredObject(decoding: try Data(contentsOf: file), kind: .result, keyDigest: digest))
 
         // Stored two minutes ago: expired, removed, made again and stored anew.
         result.storedAt -= 120
@@ -191,7 +191,7 @@ struct ResultStorageTests {
         #expect(await Self.get(node, path).status == 200)
         #expect(Self.storeOutcome(node, "expired") == 1)
         await node.resultStorage?.untilWritten()
-        let renewed = try #require(StoredResult(decoding: try Data(contentsOf: file), keyDigest: digest))
+        let renewed = try #require(StoredObject(decoding: try Data(contentsOf: file), kind: .result, keyDigest: digest))
         #expect(renewed.storedAt > result.storedAt)
 
         // The sweep goes by the file's time: one written two minutes ago goes, a new one stays.
@@ -207,7 +207,7 @@ struct ResultStorageTests {
     /// 50 concurrent requests for one new variant spread over three nodes of `store`: the first
     /// node's make is held at the origin until both others wait on its lease; then one make, one
     /// fetch, 50 identical answers.
-    static func oneMakeForTheFleet(_ store: ResultStorageSettings, origin: TestOrigin, gate: String) async throws {
+    static func oneMakeForTheFleet(_ store: SharedStorageSettings, origin: TestOrigin, gate: String) async throws {
         // A busy machine (the whole suite at once) must not turn a slow read into a miss that
         // makes the variant beside the lease: that would wait at the gate this test holds.
         var store = store
@@ -263,12 +263,12 @@ struct ResultStorageTests {
         let lease = root.appendingPathComponent("variants/leases/\(digest)")
         try FileManager.default.createDirectory(at: lease.deletingLastPathComponent(), withIntermediateDirectories: true)
         // A dead node's lease, expired a second ago: taken over at once.
-        try ResultStorage.LeaseRecord(holder: "dead-node", expires: Int64(Date().timeIntervalSince1970) - 1).encoded.write(to: lease)
+        try SharedStorage.LeaseRecord(holder: "dead-node", expires: Int64(Date().timeIntervalSince1970) - 1).encoded.write(to: lease)
         #expect(await Self.get(node, path).status == 200)
         #expect(Self.storeOutcome(node, "lease_expired") == 1 && Self.storeOutcome(node, "lease_taken") == 1)
         await storage.untilWritten()
         #expect(!FileManager.default.fileExists(atPath: lease.path))
-        #expect(ResultStorage.LeaseRecord(Data("imago-lease 1\nholder x\nexpires soon\n".utf8)) == nil)
+        #expect(SharedStorage.LeaseRecord(Data("imago-lease 1\nholder x\nexpires soon\n".utf8)) == nil)
 
         // A holder that dies mid-make: its lease still stands when the request comes, which
         // waits (holding no worker) until it expires, then takes it over and makes the variant.
@@ -277,7 +277,7 @@ struct ResultStorageTests {
         let later = try Self.node(laterStore)
         let standing = laterRoot.appendingPathComponent("variants/leases/\(digest)")
         try FileManager.default.createDirectory(at: standing.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try ResultStorage.LeaseRecord(holder: "dead-node", expires: Int64(Date().timeIntervalSince1970) + 1).encoded.write(to: standing)
+        try SharedStorage.LeaseRecord(holder: "dead-node", expires: Int64(Date().timeIntervalSince1970) + 1).encoded.write(to: standing)
         #expect(await Self.get(later, path).status == 200)
         // Whether the request came before the lease's second was up (it waited) or after depends on
         // the machine's load: either way the lease is taken over once, and the variant made once.
@@ -321,7 +321,7 @@ struct ResultStorageTests {
         let refusedPort = refused.port
         refused.close()
         for (what, port) in [("silent", silent.port), ("refusing", refusedPort)] {
-            var store = ResultStorageSettings(location: .s3(bucket: "results"))
+            var store = SharedStorageSettings(location: .s3(bucket: "results"))
             store.s3 = S3Configuration(
                 region: "us-east-1", endpoint: URL(string: "http://127.0.0.1:\(port)"),
                 credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "never-logged-secret"))

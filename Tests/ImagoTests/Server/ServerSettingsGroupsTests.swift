@@ -12,7 +12,7 @@ struct ServerSettingsGroupsTests {
         let groups = [
             ServerSettings.configurationSources, ServerSettings.listenAndLimits, ServerSettings.sources, ServerSettings.output, ServerSettings.imgproxy,
             ServerSettings.thumbor,
-            ServerSettings.memory, ServerSettings.resultStorage, ServerSettings.observability,
+            ServerSettings.memory, ServerSettings.resultStorage, ServerSettings.sourceStorage, ServerSettings.observability,
         ]
         #expect(groups.map(\.count).reduce(0, +) == ServerSettings.all.count)
         #expect(Set(ServerSettings.all.map(\.flag)).count == ServerSettings.all.count)

@@ -2,7 +2,7 @@ import Foundation
 import Imago
 
 /// Where a fleet keeps its made variants (`--result-storage`) and how long they stand.
-public struct ResultStorageSettings: Sendable {
+public struct SharedStorageSettings: Sendable {
     /// The kind of store and where in it.
     public enum Location: Sendable, Equatable {
         /// A folder (`file:///path`), on a disk the nodes share or the node's own.

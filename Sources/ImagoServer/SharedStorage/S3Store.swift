@@ -4,15 +4,16 @@
     import Foundation
     import Imago
 
-    /// A ``ResultStore`` in an S3 bucket (`s3://bucket/prefix`), AWS's or any server with its API,
+    /// A ``SharedStore`` in an S3 bucket (`s3://bucket/prefix`), AWS's or any server with its API,
     /// with the endpoint, key and role of ``ServerConfiguration/s3`` unless the storage's own
     /// settings name others. A `PUT` replaces an object whole; expiry is the bucket's lifecycle rule.
-    struct S3ResultStore: ResultStore {
+    struct S3Store: SharedStore {
         let bucket: String
         let s3: S3DataLoader
         let call: ObjectStoreCall
 
         var description: String { "s3://\(bucket)" }
+        var createIsExclusive: Bool { true }
 
         func read(_ name: String, maxBytes: Int) async throws -> Data? {
             try await s3.object(bucket: bucket, key: name, maxBytes: maxBytes, call)

@@ -6,11 +6,11 @@ import Imago
 /// makes it; a node that finds the lease taken waits for the variant to appear, holding no worker,
 /// until the lease expires (its holder died) or its own bound passes, and then makes it itself.
 /// The holder removes the lease once the variant is written.
-extension ResultStorage {
+extension SharedStorage {
     /// What a node does about a variant the store does not have.
     enum Lookup {
         /// Another node made it while this one waited.
-        case found(StoredResult)
+        case found(StoredObject)
         /// This node holds the lease: it makes the variant, and ``write(_:key:)`` ends the lease.
         case makeHoldingLease
         /// This node makes it without a lease (the store failed, or the wait passed its bound).
@@ -58,16 +58,16 @@ extension ResultStorage {
     }
 
     /// After a miss (``read(key:)`` found nothing usable): take the lease, or wait for the node
-    /// that holds it.
+    /// that holds it. A variant this node makes already is joined by the service (`.make`); an
+    /// original this node fetches or writes already is waited for like another node's.
     func lookUpAfterMiss(key: String) async -> Lookup {
-        // This node makes it already: the request joins that make.
-        if heldLeases.withLock({ $0.contains(key) }) { return .make }
+        if kind == .result, heldLeases.withLock({ $0.contains(key) }) { return .make }
         switch await takeLease(key: key) {
-        case .some(true): return .makeHoldingLease
+        case .some(true): return await afterTaking(key: key)
         case .none: return .make
         case .some(false): break
         }
-        metrics.resultStorage("lease_wait")
+        count("lease_wait")
         changeWaits(by: 1)
         defer { changeWaits(by: -1) }
         let bound = ContinuousClock.now + min(settings.leaseDuration, settings.maxLeaseWait)
@@ -81,21 +81,30 @@ extension ResultStorage {
             interval = min(interval * 2, .milliseconds(500))
             switch await read(key: key) {
             case .result(let result):
-                metrics.resultStorage("lease_waited")
+                count("lease_waited")
                 return .found(result)
             case .failed:
                 return .make
             case .absent:
                 // The holder ended without a variant (it failed), or its lease expired: take it over.
                 switch await takeLease(key: key) {
-                case .some(true): return .makeHoldingLease
+                case .some(true): return await afterTaking(key: key)
                 case .none: return .make
                 case .some(false): continue
                 }
             }
         }
-        metrics.resultStorage("lease_wait_ended")
+        count("lease_wait_ended")
         return .make
+    }
+
+    /// With the lease just taken: a holder that wrote the object after this node's read missed it,
+    /// and then removed its lease, has left the object to read (a holder writes before it lets go),
+    /// so it is read once more rather than made or fetched a second time.
+    private func afterTaking(key: String) async -> Lookup {
+        guard case .result(let found) = await read(key: key, quiet: true) else { return .makeHoldingLease }
+        await releaseNow(key: key)
+        return .found(found)
     }
 
     /// Creates the lease: true when this node now holds it, false when a live one is there, nil
@@ -105,26 +114,40 @@ extension ResultStorage {
         let record = LeaseRecord(holder: holder, expires: Int64(Date().timeIntervalSince1970 + settings.leaseDuration.inSeconds))
         do {
             if try await store.create(name, record.encoded) {
+                guard try await holds(name) else { return false }
                 heldLeases.withLock { _ = $0.insert(key) }
-                metrics.resultStorage("lease_taken")
+                count("lease_taken")
                 return true
             }
             let current = try await store.read(name, maxBytes: 256).flatMap(LeaseRecord.init)
             // Gone since (its holder released it): the next read finds the variant or takes the lease.
             guard let current else { return false }
             guard current.expires < Int64(Date().timeIntervalSince1970) else { return false }
-            metrics.resultStorage("lease_expired")
+            count("lease_expired")
             try await store.remove(name)
-            guard try await store.create(name, record.encoded) else { return false }
+            guard try await store.create(name, record.encoded), try await holds(name) else { return false }
             heldLeases.withLock { _ = $0.insert(key) }
-            metrics.resultStorage("lease_taken")
+            count("lease_taken")
             return true
         } catch {
-            metrics.resultStorage("lease_error")
-            logger.warning("result storage lease failed: the variant is made", metadata: ["store": "\(store.description)", "error": "\(error)"])
+            count("lease_error")
+            logger.warning("\(kind.rawValue) storage lease failed: made without it", metadata: ["store": "\(store.description)", "error": "\(error)"])
             return nil
         }
     }
+
+    /// Whether the lease `name` this node has just created is its own: at once where creates are
+    /// exclusive; else (Swift) read back after the time a create that overlapped this one takes to
+    /// land, the holder it names being the one that won. That narrows Swift's race to creates
+    /// further apart than that, and cannot close it: there a lease is best effort.
+    private func holds(_ name: String) async throws -> Bool {
+        guard !store.createIsExclusive else { return true }
+        try await Task.sleep(for: Self.overlappingCreateSettles)
+        return try await store.read(name, maxBytes: 256).flatMap(LeaseRecord.init)?.holder == holder
+    }
+
+    /// How long a create that overlapped this one may take to land (Swift).
+    static let overlappingCreateSettles = Duration.milliseconds(100)
 
     /// Ends this node's lease on `key` (the variant could not be made), on its own task.
     func release(key: String) {

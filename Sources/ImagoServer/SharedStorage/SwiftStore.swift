@@ -4,16 +4,17 @@
     import Foundation
     import Imago
 
-    /// A ``ResultStore`` in an OpenStack Swift container (`swift://container/prefix`), signed in
+    /// A ``SharedStore`` in an OpenStack Swift container (`swift://container/prefix`), signed in
     /// as ``ServerConfiguration/swift`` (or python-swiftclient's `ST_AUTH`, `ST_USER`, `ST_KEY`).
     /// A `PUT` replaces an object whole; a lease is a `PUT` with `If-None-Match: *`; expiry is
     /// the operator's (`X-Delete-After` on the container's objects, or the swift-object-expirer).
-    struct SwiftResultStore: ResultStore {
+    struct SwiftStore: SharedStore {
         let container: String
         let swift: SwiftDataLoader
         let call: ObjectStoreCall
 
         var description: String { "swift://\(container)" }
+        var createIsExclusive: Bool { false }
 
         func read(_ name: String, maxBytes: Int) async throws -> Data? {
             try await swift.object(container: container, object: name, maxBytes: maxBytes, call)

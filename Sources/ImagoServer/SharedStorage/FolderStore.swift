@@ -6,11 +6,11 @@ import Foundation
     import Darwin
 #endif
 
-/// A ``ResultStore`` in a folder (`file:///path`), local or on a disk the nodes share (NFS): each
+/// A ``SharedStore`` in a folder (`file:///path`), local or on a disk the nodes share (NFS): each
 /// object a file, written to a temporary name and renamed, so a reader sees the whole file or
 /// none. It removes what has expired itself (``removeExpired(olderThan:)``); object stores leave
 /// that to their lifecycle rules.
-struct FolderResultStore: ResultStore {
+struct FolderStore: SharedStore {
     let root: URL
 
     init(root: URL) {
@@ -18,6 +18,7 @@ struct FolderResultStore: ResultStore {
     }
 
     var description: String { root.absoluteString }
+    var createIsExclusive: Bool { true }
 
     func read(_ name: String, maxBytes: Int) async throws -> Data? {
         let url = try file(name)
