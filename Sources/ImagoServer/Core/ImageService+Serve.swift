@@ -145,7 +145,7 @@ extension ImageService {
     /// the server's own rules alone (not with a client's cookies, not carrying the source's
     /// Cache-Control, which a store does not keep).
     private func sharesResult(_ plan: VariantPlan) -> Bool {
-        guard case .image = plan.product else { return false }
+        guard case .image = plan.product, plan.sharesResult else { return false }
         return plan.sourceHeaders.isEmpty && !plan.delivery.passesSourceCacheControl
     }
 

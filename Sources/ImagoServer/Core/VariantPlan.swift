@@ -25,6 +25,9 @@ struct VariantPlan: Sendable {
     var failures: any FailureExplaining
     /// What is made from the source.
     var product: Product
+    /// Whether the variant may be read from and written to the fleet's shared result store
+    /// (thumbor keeps its unsafe URLs' out unless `RESULT_STORAGE_STORES_UNSAFE`).
+    var sharesResult = true
 
     enum Product: Sendable {
         /// A processed, encoded image.

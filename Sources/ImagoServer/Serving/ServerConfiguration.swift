@@ -206,6 +206,9 @@ public struct ServerConfiguration: Sendable {
     public var cacheDirectory: URL?
     /// The store a fleet's nodes share their made variants through (`--result-storage`); nil for none.
     public var resultStorage: SharedStorageSettings?
+    /// Whether thumbor's `/unsafe/` URLs read and write the result store too (thumbor's
+    /// `RESULT_STORAGE_STORES_UNSAFE`, whose own default is false). Default true.
+    public var resultStorageStoresUnsafe = true
     /// The store a fleet's nodes share the originals they fetch over http(s) through
     /// (`--source-storage`, thumbor's `STORAGE`); nil for none.
     public var sourceStorage: SharedStorageSettings?

@@ -4,46 +4,53 @@ import Imago
 extension ServerSettings {
     /// The store a fleet's nodes share their made variants through: Imago's URL, imgproxy 4's
     /// cache variables and thumbor's `RESULT_STORAGE` with thumbor-aws's settings, all one fact.
-    static let resultStorage: [ServerSetting] = sharedStorage(
-        SharedStorageNames(
-            kind: .result, flag: "--result-storage", variable: "IMAGO_RESULT_STORAGE", setting: \.resultStorage,
-            folderModules: ["fs": nil, "thumbor.result_storages.file_storage": "/tmp/thumbor/result_storage"],
-            s3Modules: ["s3": nil, "thumbor_aws.result_storage": "rs", "tc_aws.result_storages.s3_storage": "rs"],
-            noneModule: "thumbor.result_storages.no_storage",
-            folderPart: "--result-storage-folder (IMGPROXY_CACHE_FS_ROOT)",
-            accepted: "imgproxy's fs, s3 and swift; thumbor's file_storage and thumbor_aws"),
-        .part(
-            "--result-storage", "IMAGO_RESULT_STORAGE", peers: [.same("IMGPROXY_CACHE_USE"), .thumbor("RESULT_STORAGE")],
-            "where every node keeps and looks for made variants: file:///path, s3://bucket/prefix or swift://container/prefix (imgproxy's fs, s3 or swift and thumbor's storage modules are read with their settings); default none"
-        ),
-        .part(
-            "--result-storage-bucket", "IMAGO_RESULT_STORAGE_BUCKET",
-            peers: [.same("IMGPROXY_CACHE_BUCKET"), .thumbor("AWS_RESULT_STORAGE_BUCKET_NAME"), .thumbor("TC_AWS_RESULT_STORAGE_BUCKET")],
-            "the bucket (or Swift container) of a store named by its kind (s3, swift), not by a URL"),
-        .part(
-            "--result-storage-prefix", "IMAGO_RESULT_STORAGE_PREFIX",
-            peers: [.same("IMGPROXY_CACHE_PATH_PREFIX"), .thumbor("AWS_RESULT_STORAGE_ROOT_PATH"), .thumbor("TC_AWS_RESULT_STORAGE_ROOT_PATH")],
-            "what every stored object's name starts with, after the URL's own path"),
-        .part(
-            "--result-storage-folder", "IMAGO_RESULT_STORAGE_FOLDER",
-            peers: [.same("IMGPROXY_CACHE_FS_ROOT"), .thumbor("RESULT_STORAGE_FILE_STORAGE_ROOT_PATH")],
-            "the folder of a store named by its kind (fs, thumbor's file_storage)"),
-        .part(
-            "--result-storage-endpoint", "IMAGO_RESULT_STORAGE_ENDPOINT",
-            peers: [.same("IMGPROXY_CACHE_S3_ENDPOINT"), .thumbor("AWS_RESULT_STORAGE_S3_ENDPOINT_URL")],
-            "the S3 store's server, when it is not --s3-endpoint's (host:port is http)"),
-        .part(
-            "--result-storage-region", "IMAGO_RESULT_STORAGE_REGION",
-            peers: [.same("IMGPROXY_CACHE_S3_REGION"), .thumbor("AWS_RESULT_STORAGE_REGION_NAME")],
-            "the S3 store's region, when it is not --s3-region's"),
-        .part(
-            "--result-storage-ttl", "IMAGO_RESULT_STORAGE_TTL", peers: [.thumbor("RESULT_STORAGE_EXPIRATION_SECONDS")],
-            "seconds a stored variant stands before it is made again; 0 (the default): until the store removes it (a folder store removes what has expired)"
-        ),
-        .part(
-            "--result-storage-timeout", "IMAGO_RESULT_STORAGE_TIMEOUT",
-            "seconds a read from the store may take before the node makes the variant itself (default 2)")
-    )
+    static let resultStorage: [ServerSetting] =
+        sharedStorage(
+            SharedStorageNames(
+                kind: .result, flag: "--result-storage", variable: "IMAGO_RESULT_STORAGE", setting: \.resultStorage,
+                folderModules: ["fs": nil, "thumbor.result_storages.file_storage": "/tmp/thumbor/result_storage"],
+                s3Modules: ["s3": nil, "thumbor_aws.result_storage": "rs", "tc_aws.result_storages.s3_storage": "rs"],
+                noneModule: "thumbor.result_storages.no_storage",
+                folderPart: "--result-storage-folder (IMGPROXY_CACHE_FS_ROOT)",
+                accepted: "imgproxy's fs, s3 and swift; thumbor's file_storage and thumbor_aws"),
+            .part(
+                "--result-storage", "IMAGO_RESULT_STORAGE", peers: [.same("IMGPROXY_CACHE_USE"), .thumbor("RESULT_STORAGE")],
+                "where every node keeps and looks for made variants: file:///path, s3://bucket/prefix or swift://container/prefix (imgproxy's fs, s3 or swift and thumbor's storage modules are read with their settings); default none"
+            ),
+            .part(
+                "--result-storage-bucket", "IMAGO_RESULT_STORAGE_BUCKET",
+                peers: [.same("IMGPROXY_CACHE_BUCKET"), .thumbor("AWS_RESULT_STORAGE_BUCKET_NAME"), .thumbor("TC_AWS_RESULT_STORAGE_BUCKET")],
+                "the bucket (or Swift container) of a store named by its kind (s3, swift), not by a URL"),
+            .part(
+                "--result-storage-prefix", "IMAGO_RESULT_STORAGE_PREFIX",
+                peers: [.same("IMGPROXY_CACHE_PATH_PREFIX"), .thumbor("AWS_RESULT_STORAGE_ROOT_PATH"), .thumbor("TC_AWS_RESULT_STORAGE_ROOT_PATH")],
+                "what every stored object's name starts with, after the URL's own path"),
+            .part(
+                "--result-storage-folder", "IMAGO_RESULT_STORAGE_FOLDER",
+                peers: [.same("IMGPROXY_CACHE_FS_ROOT"), .thumbor("RESULT_STORAGE_FILE_STORAGE_ROOT_PATH")],
+                "the folder of a store named by its kind (fs, thumbor's file_storage)"),
+            .part(
+                "--result-storage-endpoint", "IMAGO_RESULT_STORAGE_ENDPOINT",
+                peers: [.same("IMGPROXY_CACHE_S3_ENDPOINT"), .thumbor("AWS_RESULT_STORAGE_S3_ENDPOINT_URL")],
+                "the S3 store's server, when it is not --s3-endpoint's (host:port is http)"),
+            .part(
+                "--result-storage-region", "IMAGO_RESULT_STORAGE_REGION",
+                peers: [.same("IMGPROXY_CACHE_S3_REGION"), .thumbor("AWS_RESULT_STORAGE_REGION_NAME")],
+                "the S3 store's region, when it is not --s3-region's"),
+            .part(
+                "--result-storage-ttl", "IMAGO_RESULT_STORAGE_TTL", peers: [.thumbor("RESULT_STORAGE_EXPIRATION_SECONDS")],
+                "seconds a stored variant stands before it is made again; 0 (the default): until the store removes it (a folder store removes what has expired)"
+            ),
+            .part(
+                "--result-storage-timeout", "IMAGO_RESULT_STORAGE_TIMEOUT",
+                "seconds a read from the store may take before the node makes the variant itself (default 2)")
+        )
+        + [
+            .boolean(
+                "--result-storage-unsafe", "IMAGO_RESULT_STORAGE_UNSAFE", peers: [.thumbor("RESULT_STORAGE_STORES_UNSAFE")],
+                "thumbor's /unsafe/ URLs read and write the result store too (thumbor's own default is false)", showsTrueFalse: true,
+                \.resultStorageStoresUnsafe)
+        ]
 
     /// The store a fleet's nodes share the originals they fetch through: Imago's URL, and thumbor's
     /// `STORAGE` with thumbor-aws's settings.

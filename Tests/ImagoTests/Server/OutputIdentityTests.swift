@@ -398,6 +398,7 @@ struct OutputIdentityTests {
             "IMAGO_RESULT_STORAGE_REGION": "eu-west-3",
             "IMAGO_RESULT_STORAGE_TTL": "3600",
             "IMAGO_RESULT_STORAGE_TIMEOUT": "1",
+            "IMAGO_RESULT_STORAGE_UNSAFE": "false",
             // A store of originals, likewise (named by thumbor's module, which takes a folder).
             "IMAGO_SOURCE_STORAGE": "thumbor.storages.file_storage",
             "IMAGO_SOURCE_STORAGE_FOLDER": root.appendingPathComponent("originals").path,

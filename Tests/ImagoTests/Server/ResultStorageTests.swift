@@ -108,6 +108,29 @@ struct ResultStorageTests {
         try await origin.shutdown()
     }
 
+    @Test("thumbor's RESULT_STORAGE_STORES_UNSAFE false: /unsafe/ URLs neither read nor write the store; true (Imago's default): they do")
+    func thumborUnsafe() async throws {
+        let origin = try await TestOrigin.start()
+        let (root, store) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let photo = origin.serve(try Corpus.data("jpeg/video-001.jpeg"), at: "/photo.jpg")
+        let path = "/thumbor/unsafe/32x32/" + photo.absoluteString
+        for storesUnsafe in [false, true] {
+            let node = try Self.node(store) {
+                $0.thumborPath = "/thumbor"
+                $0.resultStorageStoresUnsafe = storesUnsafe
+            }
+            let answer = await Self.get(node, path)
+            #expect(answer.status == 200 && answer.type == "image/jpeg")
+            await node.resultStorage?.untilWritten()
+            let touched = storesUnsafe ? 1 : 0
+            #expect(Self.storeOutcome(node, "miss") == touched && Self.storeOutcome(node, "written") == touched, "stores unsafe: \(storesUnsafe)")
+            #expect(try Self.objects(root).count == touched)
+        }
+        #expect(try ServerSettings.configuration(["thumbor.conf:RESULT_STORAGE_STORES_UNSAFE": "false"]).configuration.resultStorageStoresUnsafe == false)
+        try await origin.shutdown()
+    }
+
     @Test("rotating the key and salt (new signatures for the same URLs) keeps every stored variant")
     func keysRotate() async throws {
         let origin = try await TestOrigin.start()

@@ -63,9 +63,11 @@ extension ImageService {
                     steps: thumbor.steps(transformation, overlays: plan.overlayURLs), requestOptions: requestOptions, answer: answer,
                     identity: "thumbor\n" + key))
         }
-        return VariantPlan(
+        var variantPlan = VariantPlan(
             source: source, key: key, delivery: DeliveryHeaders(thumborMaxAge: plan.maxAge ?? configuration.thumborMaxAge),
             varies: configuration.output.thumborAutoWebP && !plan.hasFormatFilter && !url.meta, failures: ThumborDialect.Failures(), product: product)
+        variantPlan.sharesResult = !url.unsafe || configuration.resultStorageStoresUnsafe
+        return variantPlan
     }
 
 }
