@@ -2,7 +2,7 @@ import Foundation
 import Imago
 import Testing
 
-@Suite("imago convert and thumbnail --quality auto", .timeLimit(.minutes(3)))
+@Suite("imago convert and thumbnail --quality auto", .timeLimit(.minutes(6)))
 struct CLIAutoQualityTests {
     struct Converted: Decodable {
         var bytes: Int

@@ -5,7 +5,7 @@ import Testing
 
 /// The CLI against hostile URLs and environments: files stay in `--out`, passwords stay out of
 /// every output, an unusable cache directory costs the cache, not the fetch.
-@Suite("imago CLI, hostile", .timeLimit(.minutes(3)))
+@Suite("imago CLI, hostile", .timeLimit(.minutes(6)))
 struct CLIHostileTests {
     @Test("fetch --out keeps names inside the directory: %2F, .., control characters and leading dots are made safe")
     func safeNames() async throws {

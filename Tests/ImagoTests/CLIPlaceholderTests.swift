@@ -2,7 +2,7 @@ import Foundation
 import Imago
 import Testing
 
-@Suite("imago placeholder and info's placeholders", .timeLimit(.minutes(3)))
+@Suite("imago placeholder and info's placeholders", .timeLimit(.minutes(6)))
 struct CLIPlaceholderTests {
     struct Hashes: Decodable {
         var input: String

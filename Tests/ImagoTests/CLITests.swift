@@ -35,7 +35,7 @@ private struct FetchReport: Decodable {
     var totals: Totals
 }
 
-@Suite("imago CLI", .timeLimit(.minutes(3)))
+@Suite("imago CLI", .timeLimit(.minutes(6)))
 struct CLITests {
     @Test("fetch --json reports each URL and the totals; a repeated URL is one transfer; --out writes files")
     func fetchJSON() async throws {
@@ -207,7 +207,7 @@ struct CLITests {
     }
 }
 
-@Suite("imago convert", .timeLimit(.minutes(3)))
+@Suite("imago convert", .timeLimit(.minutes(6)))
 struct ConvertCLITests {
     struct Summary: Decodable {
         var width: Int

@@ -3,7 +3,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("imago thumbnail", .timeLimit(.minutes(3)))
+@Suite("imago thumbnail", .timeLimit(.minutes(6)))
 struct CLIThumbnailTests {
     struct Report: Decodable {
         struct Result: Decodable {

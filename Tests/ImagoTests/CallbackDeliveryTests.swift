@@ -4,7 +4,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("Callback delivery", .timeLimit(.minutes(3)))
+@Suite("Callback delivery", .timeLimit(.minutes(6)))
 struct CallbackDeliveryTests {
     /// What a callback saw: its kind and whether it ran where the delivery promised.
     struct Call: Sendable, Equatable {

@@ -8,7 +8,7 @@ import Testing
 /// `IMAGO_DETECTION_REFERENCE`; `make test` runs the hostile and server detection suites.
 @Suite(
     "Detection against OpenCV", .enabled(if: OpenCVReference.isInstalled && ProcessInfo.processInfo.environment["IMAGO_DETECTION_REFERENCE"] != nil),
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(6)))
 struct CascadeDetectionTests {
     enum Picture: String, CaseIterable, Sendable {
         case astronaut, camera, coffee

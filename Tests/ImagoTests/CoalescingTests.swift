@@ -3,7 +3,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("Coalescing and cancellation", .timeLimit(.minutes(3)))
+@Suite("Coalescing and cancellation", .timeLimit(.minutes(6)))
 struct CoalescingTests {
     @Test("100 concurrent loads of one URL make one request at the origin")
     func hundredLoadsOneTransfer() async throws {
@@ -176,7 +176,7 @@ struct CoalescingTests {
     }
 }
 
-@Suite("Scheduling", .timeLimit(.minutes(3)))
+@Suite("Scheduling", .timeLimit(.minutes(6)))
 struct SchedulingTests {
     /// Blocks the only download slot, queues `names` with `priorities`, releases, and returns the
     /// order in which the origin saw the queued requests.

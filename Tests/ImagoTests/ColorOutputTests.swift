@@ -8,7 +8,7 @@ import Testing
 /// for byte by exiftool, profiles over 64 KB across JPEG markers, copyright and all metadata kept
 /// when asked (never GPS with the copyright alone); and through the pipeline, `imago convert`,
 /// `imago info` and `imago serve`.
-@Suite("Colour: kept profiles, metadata, pipeline, CLI and server", .timeLimit(.minutes(2)))
+@Suite("Colour: kept profiles, metadata, pipeline, CLI and server", .timeLimit(.minutes(6)))
 struct ColorOutputTests {
     typealias Reference = ColorReference
 

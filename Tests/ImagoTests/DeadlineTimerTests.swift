@@ -3,7 +3,7 @@ import Foundation
 import ImagoTestSupport
 import Testing
 
-@Suite("Deadline timer", .timeLimit(.minutes(3)))
+@Suite("Deadline timer", .timeLimit(.minutes(6)))
 struct DeadlineTimerTests {
     typealias Schedule = DeadlineTimer.Schedule
 

@@ -4,7 +4,7 @@ import Synchronization
 import ImagoTestSupport
 import Testing
 
-@Suite("Decode memory budget", .timeLimit(.minutes(3)))
+@Suite("Decode memory budget", .timeLimit(.minutes(6)))
 struct DecodeMemoryBudgetTests {
     /// Yields until `budget` has `count` waiters: they queue on another task.
     static func waitForWaiters(_ budget: DecodeMemoryBudget, _ count: Int) async {

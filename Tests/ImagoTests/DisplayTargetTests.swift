@@ -14,7 +14,7 @@ final class RecordingView: ImageDisplaying {
 }
 
 @MainActor
-@Suite("Display targets", .timeLimit(.minutes(3)))
+@Suite("Display targets", .timeLimit(.minutes(6)))
 struct DisplayTargetTests {
     static let placeholder = ProcessingTests.solid(1, 1)
 
@@ -130,7 +130,7 @@ struct DisplayTargetTests {
 
 /// Placeholders recorded in the disk cache's index and shown by display targets.
 @MainActor
-@Suite("Stored placeholders", .timeLimit(.minutes(3)))
+@Suite("Stored placeholders", .timeLimit(.minutes(6)))
 struct StoredPlaceholderTests {
     @Test("placeholder(for:) makes the ThumbHash once; a new pipeline on the same disk cache reads it from the index with no request and no decode")
     func recordedInIndex() async throws {

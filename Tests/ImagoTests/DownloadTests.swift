@@ -3,7 +3,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("Downloading over HTTP", .timeLimit(.minutes(3)))
+@Suite("Downloading over HTTP", .timeLimit(.minutes(6)))
 struct DownloadTests {
     @Test("a 200 response delivers its bytes, final URL, status and headers")
     func loadsBytes() async throws {

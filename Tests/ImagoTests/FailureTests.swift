@@ -5,7 +5,7 @@ import Testing
 
 /// Each failure gives its error and leaves nothing behind: no transfer in the pipeline (checked by
 /// `withOrigin`) and, where the failure ends the connection, no open connection at the origin.
-@Suite("Transfer failures", .timeLimit(.minutes(3)))
+@Suite("Transfer failures", .timeLimit(.minutes(6)))
 struct FailureTests {
     @Test("no byte within the time limit: timedOut, and the connection is closed")
     func timeoutWithoutBytes() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Each format added beside JPEG, PNG, WebP and GIF, from a file of the fuzz seeds, through the
 /// three ways a user meets it: the pipeline from an origin, `imago fetch` and `imago convert`.
-@Suite("New formats end to end", .timeLimit(.minutes(3)))
+@Suite("New formats end to end", .timeLimit(.minutes(6)))
 struct FormatsEndToEndTests {
     struct Sample: Sendable, CustomTestStringConvertible {
         var seed: String

@@ -8,7 +8,7 @@ import Testing
 /// endpoint verifies the service account's JWT and which serves only requests with its token.
 @Suite(
     "GCS: the loader against gcp-storage-emulator", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"),
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(6)))
 struct GCSLoaderTests {
     static let photo = Corpus.root.appendingPathComponent("jpeg/video-001.jpeg")
     static let png = Corpus.root.appendingPathComponent("png/basn6a08.png")

@@ -9,7 +9,7 @@ import Testing
 
 /// Imago's HTTP/1.1 client against the real origin: connections kept and reused, a kept
 /// connection the server dropped, `Connection: close`, and the pool let go with the loader.
-@Suite("HTTP/1.1 client: connections", .timeLimit(.minutes(3)))
+@Suite("HTTP/1.1 client: connections", .timeLimit(.minutes(6)))
 struct HTTP1ConnectionTests {
     @Test("requests to one origin, one after another, share one keep-alive connection")
     func reuse() async throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import Imago
 
 /// Imago's client against nginx speaking HTTP/2 (ALPN over TLS with the test certificate).
-@Suite("HTTP/2 against nginx", .enabled(if: NginxOrigin.isInstalled), .timeLimit(.minutes(2)))
+@Suite("HTTP/2 against nginx", .enabled(if: NginxOrigin.isInstalled), .timeLimit(.minutes(6)))
 struct HTTP2Tests {
     /// nginx's `stub_status`: connections accepted and requests served so far (fetched on the
     /// pipeline's own connection, so it counts as a request, not a connection).

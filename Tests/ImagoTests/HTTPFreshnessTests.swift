@@ -46,9 +46,11 @@ struct HTTPFreshnessTests {
         #expect(Self.freshness([Self.dateHeader], heuristic: .seconds(300)).lifetime == .seconds(300))
     }
 
-    @Test("no-store is not storable; no-cache is stored but never fresh; must-revalidate and immutable are said")
+    @Test("no-store is not storable; no-cache is stored but never fresh; must-revalidate, immutable and private are said")
     func directives() {
         #expect(!Self.freshness([("Cache-Control", "no-store")]).isStorable)
+        #expect(Self.freshness([("Cache-Control", "private, max-age=60")]).isPrivate && Self.freshness([("Cache-Control", "private, max-age=60")]).isStorable)
+        #expect(!Self.freshness([("Cache-Control", "public, max-age=60")]).isPrivate)
         let noCache = Self.freshness([("Cache-Control", "no-cache, max-age=600")])
         #expect(noCache.isStorable && noCache.lifetime == .zero && noCache.requiresRevalidation)
         #expect(!noCache.isFresh(storedAt: Self.received, now: Self.received))

@@ -4,7 +4,7 @@ import ImagoTestSupport
 import Testing
 
 /// Redirects, addresses and slow or endless bodies from an origin that means harm.
-@Suite("Hostile origin: redirects, addresses, rates", .timeLimit(.minutes(3)))
+@Suite("Hostile origin: redirects, addresses, rates", .timeLimit(.minutes(6)))
 struct HostileNetworkTests {
     /// Only 127.0.0.1, where TestOrigin listens: other loopback addresses stand for private ones.
     static let onlyTestOrigin = AddressPolicy { $0 == IPAddress("127.0.0.1") }

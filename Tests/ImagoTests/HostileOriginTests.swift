@@ -5,7 +5,7 @@ import Testing
 
 /// An origin that serves what an attacker would, against the whole pipeline: nothing it sends may
 /// crash the process, be replayed from the disk cache, or leak a secret.
-@Suite("Hostile origin", .timeLimit(.minutes(3)))
+@Suite("Hostile origin", .timeLimit(.minutes(6)))
 struct HostileOriginTests {
     typealias Fixture = PipelineDiskCacheTests.Fixture
 

@@ -5,7 +5,7 @@ import ImagoTestSupport
 import Testing
 
 /// What a user plugs in: their own HTTPClient, their own cache tier, the CPU stage's width.
-@Suite("Injection", .timeLimit(.minutes(3)))
+@Suite("Injection", .timeLimit(.minutes(6)))
 struct InjectionTests {
     static let photo = try! Corpus.data("jpeg/video-001.jpeg")
 

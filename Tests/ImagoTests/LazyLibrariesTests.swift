@@ -8,7 +8,7 @@ import Testing
 /// The heavy codec libraries are opened on first use: glibc's own loader trace (`LD_DEBUG=files`)
 /// shows a JPEG→PNG run loads none of them and a JPEG XL one loads libjxl; a library that cannot
 /// be opened makes its format fail with a clear error, in the CLI and the server, and nothing else.
-@Suite("Codec libraries loaded on first use", .timeLimit(.minutes(2)))
+@Suite("Codec libraries loaded on first use", .timeLimit(.minutes(6)))
 struct LazyLibrariesTests {
     static let heavy = ["libjxl", "libheif", "libavif", "libtiff", "librsvg", "libcairo", "libx265", "libaom", "libdav1d"]
 

@@ -15,7 +15,7 @@ private struct MemoryLoader: DataLoading {
     }
 }
 
-@Suite("Loaders", .timeLimit(.minutes(3)))
+@Suite("Loaders", .timeLimit(.minutes(6)))
 struct LoaderTests {
     @Test("file:// is streamed in chunks with progress, and decodes")
     func file() async throws {

@@ -6,7 +6,7 @@ import Logging
 import MetricsTestKit
 import Testing
 
-@Suite("Events, logs and metrics", .timeLimit(.minutes(3)))
+@Suite("Events, logs and metrics", .timeLimit(.minutes(6)))
 struct ObservabilityTests {
     @Test("the event stream tells start, response, coalescing, finish and stop")
     func events() async throws {

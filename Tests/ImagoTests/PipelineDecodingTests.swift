@@ -71,7 +71,7 @@ private final class GatedDecoder: ImageDecoding {
     }
 }
 
-@Suite("Decoding in the pipeline", .timeLimit(.minutes(3)))
+@Suite("Decoding in the pipeline", .timeLimit(.minutes(6)))
 struct PipelineDecodingTests {
     /// Decodes run on Imago's CPU stage (as many at once as there are cores), not on Swift's
     /// cooperative pool, which is as wide: were they there, a decode blocked on every core would

@@ -5,7 +5,7 @@ import Testing
 
 /// The pipeline over a disk cache, against TestOrigin: what is served from disk, what is
 /// revalidated, what is never written, and what the origin sees.
-@Suite("Disk cache in the pipeline", .timeLimit(.minutes(3)))
+@Suite("Disk cache in the pipeline", .timeLimit(.minutes(6)))
 struct PipelineDiskCacheTests {
     /// A cache directory and pipelines over it, each with its own memory cache and its own
     /// `DiskCache` instance, as a new process would have.

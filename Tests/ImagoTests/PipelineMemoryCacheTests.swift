@@ -3,7 +3,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("Memory cache in the pipeline", .timeLimit(.minutes(3)))
+@Suite("Memory cache in the pipeline", .timeLimit(.minutes(6)))
 struct PipelineMemoryCacheTests {
     @Test("a decoded image is served from memory the next time: no transfer, source memory, same pixels")
     func secondLoadFromMemory() async throws {

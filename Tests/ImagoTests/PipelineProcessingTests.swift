@@ -3,7 +3,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("Processing in the pipeline", .timeLimit(.minutes(3)))
+@Suite("Processing in the pipeline", .timeLimit(.minutes(6)))
 struct PipelineProcessingTests {
     typealias Resize = ImageProcessors.Resize
 
@@ -116,7 +116,7 @@ struct PipelineProcessingTests {
     }
 }
 
-@Suite("Thumbnails at decode", .timeLimit(.minutes(3)))
+@Suite("Thumbnails at decode", .timeLimit(.minutes(6)))
 struct ThumbnailTests {
     /// A 1600×1200 JPEG with a gradient, made by the project's encoder.
     static func photo() throws -> Data {
@@ -208,7 +208,7 @@ extension ThumbnailTests {
     }
 }
 
-@Suite("Sources and scale", .timeLimit(.minutes(3)))
+@Suite("Sources and scale", .timeLimit(.minutes(6)))
 struct SourceSelectionTests {
     static func jpeg(_ side: Int) throws -> Data {
         try JPEGEncoder(quality: 80).encode(ProcessingTests.solid(side, side))

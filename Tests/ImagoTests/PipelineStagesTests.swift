@@ -5,7 +5,7 @@ import Testing
 
 /// The stages in order: a disk-cache hit is read on the cache stage, before and apart from the
 /// download queue, so it never waits for a download slot.
-@Suite("Pipeline stages", .timeLimit(.minutes(3)))
+@Suite("Pipeline stages", .timeLimit(.minutes(6)))
 struct PipelineStagesTests {
     static let photo = try! Corpus.data("jpeg/video-001.jpeg")
 

@@ -3,7 +3,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("Prefetching", .timeLimit(.minutes(3)))
+@Suite("Prefetching", .timeLimit(.minutes(6)))
 struct PrefetcherTests {
     @Test("prefetched images land in memory; a visible load then is a memory hit with no transfer")
     func prefetchFillsTheMemoryCache() async throws {

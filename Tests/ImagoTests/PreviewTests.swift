@@ -3,7 +3,7 @@ import Imago
 import ImagoTestSupport
 import Testing
 
-@Suite("Progressive previews", .timeLimit(.minutes(3)))
+@Suite("Progressive previews", .timeLimit(.minutes(6)))
 struct PreviewTests {
     /// Every preview made while feeding `data` in `step`-byte pieces.
     static func previews(of data: Data, step: Int) -> [Image] {

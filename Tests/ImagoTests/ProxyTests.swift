@@ -44,7 +44,7 @@ struct ProxySettingsTests {
 /// Transfers through Debian's tinyproxy: plain requests in absolute form and https in a CONNECT
 /// tunnel, with credentials; the address policy still applies to the target; a proxy that answers
 /// garbage or closes is a clear error.
-@Suite("proxies: through tinyproxy", .enabled(if: TinyProxy.isInstalled), .timeLimit(.minutes(2)))
+@Suite("proxies: through tinyproxy", .enabled(if: TinyProxy.isInstalled), .timeLimit(.minutes(6)))
 struct ProxyTests {
     static let photo = Corpus.root.appendingPathComponent("jpeg/video-001.jpeg")
 
@@ -128,7 +128,7 @@ struct ProxyTests {
 }
 
 /// Proxies that misbehave: each a clear error naming the proxy.
-@Suite("proxies: hostile proxies", .timeLimit(.minutes(3)))
+@Suite("proxies: hostile proxies", .timeLimit(.minutes(6)))
 struct HostileProxyTests {
     @Test(
         "a proxy that answers CONNECT with garbage, closes at once, answers too long, or sends bytes after its 200 is a clear error; a refusal with a page is the refusal",
@@ -177,7 +177,7 @@ struct HostileProxyTests {
     }
 }
 
-@Suite("proxies: through Dante (SOCKS5)", .enabled(if: DanteProxy.isInstalled), .timeLimit(.minutes(2)))
+@Suite("proxies: through Dante (SOCKS5)", .enabled(if: DanteProxy.isInstalled), .timeLimit(.minutes(6)))
 struct SOCKSProxyTests {
     static func pipeline(
         _ proxy: DanteProxy, policy: AddressPolicy = .allowAll, configure: (inout ImagePipeline.Configuration) -> Void = { _ in }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("Rate limiter", .timeLimit(.minutes(3)))
+@Suite("Rate limiter", .timeLimit(.minutes(6)))
 struct RateLimiterTests {
     @Test("a token bucket lets a burst through, then one request per 1/rate seconds, and fills no higher than the burst")
     func bucket() {

@@ -4,7 +4,7 @@ import ImagoTestSupport
 import Testing
 
 /// What users of Nuke and Kingfisher ask for: a custom cache key, a request modifier, retries.
-@Suite("Request hooks", .timeLimit(.minutes(3)))
+@Suite("Request hooks", .timeLimit(.minutes(6)))
 struct RequestHooksTests {
     static let photo = try! Corpus.data("jpeg/video-001.jpeg")
 

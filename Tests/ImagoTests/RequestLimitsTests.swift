@@ -4,7 +4,7 @@ import ImagoTestSupport
 import Testing
 
 /// A request's own source limits (`ImageRequest.limits`), applied before the work they limit.
-@Suite("ImageRequest.limits", .timeLimit(.minutes(3)))
+@Suite("ImageRequest.limits", .timeLimit(.minutes(6)))
 struct RequestLimitsTests {
     @Test("maxResponseSize stops the transfer at the request's limit; a request without it is not held to it")
     func responseSize() async throws {

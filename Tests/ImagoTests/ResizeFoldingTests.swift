@@ -8,7 +8,7 @@ import Testing
 /// tolerance (8/255 mean per channel). The corpus photo is small (150×103), so a reduced decode
 /// (libjpeg-turbo's M/8 scaling) differs most here; on a 3840×2400 photo the mean difference
 /// measured 0–3.
-@Suite("Resize folded into the decode", .timeLimit(.minutes(3)))
+@Suite("Resize folded into the decode", .timeLimit(.minutes(6)))
 struct ResizeFoldingTests {
     static let photo = try! Corpus.data("jpeg/video-001.jpeg")
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("Resumable downloads", .timeLimit(.minutes(3)))
+@Suite("Resumable downloads", .timeLimit(.minutes(6)))
 struct ResumableDownloadTests {
     static func retrying(_ configuration: inout ImagePipeline.Configuration) {
         configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(1))
@@ -313,7 +313,7 @@ struct ResumableDataTests {
     }
 }
 
-@Suite("Resumable downloads from nginx", .enabled(if: NginxOrigin.isInstalled), .timeLimit(.minutes(3)))
+@Suite("Resumable downloads from nginx", .enabled(if: NginxOrigin.isInstalled), .timeLimit(.minutes(6)))
 struct NginxResumeTests {
     /// Starts a transfer of `url`, cancels it once `atLeast` bytes have come, and waits until it has ended.
     static func cancelPartWay(_ url: URL, atLeast: Int64, pipeline: ImagePipeline) async {

@@ -70,7 +70,7 @@ struct AWSSignatureV4Tests {
 
 /// `s3://` sources through the pipeline from a real S3 API server (moto in server mode) that checks
 /// every request's signature.
-@Suite("S3: the loader against moto", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"), .timeLimit(.minutes(3)))
+@Suite("S3: the loader against moto", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"), .timeLimit(.minutes(6)))
 struct S3LoaderTests {
     static let photo = Corpus.root.appendingPathComponent("jpeg/video-001.jpeg")
     static let png = Corpus.root.appendingPathComponent("png/basn6a08.png")

@@ -12,7 +12,7 @@ import Testing
 @Suite(
     "Swift: the loader against OpenStack Swift",
     .enabled(if: ObjectStorePeer.isInstalled && ObjectStorePeer.isSwiftInstalled, "needs the peers' venv and Debian's swift-proxy: make test installs them"),
-    .serialized, .timeLimit(.minutes(3)))
+    .serialized, .timeLimit(.minutes(6)))
 // Serialized: each test starts a Swift of five Python servers and memcached; four at once took the
 // two cores for long enough that network tests beside them passed their 60 s limits.
 struct SwiftLoaderTests {

@@ -4,7 +4,7 @@ import ImagoTestSupport
 import Testing
 
 /// The origin's own controls, seen through the pipeline.
-@Suite("TestOrigin", .timeLimit(.minutes(3)))
+@Suite("TestOrigin", .timeLimit(.minutes(6)))
 struct TestOriginTests {
     @Test("added latency delays the head: a shorter time-without-bytes times out")
     func latency() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Imago
 
-@Suite("Trust roots: certificate authorities besides the system's", .timeLimit(.minutes(3)))
+@Suite("Trust roots: certificate authorities besides the system's", .timeLimit(.minutes(6)))
 struct TrustRootsTests {
     /// A folder holding the test certificate as `cert.pem`, and a `hashed/` folder with it under
     /// the subject-hash name OpenSSL's directories use (named by `openssl x509 -hash`).

@@ -2,6 +2,10 @@
 OAuth, since the emulator checks none. The front has a token endpoint that verifies the service
 account's JWT (RS256 over its public key, issuer, audience, scope, expiry, with `cryptography`)
 before it issues a token, and passes a GET to the emulator only with an issued token (else GCS's 401).
+A media upload (POST /upload/storage/v1/b/B/o?uploadType=media&name=N) and a DELETE pass only with a
+token of the read_write scope (else GCS's 403). The emulator ignores `ifGenerationMatch`; GCS makes
+`ifGenerationMatch=0` (create only if absent) atomic, so the front serves uploads one at a time and
+answers GCS's 412 itself when the object is there.
 
 Usage: gcs_peer.py BUCKET=FILE[,FILE...] ...
 Prints one JSON line (port, the service account key file's JSON, the same account with another
@@ -30,9 +34,10 @@ storage = f"http://127.0.0.1:{emulator._api._httpd.server_port}"
 
 key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 email = "imago-test@imago-tests.iam.gserviceaccount.com"
-issued = set()
+issued = {}  # token -> scope
 token_requests = [0]
 lock = threading.Lock()
+uploads = threading.Lock()
 
 
 def unb64(text):
@@ -50,7 +55,7 @@ def verify(assertion, audience):
     return (
         body.get("iss") == email
         and body.get("aud") == audience
-        and "devstorage.read_only" in body.get("scope", "")
+        and body.get("scope", "").split("/")[-1] in ("devstorage.read_only", "devstorage.read_write")
         and body.get("iat", 0) <= now + 60
         and body.get("exp", 0) > now
     )
@@ -68,7 +73,56 @@ class Front(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def scope(self):
+        authorization = self.headers.get("Authorization", "")
+        with lock:
+            return issued.get(authorization[7:]) if authorization.startswith("Bearer ") else None
+
+    def refuse(self, status, message, reason):
+        error = {"error": {"code": status, "message": message, "errors": [{"reason": reason}]}}
+        self.answer(status, json.dumps(error).encode(), [("Content-Type", "application/json")])
+
+    def forward(self, method, body=None):
+        request = urllib.request.Request(storage + self.path, body, {"Content-Type": "application/octet-stream"} if body is not None else {}, method=method)
+        try:
+            with urllib.request.urlopen(request) as response:
+                status, headers, answer = response.status, response.headers, response.read()
+        except urllib.error.HTTPError as error:
+            status, headers, answer = error.code, error.headers, error.read()
+        self.answer(status, answer, [(n, v) for n, v in headers.items() if n.lower() in ("content-type", "etag", "last-modified", "cache-control")])
+
+    def writable(self):
+        scope = self.scope()
+        if scope is None:
+            self.refuse(401, "Invalid Credentials", "authError")
+            return False
+        if not scope.endswith("devstorage.read_write"):
+            self.refuse(403, "Insufficient Permission", "insufficientPermissions")
+            return False
+        return True
+
+    def do_DELETE(self):
+        if self.writable():
+            self.forward("DELETE")
+
     def do_POST(self):
+        if self.path.startswith("/upload/storage/v1/b/"):
+            if not self.writable():
+                return
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            url = urllib.parse.urlsplit(self.path)
+            query = urllib.parse.parse_qs(url.query)
+            bucket = url.path.split("/")[5]
+            with uploads:
+                if query.get("ifGenerationMatch") == ["0"]:
+                    name = urllib.parse.quote(query.get("name", [""])[0], safe="")
+                    try:
+                        urllib.request.urlopen(f"{storage}/storage/v1/b/{bucket}/o/{name}").read()
+                        return self.refuse(412, "At least one of the pre-conditions you specified did not hold.", "conditionNotMet")
+                    except urllib.error.HTTPError as error:
+                        if error.code != 404:
+                            raise
+                return self.forward("POST", body)
         if self.path != "/token":
             return self.answer(404, b"")
         form = urllib.parse.parse_qs(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
@@ -81,25 +135,17 @@ class Front(BaseHTTPRequestHandler):
         if not good:
             return self.answer(400, json.dumps({"error": "invalid_grant"}).encode(), [("Content-Type", "application/json")])
         token = "ya29." + secrets.token_urlsafe(24)
+        scope = json.loads(unb64(form["assertion"][0].split(".")[1]))["scope"]
         with lock:
-            issued.add(token)
+            issued[token] = scope
         self.answer(200, json.dumps({"access_token": token, "expires_in": 3599, "token_type": "Bearer"}).encode(), [("Content-Type", "application/json")])
 
     def do_GET(self):
         if self.path == "/_peer/token-requests":
             return self.answer(200, str(token_requests[0]).encode())
-        authorization = self.headers.get("Authorization", "")
-        with lock:
-            allowed = authorization.startswith("Bearer ") and authorization[7:] in issued
-        if not allowed:
-            error = {"error": {"code": 401, "message": "Invalid Credentials", "errors": [{"reason": "authError"}]}}
-            return self.answer(401, json.dumps(error).encode(), [("Content-Type", "application/json")])
-        try:
-            with urllib.request.urlopen(storage + self.path) as response:
-                status, headers, body = response.status, response.headers, response.read()
-        except urllib.error.HTTPError as error:
-            status, headers, body = error.code, error.headers, error.read()
-        self.answer(status, body, [(n, v) for n, v in headers.items() if n.lower() in ("content-type", "etag", "last-modified", "cache-control")])
+        if self.scope() is None:
+            return self.refuse(401, "Invalid Credentials", "authError")
+        self.forward("GET")
 
 
 front = ThreadingHTTPServer(("127.0.0.1", 0), Front)
@@ -112,7 +158,7 @@ for argument in sys.argv[1:]:
     bucket, files = argument.split("=", 1)
     request = urllib.request.Request(f"{storage}/storage/v1/b", json.dumps({"name": bucket}).encode(), {"Content-Type": "application/json"})
     urllib.request.urlopen(request).read()
-    for path in files.split(","):
+    for path in filter(None, files.split(",")):
         name = os.path.basename(path)
         with open(path, "rb") as f:
             url = f"{storage}/upload/storage/v1/b/{bucket}/o?uploadType=media&name={urllib.parse.quote(name, safe='')}"

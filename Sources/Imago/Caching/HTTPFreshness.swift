@@ -6,6 +6,9 @@ import Foundation
 public struct HTTPFreshness: Sendable, Hashable {
     /// False for `Cache-Control: no-store`: the response must not be written to any cache.
     public var isStorable: Bool
+    /// `Cache-Control: private`: a cache shared by several users (a fleet's store of originals)
+    /// must not keep it; a private cache, as the pipeline's own, may.
+    public var isPrivate: Bool
     /// How long the response is fresh from when it was generated (max-age, else Expires − Date,
     /// else the heuristic), zero with `no-cache`.
     public var lifetime: Duration
@@ -31,6 +34,7 @@ public struct HTTPFreshness: Sendable, Hashable {
         etag = header("etag")
         lastModified = header("last-modified")
         isStorable = directives["no-store"] == nil
+        isPrivate = directives["private"] != nil
         isImmutable = directives["immutable"] != nil
         requiresRevalidation = directives["no-cache"] != nil || directives["must-revalidate"] != nil
 
@@ -55,8 +59,12 @@ public struct HTTPFreshness: Sendable, Hashable {
     }
 
     /// Freshness as stored (by the disk cache).
-    init(isStorable: Bool, lifetime: Duration, initialAge: Duration, isImmutable: Bool, requiresRevalidation: Bool, etag: String?, lastModified: String?) {
+    init(
+        isStorable: Bool, isPrivate: Bool = false, lifetime: Duration, initialAge: Duration, isImmutable: Bool, requiresRevalidation: Bool, etag: String?,
+        lastModified: String?
+    ) {
         self.isStorable = isStorable
+        self.isPrivate = isPrivate
         self.lifetime = lifetime
         self.initialAge = initialAge
         self.isImmutable = isImmutable

@@ -100,18 +100,18 @@ extension ImageService {
         // The source too is looked for in the fleet's store before any worker is taken.
         let sourceKey = sharedSourceKey(plan)
         if let sourceKey { await sourceStorage?.prepare(sourceKey) }
+        let made: Result<EncodedVariant, any Error>
         do {
-            let made = try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) }
-            if let sourceKey { await sourceStorage?.ended(sourceKey) }
-            return made
+            made = .success(try await variant(key: plan.key, whenFull: plan.failures.queueFull) { try await self.make(plan) })
         } catch {
-            if let sourceKey { await sourceStorage?.ended(sourceKey) }
-            if let refusal = error as? ServerError, refusal == plan.failures.queueFull || refusal == .overloaded {
-                // Refused before any work began: a lease taken for it ends now, not when it expires.
-                await resultStorage?.releaseNow(key: diskKey(for: plan))
-            }
-            throw error
+            made = .failure(error)
         }
+        if let sourceKey { await sourceStorage?.ended(sourceKey) }
+        if case .failure(let error) = made, let refusal = error as? ServerError, refusal == plan.failures.queueFull || refusal == .overloaded {
+            // Refused before any work began: a lease taken for it ends now, not when it expires.
+            await resultStorage?.releaseNow(key: diskKey(for: plan))
+        }
+        return try made.get()
     }
 
     /// `plan`'s variant as the node's disk or the shared store keeps it; a variant read from the

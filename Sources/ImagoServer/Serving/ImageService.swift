@@ -79,7 +79,8 @@ public final class ImageService: Sendable {
         mounts = ServiceMount.all(configuration)
         let network = NetworkEnvironment(proxies: configuration.proxies, trustRoots: configuration.trustRoots)
         func shared(_ kind: StoredObject.Kind, _ settings: SharedStorageSettings) throws(ServerError) -> SharedStorage {
-            try SharedStorage(kind, settings, s3: configuration.s3, swift: configuration.swift, network: network, metrics: metrics, logger: logger)
+            try SharedStorage(
+                kind, settings, s3: configuration.s3, gcs: configuration.gcs, swift: configuration.swift, network: network, metrics: metrics, logger: logger)
         }
         resultStorage = try configuration.resultStorage.map { settings throws(ServerError) in try shared(.result, settings) }
         let sharedSources = try configuration.sourceStorage.map { settings throws(ServerError) in try shared(.source, settings) }

@@ -62,6 +62,7 @@ enum ImgproxyVariables {
         "IMGPROXY_CACHE_USE": "imgproxy 4 Pro's cache", "IMGPROXY_CACHE_BUCKET": "imgproxy 4 Pro's cache",
         "IMGPROXY_CACHE_PATH_PREFIX": "imgproxy 4 Pro's cache", "IMGPROXY_CACHE_FS_ROOT": "imgproxy 4 Pro's cache",
         "IMGPROXY_CACHE_S3_ENDPOINT": "imgproxy 4 Pro's cache", "IMGPROXY_CACHE_S3_REGION": "imgproxy 4 Pro's cache",
+        "IMGPROXY_CACHE_GCS_ENDPOINT": "imgproxy 4 Pro's cache", "IMGPROXY_CACHE_GCS_KEY": "imgproxy 4 Pro's cache",
     ]
 
     /// Why an unsupported variable is not needed, or what to use instead.

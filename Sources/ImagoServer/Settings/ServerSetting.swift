@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 
 /// One setting of `imago serve`, declared once: its flag, its variables (`IMAGO_*` and, where it
 /// means the same, the peer's own `IMGPROXY_*` names in their own units), its help, and how its
@@ -102,6 +103,15 @@ extension ServerSetting {
             part.compound = rule
             return part
         }
+    }
+
+    /// The GCS service account `text` holds (its JSON) or names (its file's path).
+    static func gcsAccount(_ text: String, _ flag: String, _ variable: String) throws(ServerError) -> GCSServiceAccount {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let account = trimmed.hasPrefix("{") ? GCSServiceAccount(json: Data(trimmed.utf8)) : GCSServiceAccount(file: trimmed) else {
+            throw ServerError(status: 500, "\(flag) (\(variable)) is not a service account key (JSON with client_email and private_key)")
+        }
+        return account
     }
 
     /// A part of a ``compound(_:apply:)``: its flag, variables and help; the compound applies it.

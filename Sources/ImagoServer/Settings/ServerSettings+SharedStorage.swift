@@ -12,15 +12,15 @@ extension ServerSettings {
                 s3Modules: ["s3": nil, "thumbor_aws.result_storage": "rs", "tc_aws.result_storages.s3_storage": "rs"],
                 noneModule: "thumbor.result_storages.no_storage",
                 folderPart: "--result-storage-folder (IMGPROXY_CACHE_FS_ROOT)",
-                accepted: "imgproxy's fs, s3 and swift; thumbor's file_storage and thumbor_aws"),
+                accepted: "imgproxy's fs, s3, gcs and swift; thumbor's file_storage and thumbor_aws"),
             .part(
                 "--result-storage", "IMAGO_RESULT_STORAGE", peers: [.same("IMGPROXY_CACHE_USE"), .thumbor("RESULT_STORAGE")],
-                "where every node keeps and looks for made variants: file:///path, s3://bucket/prefix or swift://container/prefix (imgproxy's fs, s3 or swift and thumbor's storage modules are read with their settings); default none"
+                "where every node keeps and looks for made variants: file:///path, s3://bucket/prefix, gs://bucket/prefix or swift://container/prefix (imgproxy's fs, s3, gcs or swift and thumbor's storage modules are read with their settings); default none"
             ),
             .part(
                 "--result-storage-bucket", "IMAGO_RESULT_STORAGE_BUCKET",
                 peers: [.same("IMGPROXY_CACHE_BUCKET"), .thumbor("AWS_RESULT_STORAGE_BUCKET_NAME"), .thumbor("TC_AWS_RESULT_STORAGE_BUCKET")],
-                "the bucket (or Swift container) of a store named by its kind (s3, swift), not by a URL"),
+                "the bucket (or Swift container) of a store named by its kind (s3, gcs, swift), not by a URL"),
             .part(
                 "--result-storage-prefix", "IMAGO_RESULT_STORAGE_PREFIX",
                 peers: [.same("IMGPROXY_CACHE_PATH_PREFIX"), .thumbor("AWS_RESULT_STORAGE_ROOT_PATH"), .thumbor("TC_AWS_RESULT_STORAGE_ROOT_PATH")],
@@ -31,8 +31,8 @@ extension ServerSettings {
                 "the folder of a store named by its kind (fs, thumbor's file_storage)"),
             .part(
                 "--result-storage-endpoint", "IMAGO_RESULT_STORAGE_ENDPOINT",
-                peers: [.same("IMGPROXY_CACHE_S3_ENDPOINT"), .thumbor("AWS_RESULT_STORAGE_S3_ENDPOINT_URL")],
-                "the S3 store's server, when it is not --s3-endpoint's (host:port is http)"),
+                peers: [.same("IMGPROXY_CACHE_S3_ENDPOINT"), .same("IMGPROXY_CACHE_GCS_ENDPOINT"), .thumbor("AWS_RESULT_STORAGE_S3_ENDPOINT_URL")],
+                "the S3 or GCS store's server, when it is not --s3-endpoint's or --gcs-endpoint's (host:port is http)"),
             .part(
                 "--result-storage-region", "IMAGO_RESULT_STORAGE_REGION",
                 peers: [.same("IMGPROXY_CACHE_S3_REGION"), .thumbor("AWS_RESULT_STORAGE_REGION_NAME")],
@@ -43,7 +43,10 @@ extension ServerSettings {
             ),
             .part(
                 "--result-storage-timeout", "IMAGO_RESULT_STORAGE_TIMEOUT",
-                "seconds a read from the store may take before the node makes the variant itself (default 2)")
+                "seconds a read from the store may take before the node makes the variant itself (default 2)"),
+            .part(
+                "--result-storage-key", "IMAGO_RESULT_STORAGE_KEY", peers: [.same("IMGPROXY_CACHE_GCS_KEY")],
+                "the GCS store's service account key (its JSON or its file's path), when it is not --gcs-key's")
         )
         + [
             .boolean(
@@ -64,7 +67,7 @@ extension ServerSettings {
             accepted: "thumbor's file_storage and thumbor_aws.storage"),
         .part(
             "--source-storage", "IMAGO_SOURCE_STORAGE", peers: [.thumbor("STORAGE")],
-            "where every node keeps and looks for the originals it fetches over http(s), with their validators: file:///path, s3://bucket/prefix or swift://container/prefix (thumbor's storage modules are read with their settings); default none"
+            "where every node keeps and looks for the originals it fetches over http(s), with their validators: file:///path, s3://bucket/prefix, gs://bucket/prefix or swift://container/prefix (thumbor's storage modules are read with their settings); default none"
         ),
         .part(
             "--source-storage-bucket", "IMAGO_SOURCE_STORAGE_BUCKET",
@@ -79,7 +82,7 @@ extension ServerSettings {
             "the folder of a store named by thumbor's file_storage"),
         .part(
             "--source-storage-endpoint", "IMAGO_SOURCE_STORAGE_ENDPOINT", peers: [.thumbor("AWS_STORAGE_S3_ENDPOINT_URL")],
-            "the S3 store's server, when it is not --s3-endpoint's (host:port is http)"),
+            "the S3 or GCS store's server, when it is not --s3-endpoint's or --gcs-endpoint's (host:port is http)"),
         .part(
             "--source-storage-region", "IMAGO_SOURCE_STORAGE_REGION", peers: [.thumbor("AWS_STORAGE_REGION_NAME")],
             "the S3 store's region, when it is not --s3-region's"),
@@ -89,11 +92,14 @@ extension ServerSettings {
         ),
         .part(
             "--source-storage-timeout", "IMAGO_SOURCE_STORAGE_TIMEOUT",
-            "seconds a read from the store may take before the node fetches from the origin itself (default 2)")
+            "seconds a read from the store may take before the node fetches from the origin itself (default 2)"),
+        .part(
+            "--source-storage-key", "IMAGO_SOURCE_STORAGE_KEY",
+            "the GCS store's service account key (its JSON or its file's path), when it is not --gcs-key's")
     )
 
-    /// A shared store's eight parts (its URL or kind, bucket, prefix, folder, S3 endpoint and
-    /// region, time to live, read timeout), read into `names.setting` as one fact.
+    /// A shared store's nine parts (its URL or kind, bucket, prefix, folder, S3 or GCS endpoint, S3
+    /// region, time to live, read timeout, GCS key), read into `names.setting` as one fact.
     private static func sharedStorage(_ names: SharedStorageNames, _ parts: ServerSetting...) -> [ServerSetting] {
         let named = parts.map { (flag: $0.flag, variable: $0.variable) }
         return ServerSetting.compound(parts: parts) { configuration, texts, values throws(ServerError) in
@@ -122,6 +128,17 @@ extension ServerSettings {
                 }
                 if let region = texts[5] { s3.region = region }
                 settings.s3 = s3
+            }
+            if case .gcs = settings.location {
+                // As the sources' GCS, or as Google's libraries read it when --gcs is off; the storage's own endpoint and key win.
+                var gcs = configuration.readsGCS ? configuration.gcs : GCSConfiguration.standard(environment: values)
+                gcs.buckets = BucketRule()
+                if let endpoint = texts[4] {
+                    guard let url = S3Configuration.endpointURL(endpoint) else { throw ServerSetting.invalid(named[4].flag, named[4].variable) }
+                    gcs.endpoint = url
+                }
+                if let key = texts[8] { gcs.account = try ServerSetting.gcsAccount(key, named[8].flag, named[8].variable) }
+                settings.gcs = gcs
             }
             if case .swift = settings.location {
                 // As the sources' Swift, or as python-swiftclient reads it (ST_AUTH, ST_USER, ST_KEY) when --swift is off.
@@ -175,7 +192,7 @@ struct SharedStorageNames: Sendable {
         func missing(_ what: String) -> ServerError { ServerError(status: 500, "\(whole) \(text) needs \(what)") }
         if text.contains("://") {
             guard let settings = SharedStorageSettings(url: text) else {
-                throw ServerError(status: 500, "\(whole) is not a file:///path, s3://bucket/prefix or swift://container/prefix URL")
+                throw ServerError(status: 500, "\(whole) is not a file:///path, s3://bucket/prefix, gs://bucket/prefix or swift://container/prefix URL")
             }
             return settings
         }
@@ -192,11 +209,15 @@ struct SharedStorageNames: Sendable {
             }
             return SharedStorageSettings(location: .s3(bucket: bucket), prefix: prefix == nil ? defaultPrefix ?? "" : "")
         }
+        if text == "gcs", kind == .result {
+            guard let bucket, S3Configuration.isBucketName(bucket) else { throw missing("\(flag)-bucket, a GCS bucket name") }
+            return SharedStorageSettings(location: .gcs(bucket: bucket))
+        }
         if text == "swift", kind == .result {
             guard let bucket, !bucket.isEmpty, bucket.utf8.count <= 256, !bucket.contains("/") else { throw missing("\(flag)-bucket, a Swift container") }
             return SharedStorageSettings(location: .swift(container: bucket))
         }
         if text == noneModule { return nil }
-        throw ServerError(status: 500, "\(whole) \(text.prefix(80)): Imago keeps them in file://, s3:// and swift:// stores (\(accepted))")
+        throw ServerError(status: 500, "\(whole) \(text.prefix(80)): Imago keeps them in file://, s3://, gs:// and swift:// stores (\(accepted))")
     }
 }

@@ -133,12 +133,7 @@ extension ServerSettings {
             "--gcs-key", "IMAGO_GCS_KEY", peers: [.same("IMGPROXY_GCS_KEY")],
             "a service account key: its JSON, or the path of its file (default none: unsigned requests)"
         ) { configuration, text, _ throws(ServerError) in
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            let account = trimmed.hasPrefix("{") ? GCSServiceAccount(json: Data(trimmed.utf8)) : GCSServiceAccount(file: trimmed)
-            guard let account else {
-                throw ServerError(status: 500, "--gcs-key (IMAGO_GCS_KEY) is not a service account key (JSON with client_email and private_key)")
-            }
-            configuration.gcs.account = account
+            configuration.gcs.account = try ServerSetting.gcsAccount(text, "--gcs-key", "IMAGO_GCS_KEY")
         },
         ServerSetting(
             "--gcs-endpoint", "IMAGO_GCS_ENDPOINT", peers: [.same("IMGPROXY_GCS_ENDPOINT")],

@@ -36,10 +36,11 @@ final class SharedStorage: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// The storage `settings` name; an S3 store signs with `s3` unless the settings name their own.
+    /// The storage `settings` name; an object store signs as the sources' (`s3`, `gcs`, `swift`)
+    /// unless the settings name their own.
     init(
-        _ kind: StoredObject.Kind, _ settings: SharedStorageSettings, s3: S3Configuration, swift: SwiftConfiguration, network: NetworkEnvironment,
-        metrics: ServerMetrics,
+        _ kind: StoredObject.Kind, _ settings: SharedStorageSettings, s3: S3Configuration, gcs: GCSConfiguration, swift: SwiftConfiguration,
+        network: NetworkEnvironment, metrics: ServerMetrics,
         logger: Logger
     ) throws(ServerError) {
         self.kind = kind
@@ -49,18 +50,19 @@ final class SharedStorage: Sendable {
         self.logger = logger
         switch settings.location {
         case .folder(let root): store = FolderStore(root: root)
-        case .s3, .swift: store = try Self.objectStore(settings, s3: s3, swift: swift, network: network)
+        case .s3, .gcs, .swift: store = try Self.objectStore(settings, s3: s3, gcs: gcs, swift: swift, network: network)
         }
     }
 
-    /// The S3 or Swift store `settings` name, signing as the sources do unless the settings name their own.
+    /// The S3, GCS or Swift store `settings` name, signing as the sources do unless the settings name their own.
     private static func objectStore(
-        _ settings: SharedStorageSettings, s3: S3Configuration, swift: SwiftConfiguration, network: NetworkEnvironment
+        _ settings: SharedStorageSettings, s3: S3Configuration, gcs: GCSConfiguration, swift: SwiftConfiguration, network: NetworkEnvironment
     ) throws(ServerError) -> any SharedStore {
         #if HTTPClientLoader
             let call = ObjectStoreCall(network: network, timeoutWithoutBytes: settings.readTimeout)
             switch settings.location {
             case .s3(let bucket): return S3Store(bucket: bucket, s3: S3DataLoader(settings.s3 ?? s3), call: call)
+            case .gcs(let bucket): return GCSStore(bucket: bucket, gcs: GCSDataLoader(settings.gcs ?? gcs), call: call)
             case .swift(let container): return SwiftStore(container: container, swift: SwiftDataLoader(settings.swift ?? swift), call: call)
             case .folder(let root): return FolderStore(root: root)
             }

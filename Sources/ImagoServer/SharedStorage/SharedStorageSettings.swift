@@ -9,6 +9,8 @@ public struct SharedStorageSettings: Sendable {
         case folder(URL)
         /// An S3 bucket (`s3://bucket/prefix`).
         case s3(bucket: String)
+        /// A Google Cloud Storage bucket (`gs://bucket/prefix`).
+        case gcs(bucket: String)
         /// An OpenStack Swift container (`swift://container/prefix`).
         case swift(container: String)
     }
@@ -19,6 +21,8 @@ public struct SharedStorageSettings: Sendable {
     public var prefix: String
     /// The S3 store's endpoint, region and key; nil: those of ``ServerConfiguration/s3``.
     public var s3: S3Configuration?
+    /// The GCS store's endpoint and service account; nil: those of ``ServerConfiguration/gcs``.
+    public var gcs: GCSConfiguration?
     /// The Swift store's auth URL, user and key; nil: those of ``ServerConfiguration/swift``.
     public var swift: SwiftConfiguration?
     /// A variant stored longer ago is made again (thumbor's `RESULT_STORAGE_EXPIRATION_SECONDS`);
@@ -50,7 +54,7 @@ public struct SharedStorageSettings: Sendable {
     }
 
     /// The settings a `--result-storage` URL names: `file:///path`, `s3://bucket[/prefix]`,
-    /// `swift://container[/prefix]`; nil for anything else.
+    /// `gs://bucket[/prefix]`, `swift://container[/prefix]`; nil for anything else.
     public init?(url text: String) {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else { return nil }
         let path = url.path(percentEncoded: false)
@@ -58,9 +62,9 @@ public struct SharedStorageSettings: Sendable {
         case "file":
             guard url.host(percentEncoded: false).map({ $0.isEmpty || $0 == "localhost" }) ?? true, path.hasPrefix("/"), path.count > 1 else { return nil }
             self.init(location: .folder(URL(fileURLWithPath: path)))
-        case "s3":
+        case "s3", "gs":
             guard let bucket = url.host(percentEncoded: false), S3Configuration.isBucketName(bucket), url.query == nil, url.user == nil else { return nil }
-            self.init(location: .s3(bucket: bucket), prefix: Self.plainPrefix(path))
+            self.init(location: scheme == "s3" ? .s3(bucket: bucket) : .gcs(bucket: bucket), prefix: Self.plainPrefix(path))
         case "swift":
             guard let container = url.host(percentEncoded: false), !container.isEmpty, container.utf8.count <= 256, url.query == nil, url.user == nil
             else { return nil }
@@ -80,6 +84,7 @@ public struct SharedStorageSettings: Sendable {
         switch location {
         case .folder(let url): url.absoluteString
         case .s3(let bucket): "s3://\(bucket)" + (prefix.isEmpty ? "" : "/" + prefix)
+        case .gcs(let bucket): "gs://\(bucket)" + (prefix.isEmpty ? "" : "/" + prefix)
         case .swift(let container): "swift://\(container)" + (prefix.isEmpty ? "" : "/" + prefix)
         }
     }

@@ -8,7 +8,8 @@ import Imago
 /// the store's lease, or waits for the node that holds it, so the origin sees one fetch. The
 /// pipeline then reads what was prepared through this ``DiskCaching``, and applies HTTP caching
 /// over it as over its own disk: a stored original that is stale is revalidated with its
-/// validators, one the origin sent with `no-store` is never stored. What the pipeline stores for a
+/// validators, one the origin sent with `no-store` is never stored (nor, in the store the fleet
+/// shares, one sent `private`: RFC 9111 keeps those out of shared caches). What the pipeline stores for a
 /// source this node fetched for the fleet (a `200`, or a `304`'s new freshness) is written to the
 /// store after it decoded, and the write ends the lease.
 ///
@@ -20,7 +21,7 @@ final class SourceStorage: DiskCaching {
     let local: (any DiskCaching)?
     private let prepared = Locked<[String: Prepared]>([:])
     /// One look in the store per source at a time on this node.
-    private let lookups = SingleFlight<String, Bool>()
+    private let lookups = SingleFlight<String, Void>()
 
     /// A source some make on this node is about to read or reads now.
     private struct Prepared {
@@ -32,6 +33,15 @@ final class SourceStorage: DiskCaching {
         var fetches = false
         /// The look in the store is done.
         var looked = false
+
+        /// Whether what the pipeline stores with `metadata` goes to the store: once, when this
+        /// node fetches for the fleet and the origin did not say `private`. Otherwise the lease
+        /// stays to be ended by ``SourceStorage/ended(_:)``.
+        mutating func takeWrite(_ metadata: CacheMetadata) -> Bool {
+            guard fetches, !metadata.freshness.isPrivate else { return false }
+            fetches = false
+            return true
+        }
     }
 
     init(storage: SharedStorage, local: (any DiskCaching)?) {
@@ -48,7 +58,8 @@ final class SourceStorage: DiskCaching {
     }
 
     /// A make that prepared `key` has ended; when it was the last, what was handed is dropped
-    /// and a lease this node still holds (the fetch stored nothing: it failed, or `no-store`) ends.
+    /// and a lease this node still holds (the fetch stored nothing: it failed, or `no-store` or
+    /// `private`) ends.
     func ended(_ key: String) async {
         let fetched = prepared.withLock { prepared -> Bool in
             guard var entry = prepared[key] else { return false }
@@ -63,10 +74,10 @@ final class SourceStorage: DiskCaching {
         if fetched { await storage.releaseNow(key: key) }
     }
 
-    private func lookUp(_ key: String) async -> Bool {
-        if prepared.withLock({ $0[key]?.looked == true }) { return true }
+    private func lookUp(_ key: String) async {
+        if prepared.withLock({ $0[key]?.looked == true }) { return }
         defer { update(key) { $0.looked = true } }
-        if let entry = local?.entry(for: key), entry.metadata.isFresh(at: Date()) { return true }
+        if let entry = local?.entry(for: key), entry.metadata.isFresh(at: Date()) { return }
         var found: StoredObject?
         switch await storage.read(key: key) {
         case .result(let object): found = object
@@ -77,7 +88,7 @@ final class SourceStorage: DiskCaching {
         guard let found else {
             // No node has it: this one fetches it, and what it stores goes to the store.
             update(key) { $0.fetches = true }
-            return true
+            return
         }
         let entry = Self.entry(found, key: key)
         local?.store(entry.data, for: key, metadata: entry.metadata)
@@ -88,7 +99,6 @@ final class SourceStorage: DiskCaching {
             if hands { $0.entry = entry }
             $0.fetches = !entry.metadata.isFresh(at: Date())
         }
-        return true
     }
 
     private func update(_ key: String, _ change: (inout Prepared) -> Void) {
@@ -113,8 +123,7 @@ final class SourceStorage: DiskCaching {
             defer { prepared[key] = entry }
             // Without a disk, the other makes of this source on this node read it from here.
             if hands { entry.entry = CacheEntry(key: key, data: data, metadata: metadata) }
-            defer { entry.fetches = false }
-            return entry.fetches
+            return entry.takeWrite(metadata)
         }
         if fetched { storage.write(Self.object(data, metadata), key: key) }
     }
@@ -127,8 +136,7 @@ final class SourceStorage: DiskCaching {
             guard var entry = prepared[key] else { return false }
             defer { prepared[key] = entry }
             entry.entry?.metadata = metadata
-            defer { entry.fetches = false }
-            return entry.fetches
+            return entry.takeWrite(metadata)
         }
         if fetched, let data { storage.write(Self.object(data, metadata), key: key) }
     }

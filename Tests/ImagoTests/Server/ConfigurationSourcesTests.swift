@@ -8,7 +8,7 @@ import Testing
 
 /// Variables from where imgproxy also reads them (its "loading environment variables"): a `.env`
 /// file, an AWS Secrets Manager secret and Systems Manager parameters (moto, signatures checked).
-@Suite("configuration sources: .env file, AWS Secrets Manager, Systems Manager", .timeLimit(.minutes(2)))
+@Suite("configuration sources: .env file, AWS Secrets Manager, Systems Manager", .timeLimit(.minutes(6)))
 struct ConfigurationSourcesTests {
     /// The moto peer's answer.
     struct AWSPeer: Decodable {

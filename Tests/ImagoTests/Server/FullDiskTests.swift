@@ -7,7 +7,7 @@ import Testing
 
 /// A disk cache on a full file system (a 1 MB tmpfs, filled): new variants are still answered,
 /// and after a restart on the same folder every answer is whole.
-@Suite("imago serve on a full cache disk", .timeLimit(.minutes(2)))
+@Suite("imago serve on a full cache disk", .timeLimit(.minutes(6)))
 struct FullDiskTests {
     @Test("with no space left the server still answers new variants, and after a restart nothing half-written is served")
     func fullDisk() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// `/gallery` in a real browser: Debian's headless Chromium loads the page, its placeholders are
 /// painted where no image has arrived, and every image loads.
-@Suite("imago serve /gallery in headless Chromium", .timeLimit(.minutes(2)))
+@Suite("imago serve /gallery in headless Chromium", .timeLimit(.minutes(6)))
 struct GalleryTests {
     static let chromium = "/usr/bin/chromium"
     static let sources = ["jpeg/video-001.jpeg", "png/benchRGB.png", "webp/blue-purple-pink.lossy.webp"]

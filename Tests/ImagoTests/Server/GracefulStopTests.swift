@@ -8,7 +8,7 @@ import Testing
 /// `imago serve` stopping as imgproxy does on SIGTERM (`IMGPROXY_GRACEFUL_STOP_TIMEOUT`): the
 /// listening socket closed at once, the requests in flight answered, then exit 0; past the
 /// timeout, what is still in flight is cut off and it exits 0 all the same.
-@Suite("imago serve's graceful stop", .timeLimit(.minutes(3)))
+@Suite("imago serve's graceful stop", .timeLimit(.minutes(6)))
 struct GracefulStopTests {
     /// `imago serve` on port 0 with imgproxy's `variables`; its port and its standard output.
     static func start(_ variables: [String: String]) async throws -> (process: Process, port: Int, output: Pipe) {
@@ -71,7 +71,11 @@ struct GracefulStopTests {
     @Test("SIGTERM: new connections are refused at once, three slow requests in flight are answered 200, then the process exits 0")
     func finishesInFlight() async throws {
         let origin = try await TestOrigin.start()
-        let (process, port, output) = try await Self.start(["IMGPROXY_GRACEFUL_STOP_TIMEOUT": "100"])
+        // IMGPROXY_TIMEOUT 100: the requests wait at the gate until released, however long this
+        // test waits its turn on a busy machine (the defaults, 30 s in all and 20 s for the source, ended them first there).
+        let (process, port, output) = try await Self.start([
+            "IMGPROXY_GRACEFUL_STOP_TIMEOUT": "100", "IMGPROXY_TIMEOUT": "100", "IMGPROXY_DOWNLOAD_TIMEOUT": "100",
+        ])
         try #require(port > 0)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let answers = try Self.slowRequests(origin, port: port, gate: "stop", client: client)
@@ -90,7 +94,9 @@ struct GracefulStopTests {
     @Test("past GRACEFUL_STOP_TIMEOUT the requests still in flight are cut off and the process exits 0")
     func cutsOffAfterTimeout() async throws {
         let origin = try await TestOrigin.start()
-        let (process, port, output) = try await Self.start(["IMGPROXY_GRACEFUL_STOP_TIMEOUT": "1"])
+        let (process, port, output) = try await Self.start([
+            "IMGPROXY_GRACEFUL_STOP_TIMEOUT": "1", "IMGPROXY_TIMEOUT": "100", "IMGPROXY_DOWNLOAD_TIMEOUT": "100",
+        ])
         try #require(port > 0)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let answers = try Self.slowRequests(origin, port: port, gate: "never", client: client)

@@ -5,7 +5,7 @@ import ImagoTestSupport
 import Testing
 
 /// `imago serve`'s router over HTTP, sources from a TestOrigin.
-@Suite("imago serve", .timeLimit(.minutes(2)))
+@Suite("imago serve", .timeLimit(.minutes(6)))
 struct ImageServerTests {
     static func decode(_ data: Data) throws -> Image { try DecoderRegistry.standard().decode(data) }
 

@@ -9,7 +9,7 @@ import Testing
 
 /// A node killed while it holds the fleet's leases: the others wait for it no longer than the
 /// leases stand, take them over, and make the variant; nothing the dead node began is ever read.
-@Suite("shared stores: a lease holder killed mid-make", .timeLimit(.minutes(3)))
+@Suite("shared stores: a lease holder killed mid-make", .timeLimit(.minutes(6)))
 struct LeaseHolderKilledTests {
     @Test(
         "an imago serve node holding the variant's and the source's leases, its fetch held at the origin, is killed with SIGKILL: another node takes both leases over once they expire and makes the variant"
@@ -22,9 +22,14 @@ struct LeaseHolderKilledTests {
         route.gate = "held"
         origin.setRoute("/held.jpg", route)
         let (results, sources) = (root.appendingPathComponent("variants"), root.appendingPathComponent("sources"))
-        // --timeout 5: the dead node's leases stand 15 s (the make's time and its write's).
+        // --timeout 30: the dead node's leases stand 40 s (the make's time and its write's). A
+        // shorter one let the holder give up at the gate on its own while this test waited its
+        // turn on a busy machine (the whole suite at once), and its leases were gone when looked at.
+        // A store read that timed out there would be a miss without a lease: 60 s.
         let (holder, port, _) = try await GracefulStopTests.start([
-            "IMAGO_RESULT_STORAGE": "file://" + results.path, "IMAGO_SOURCE_STORAGE": "file://" + sources.path, "IMAGO_TIMEOUT": "5",
+            "IMAGO_RESULT_STORAGE": "file://" + results.path, "IMAGO_SOURCE_STORAGE": "file://" + sources.path, "IMAGO_TIMEOUT": "30",
+            "IMAGO_SOURCE_TIMEOUT": "30",
+            "IMAGO_RESULT_STORAGE_TIMEOUT": "60", "IMAGO_SOURCE_STORAGE_TIMEOUT": "60",
         ])
         try #require(port > 0)
         let path = "/insecure/rs:fit:40:40/plain/\(origin.url("/held.jpg").absoluteString)@png"
@@ -38,12 +43,14 @@ struct LeaseHolderKilledTests {
         _ = await asked.value
         origin.release("held")
 
-        // Another node, which waits for a lease up to 30 s: the dead one's expire first.
+        // Another node, which waits for a lease up to 60 s (its requests' deadline 90 s): the dead
+        // one's expire first.
         var configuration = ServerConfiguration()
         configuration.allowsPrivateAddresses = true
+        configuration.workTimeout = .seconds(90)
         for (setting, folder) in [(\ServerConfiguration.resultStorage, results), (\ServerConfiguration.sourceStorage, sources)] {
             var store = SharedStorageSettings(location: .folder(folder))
-            (store.leaseDuration, store.maxLeaseWait) = (.seconds(30), .seconds(30))
+            (store.leaseDuration, store.maxLeaseWait, store.readTimeout) = (.seconds(60), .seconds(60), .seconds(60))
             configuration[keyPath: setting] = store
         }
         let node = try ImageService(configuration: configuration)

@@ -10,7 +10,7 @@ import Testing
 /// imgproxy's `IMGPROXY_LOG_FORMAT`: every line of `imago serve` in the format asked, `jq` reading
 /// the JSON ones, one line per request with its id, status, time and stage times; and no key,
 /// salt, signature, secret or source token in any line.
-@Suite("log formats", .timeLimit(.minutes(3)))
+@Suite("log formats", .timeLimit(.minutes(6)))
 struct LogFormatTests {
     @Test("each format writes a line with time, level, message and fields; quotes and newlines cannot break a line")
     func lines() throws {

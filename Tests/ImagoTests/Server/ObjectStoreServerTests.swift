@@ -10,7 +10,7 @@ import Testing
 /// are, against a real S3 API server (moto) that checks signatures.
 @Suite(
     "object stores: imago serve and imago fetch", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"),
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(6)))
 struct ObjectStoreServerTests {
     static let photo = Corpus.root.appendingPathComponent("jpeg/video-001.jpeg")
 

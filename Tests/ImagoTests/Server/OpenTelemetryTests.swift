@@ -10,7 +10,7 @@ import Testing
 /// OpenTelemetry's own message definitions (`Tests/Peers/otlp_receiver.py`).
 @Suite(
     "OpenTelemetry", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv (opentelemetry-proto): make test installs it"),
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(6)))
 struct OpenTelemetryTests {
     /// A span as the receiver decoded it.
     struct Span {

@@ -399,6 +399,8 @@ struct OutputIdentityTests {
             "IMAGO_RESULT_STORAGE_TTL": "3600",
             "IMAGO_RESULT_STORAGE_TIMEOUT": "1",
             "IMAGO_RESULT_STORAGE_UNSAFE": "false",
+            "IMAGO_RESULT_STORAGE_KEY":
+                #"{"client_email":"a@b.iam.gserviceaccount.com","private_key":"-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n"}"#,
             // A store of originals, likewise (named by thumbor's module, which takes a folder).
             "IMAGO_SOURCE_STORAGE": "thumbor.storages.file_storage",
             "IMAGO_SOURCE_STORAGE_FOLDER": root.appendingPathComponent("originals").path,
@@ -408,6 +410,8 @@ struct OutputIdentityTests {
             "IMAGO_SOURCE_STORAGE_REGION": "eu-west-3",
             "IMAGO_SOURCE_STORAGE_TTL": "3600",
             "IMAGO_SOURCE_STORAGE_TIMEOUT": "1",
+            "IMAGO_SOURCE_STORAGE_KEY":
+                #"{"client_email":"a@b.iam.gserviceaccount.com","private_key":"-----BEGIN PRIVATE KEY-----\nAA==\n-----END PRIVATE KEY-----\n"}"#,
             // Where more variables come from: read before the settings (ConfigurationSources),
             // set nothing themselves.
             "IMAGO_ENV_FILE": "/etc/imago.env",

@@ -9,7 +9,7 @@ import Testing
 /// imgproxy's and thumbor's own configuration: `IMGPROXY_*` variables in their units and spellings
 /// (a docker-compose environment file with no `IMAGO_*`), thumbor.conf read without running it,
 /// the unsupported ones named at start, bad values stopping the server with their name.
-@Suite("imgproxy's and thumbor's configuration", .timeLimit(.minutes(2)))
+@Suite("imgproxy's and thumbor's configuration", .timeLimit(.minutes(6)))
 struct PeerConfigurationTests {
     static let pair = URLSigner.Pair(key: Array("secret".utf8), salt: Array("hello".utf8))
 

@@ -10,7 +10,7 @@ import Testing
 /// store: Imago's URL, imgproxy 4's cache variables, thumbor's `RESULT_STORAGE` with thumbor-aws's.
 @Suite(
     "result storage: an S3 store and the settings that name one", .enabled(if: ObjectStorePeer.isInstalled, "needs the peers' venv: make test installs it"),
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(6)))
 struct ResultStorageS3Tests {
     static func store(_ peer: ObjectStorePeer.S3, secret: String? = nil) -> SharedStorageSettings {
         var store = SharedStorageSettings(url: "s3://results/fleet")!
@@ -178,11 +178,12 @@ struct ResultStorageS3Tests {
             }
         }
         #expect(
-            refusal(["IMAGO_RESULT_STORAGE": "gs://bucket/x"]).contains(
-                "--result-storage (IMAGO_RESULT_STORAGE) is not a file:///path, s3://bucket/prefix or swift://container/prefix URL"))
+            refusal(["IMAGO_RESULT_STORAGE": "abs://bucket/x"]).contains(
+                "--result-storage (IMAGO_RESULT_STORAGE) is not a file:///path, s3://bucket/prefix, gs://bucket/prefix or swift://container/prefix URL"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "s3://bad..bucket/x"]).contains("--result-storage"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "file://relative"]).contains("--result-storage"))
-        #expect(refusal(["IMGPROXY_CACHE_USE": "gcs"]).contains("IMGPROXY_CACHE_USE"))
+        #expect(refusal(["IMGPROXY_CACHE_USE": "abs"]).contains("IMGPROXY_CACHE_USE"))
+        #expect(refusal(["IMGPROXY_CACHE_USE": "gcs"]).contains("--result-storage-bucket, a GCS bucket name"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "fs"]).contains("IMGPROXY_CACHE_FS_ROOT"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "s3"]).contains("--result-storage-bucket"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "swift"]).contains("a Swift container"))

@@ -10,7 +10,7 @@ import Testing
 @Suite(
     "result storage: an OpenStack Swift store",
     .enabled(if: ObjectStorePeer.isInstalled && ObjectStorePeer.isSwiftInstalled, "needs the peers' venv and Debian's swift-proxy: make test installs them"),
-    .timeLimit(.minutes(3)))
+    .timeLimit(.minutes(6)))
 struct ResultStorageSwiftTests {
     static func store(_ peer: ObjectStorePeer.Swift, key: String? = nil) -> SharedStorageSettings {
         var store = SharedStorageSettings(url: "swift://results/fleet")!

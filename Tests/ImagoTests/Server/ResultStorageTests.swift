@@ -11,7 +11,7 @@ import Testing
 /// `--result-storage`: nodes that share a store of made variants (a folder here, moto's S3 in
 /// ``ResultStorageS3Tests``) make each variant once, whatever node a request reaches, and never
 /// serve what a store holds without validating it.
-@Suite("result storage: variants shared by a fleet's nodes", .timeLimit(.minutes(3)))
+@Suite("result storage: variants shared by a fleet's nodes", .timeLimit(.minutes(6)))
 struct ResultStorageTests {
     /// A node: a service of its own (memory, no disk) over the shared store.
     static func node(

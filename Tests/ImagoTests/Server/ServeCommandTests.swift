@@ -7,7 +7,7 @@ import Testing
 
 /// `imago serve` as a process: it says where it listens, answers, takes settings from `IMAGO_*`
 /// variables, refuses bad ones, and exits 0 on SIGTERM.
-@Suite("imago serve process", .timeLimit(.minutes(3)))
+@Suite("imago serve process", .timeLimit(.minutes(6)))
 struct ServeCommandTests {
     static var executable: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago") }
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The server's one core: both dialects in one process, one local-root rule for both and the
 /// gallery, and a URL's source limits applied before the work they limit.
-@Suite("imago serve's core: dialects, local root, limits", .timeLimit(.minutes(2)))
+@Suite("imago serve's core: dialects, local root, limits", .timeLimit(.minutes(6)))
 struct ServerCoreTests {
     static func decode(_ data: Data) throws -> Image { try DecoderRegistry.standard().decode(data) }
 

@@ -7,7 +7,7 @@ import Tracing
 
 /// What a made variant reports: a span for the work with one child per stage, placed when each
 /// stage ran, and the fetch, decode + process and encode histograms in `/metrics`.
-@Suite("imago serve observability", .timeLimit(.minutes(2)))
+@Suite("imago serve observability", .timeLimit(.minutes(6)))
 struct ServerObservabilityTests {
     @Test(
         "a request's span holds the variant's, which holds fetch, decode, process and encode in order; a kept repeat is a request span alone; a failure is an error span"

@@ -4,7 +4,7 @@ import ImagoServer
 import ImagoTestSupport
 import Testing
 
-@Suite("imago serve: SSL_CERT_FILE and SSL_CERT_DIR", .timeLimit(.minutes(3)))
+@Suite("imago serve: SSL_CERT_FILE and SSL_CERT_DIR", .timeLimit(.minutes(6)))
 struct ServerTrustRootsTests {
     @Test("the server trusts the authorities SSL_CERT_FILE names for https sources; a path that cannot be read stops it at start")
     func trustsCertFile() async throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// imgproxy's `IMGPROXY_DISABLE_SHRINK_ON_LOAD` (`--whole-decode`): a JPEG is decoded whole, not
 /// reduced to what the result needs.
-@Suite("--whole-decode: JPEG and WebP decoded whole", .timeLimit(.minutes(2)))
+@Suite("--whole-decode: JPEG and WebP decoded whole", .timeLimit(.minutes(6)))
 struct WholeDecodeTests {
     @Test("a 12 MP JPEG to 300 px: reduced it fits a 16 MB decode budget; whole it needs 48 MB and is refused as memory; the pixels differ")
     func wholeDecode() async throws {

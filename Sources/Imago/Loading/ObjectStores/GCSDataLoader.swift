@@ -19,14 +19,17 @@
         public let loaderPriority: Int
         /// Where and as whom requests are made.
         public let configuration: GCSConfiguration
-        private let http = HTTPDataLoader()
+        let http = HTTPDataLoader()
         private let token: GCSAccessToken?
+        /// The token of the read-write scope, asked for only when objects are written (a store).
+        let writeToken: GCSAccessToken?
 
         /// A loader for `configuration`.
         public init(_ configuration: GCSConfiguration, loaderPriority: Int = 0) {
             self.configuration = configuration
             self.loaderPriority = loaderPriority
-            token = configuration.account.map(GCSAccessToken.init)
+            token = configuration.account.map { GCSAccessToken($0, scope: GCSAccessToken.readOnly) }
+            writeToken = configuration.account.map { GCSAccessToken($0, scope: GCSAccessToken.readWrite) }
         }
 
         /// Idle keep-alive connections and HTTP/2 connections held open between transfers.
@@ -63,13 +66,18 @@
 
         /// `…/storage/v1/b/BUCKET/o/OBJECT?alt=media[&generation=N]`, the object's name encoded whole.
         func mediaURL(bucket: String, object: String, generation: String?) -> URL {
-            var base = configuration.endpoint.absoluteString
-            while base.hasSuffix("/") { base.removeLast() }
-            if base.hasSuffix("/storage/v1") { base.removeLast("/storage/v1".count) }
             var text = base + "/storage/v1/b/" + bucket + "/o/" + AWSSignatureV4.awsEncoded(object, keepingSlashes: false) + "?alt=media"
             if let generation { text += "&generation=" + generation }
             // An endpoint that parsed, a checked bucket and encoded text: always a URL.
             return URL(string: text)!
+        }
+
+        /// The endpoint without its trailing slashes or `/storage/v1`.
+        var base: String {
+            var base = configuration.endpoint.absoluteString
+            while base.hasSuffix("/") { base.removeLast() }
+            if base.hasSuffix("/storage/v1") { base.removeLast("/storage/v1".count) }
+            return base
         }
 
         /// The bucket, the object's name and the generation (digits only) of a `gs://` URL.
@@ -96,11 +104,13 @@
     /// before it expires, one request in flight however many loads wait.
     final class GCSAccessToken: Sendable {
         private let account: GCSServiceAccount
+        private let scope: String
         private let credential = ExpiringCredential<String>()
-        static let scope = "https://www.googleapis.com/auth/devstorage.read_only"
+        static let readOnly = "https://www.googleapis.com/auth/devstorage.read_only"
+        static let readWrite = "https://www.googleapis.com/auth/devstorage.read_write"
 
-        init(_ account: GCSServiceAccount) {
-            self.account = account
+        init(_ account: GCSServiceAccount, scope: String) {
+            (self.account, self.scope) = (account, scope)
         }
 
         /// A token valid for at least another minute.
@@ -115,7 +125,7 @@
             let url = request.url
             let assertion: String
             do {
-                assertion = try Self.assertion(account, issuedAt: Date())
+                assertion = try Self.assertion(account, scope: scope, issuedAt: Date())
             } catch {
                 var failure = ImagoError(.loaderFailed, url: url)
                 failure.reason = "the GCS service account's private key cannot sign (it must be an RSA key of 2048 bits or more in PEM)"
@@ -139,9 +149,9 @@
             return (token, lifetime)
         }
 
-        /// The JWT the token endpoint takes: RS256 over the account, the read-only scope, the
-        /// endpoint as audience, an hour's life.
-        static func assertion(_ account: GCSServiceAccount, issuedAt date: Date) throws -> String {
+        /// The JWT the token endpoint takes: RS256 over the account, the scope, the endpoint as
+        /// audience, an hour's life.
+        static func assertion(_ account: GCSServiceAccount, scope: String = readOnly, issuedAt date: Date) throws -> String {
             var header: [String: String] = ["alg": "RS256", "typ": "JWT"]
             if let id = account.privateKeyID { header["kid"] = id }
             let issued = Int(date.timeIntervalSince1970)
