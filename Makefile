@@ -43,7 +43,9 @@ TEST_TRAITS := --traits default,URLSessionLoader
 test: deps peers
 	$(SWIFT) build --build-tests $(TEST_TRAITS)
 	@# --skip-build: `swift test` alone plans the build anew and compiled for three more minutes.
-	$(SWIFT) test --skip-build $(TEST_TRAITS)
+	@# At most 12 tests at once: all of them at once on 2 cores (each with its servers and peers)
+	@# left some waiting their turn for over 20 s, past the deadlines of the servers they drove.
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=12 $(SWIFT) test --skip-build $(TEST_TRAITS)
 	@# Imago alone without its traits (no disk cache, no AsyncHTTPClient or URLSession loader).
 	$(SWIFT) build --target Imago --disable-default-traits --scratch-path .build-minimal
 	@# docs/LIBRARY.md's install lines are a manifest that must parse.
