@@ -127,6 +127,11 @@ extension ServerSettings {
                     s3.endpoint = url
                 }
                 if let region = texts[5] { s3.region = region }
+                // Amazon S3 itself takes no unsigned write: a store there without a key could never hold anything.
+                if s3.endpoint == nil, s3.credentials == nil {
+                    throw ServerError(
+                        status: 500, "\(whole) \(settings.description) needs a key to write with: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+                }
                 settings.s3 = s3
             }
             if case .gcs = settings.location {
@@ -138,6 +143,12 @@ extension ServerSettings {
                     gcs.endpoint = url
                 }
                 if let key = texts[8] { gcs.account = try ServerSetting.gcsAccount(key, named[8].flag, named[8].variable) }
+                if gcs.account == nil, gcs.endpoint == GCSConfiguration.googleEndpoint {
+                    throw ServerError(
+                        status: 500,
+                        "\(whole) \(settings.description) needs a service account to write with: \(named[8].flag) (\(named[8].variable)), --gcs-key or GOOGLE_APPLICATION_CREDENTIALS"
+                    )
+                }
                 settings.gcs = gcs
             }
             if case .swift = settings.location {

@@ -161,5 +161,11 @@ struct ResultStorageGCSTests {
             refusal(["IMAGO_SOURCE_STORAGE": "gs://o", "IMAGO_SOURCE_STORAGE_KEY": "{\"nope\":1}"]).contains(
                 "--source-storage-key (IMAGO_SOURCE_STORAGE_KEY) is not a service account key"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "gs://o", "IMAGO_RESULT_STORAGE_ENDPOINT": "::"]).contains("--result-storage-endpoint"))
+        // Google's endpoint and no account: stopped at start; an emulator's endpoint may be unsigned.
+        #expect(
+            refusal(["IMAGO_SOURCE_STORAGE": "gs://o"]).contains(
+                "--source-storage (IMAGO_SOURCE_STORAGE) gs://o needs a service account to write with: --source-storage-key (IMAGO_SOURCE_STORAGE_KEY), --gcs-key or GOOGLE_APPLICATION_CREDENTIALS"
+            ))
+        #expect(try storage(["IMAGO_SOURCE_STORAGE": "gs://o", "STORAGE_EMULATOR_HOST": "127.0.0.1:9023"], \.sourceStorage)?.gcs?.account == nil)
     }
 }

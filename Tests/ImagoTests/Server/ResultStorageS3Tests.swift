@@ -159,7 +159,8 @@ struct ResultStorageS3Tests {
                 "thumbor.conf:RESULT_STORAGE_EXPIRATION_SECONDS": "86400",
             ]))
         #expect(thumbor.location == .s3(bucket: "thumbs") && thumbor.prefix == "rs" && thumbor.timeToLive == .seconds(86400))
-        let thumborDefaults = try #require(try storage(["thumbor.conf:RESULT_STORAGE": "thumbor_aws.result_storage"]))
+        let thumborDefaults = try #require(
+            try storage(["thumbor.conf:RESULT_STORAGE": "thumbor_aws.result_storage", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret"]))
         #expect(thumborDefaults.location == .s3(bucket: "thumbor") && thumborDefaults.prefix == "rs")
         let thumborFile = try #require(
             try storage([
@@ -181,6 +182,10 @@ struct ResultStorageS3Tests {
             refusal(["IMAGO_RESULT_STORAGE": "abs://bucket/x"]).contains(
                 "--result-storage (IMAGO_RESULT_STORAGE) is not a file:///path, s3://bucket/prefix, gs://bucket/prefix or swift://container/prefix URL"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "s3://bad..bucket/x"]).contains("--result-storage"))
+        // Amazon S3 itself without a key: stopped at start, naming what is missing (no secret in it).
+        #expect(
+            refusal(["IMAGO_RESULT_STORAGE": "s3://results/x"]).contains(
+                "--result-storage (IMAGO_RESULT_STORAGE) s3://results/x needs a key to write with: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
         #expect(refusal(["IMAGO_RESULT_STORAGE": "file://relative"]).contains("--result-storage"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "abs"]).contains("IMGPROXY_CACHE_USE"))
         #expect(refusal(["IMGPROXY_CACHE_USE": "gcs"]).contains("--result-storage-bucket, a GCS bucket name"))

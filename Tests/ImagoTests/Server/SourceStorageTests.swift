@@ -251,12 +251,17 @@ struct SourceStorageTests {
         }
         let aws = try #require(
             try storage([
-                "thumbor.conf:STORAGE": "thumbor_aws.storage", "thumbor.conf:AWS_STORAGE_BUCKET_NAME": "originals",
+                "thumbor.conf:STORAGE": "thumbor_aws.storage", "thumbor.conf:AWS_STORAGE_BUCKET_NAME": "originals", "AWS_ACCESS_KEY_ID": "AKID",
+                "AWS_SECRET_ACCESS_KEY": "secret",
                 "thumbor.conf:AWS_STORAGE_S3_ENDPOINT_URL": "http://127.0.0.1:9000", "thumbor.conf:STORAGE_EXPIRATION_SECONDS": "86400",
             ]))
         #expect(aws.location == .s3(bucket: "originals") && aws.prefix == "st" && aws.timeToLive == .seconds(86400))
         #expect(aws.s3?.endpoint?.absoluteString == "http://127.0.0.1:9000")
-        let compatible = try #require(try storage(["thumbor.conf:STORAGE": "tc_aws.storages.s3_storage", "thumbor.conf:TC_AWS_STORAGE_BUCKET": "tc"]))
+        let compatible = try #require(
+            try storage([
+                "thumbor.conf:STORAGE": "tc_aws.storages.s3_storage", "thumbor.conf:TC_AWS_STORAGE_BUCKET": "tc", "AWS_ACCESS_KEY_ID": "AKID",
+                "AWS_SECRET_ACCESS_KEY": "secret",
+            ]))
         #expect(compatible.location == .s3(bucket: "tc") && compatible.prefix == "st")
         let file = try #require(try storage(["thumbor.conf:STORAGE": "thumbor.storages.file_storage"]))
         #expect(file.location == .folder(URL(fileURLWithPath: "/tmp/thumbor/storage")))
