@@ -9,8 +9,9 @@ SWIFT ?= swift
 # the client tests go through); OpenStack Swift's servers and memcached (the swift:// source tests' store);
 # ukui-wallpapers (large sample photos for the demo and benchmarks); librsvg (SVG sources) and its
 # rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against);
-# chromium (the headless browser the /gallery page is tested in); openssl (certificates for the TLS tests).
-APT_PACKAGES := pkg-config bc openssl librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
+# chromium (the headless browser the /gallery page is tested in); openssl (certificates for the TLS tests);
+# FFmpeg's libraries (video sources, opened on first use) and its ffmpeg tool (makes the test videos, the reference frames).
+APT_PACKAGES := pkg-config bc openssl libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps peers build demo test test-thumbor cluster-demo cluster-demo-hashed soak image test-image lint format docs bench bench-server bench-store bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean

@@ -24,9 +24,13 @@ let package = Package(
         .trait(name: "HEIF", description: "HEIFDecoder, HEIC through libheif with libde265 (libheif-dev)."),
         .trait(name: "JXL", description: "JXLDecoder, JPEG XL through libjxl (libjxl-dev)."),
         .trait(name: "SVG", description: "SVGDecoder, SVG rendered by librsvg (librsvg2-dev)."),
+        .trait(
+            name: "Video",
+            description: "VideoDecoder, a frame of MP4, QuickTime, WebM, Matroska or AVI through FFmpeg (libavformat-dev, libavcodec-dev, libswscale-dev)."
+        ),
         // URLSessionLoader is not a default: on Linux FoundationNetworking brings libcurl and about
         // 30 libraries, whose loading was 8.5 of a process's 19.7 ms start (BENCHMARKS.md).
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG"]),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -81,7 +85,8 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CTIFFSupport", condition: .when(traits: ["TIFF"])),
-                .target(name: "CLazyLibraries", condition: .when(traits: ["TIFF", "AVIF", "HEIF", "JXL", "SVG"])),
+                .target(name: "CLazyLibraries", condition: .when(traits: ["TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video"])),
+                .target(name: "CVideo", condition: .when(traits: ["Video"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
                 .target(name: "CJXL", condition: .when(traits: ["JXL"])),
@@ -119,10 +124,13 @@ let package = Package(
         .systemLibrary(name: "CHEIF", providers: [.apt(["libheif-dev"])]),
         .target(
             name: "CLazyLibraries",
-            linkerSettings: ["jxl", "heif", "avif", "tiff", "rsvg-2", "cairo", "gobject-2.0", "glib-2.0"].map {
+            linkerSettings: ["jxl", "heif", "avif", "tiff", "rsvg-2", "cairo", "gobject-2.0", "glib-2.0", "avformat", "avcodec", "avutil", "swscale"].map {
                 .linkedLibrary($0, .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .windows, .android, .wasi, .openbsd]))
             }
         ),
+        // FFmpeg through Imago's own C (a read function, a deadline, no protocol): see Sources/CVideo.
+        // Its headers are on the default path; its functions are CLazyLibraries' jumps.
+        .target(name: "CVideo", dependencies: ["CLazyLibraries"]),
         // No pkgConfig, as for CAVIF: libjxl's .pc passes -DHWY_SHARED_DEFINE.
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         // No pkgConfig: librsvg's .pc passes -pthread and GLib's include folders; the shim declares

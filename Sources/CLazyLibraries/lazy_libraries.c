@@ -48,8 +48,11 @@ typedef struct {
 #define IMAGO_LAZY_INDEX_avif IMAGO_LAZY_AVIF
 #define IMAGO_LAZY_INDEX_tiff IMAGO_LAZY_TIFF
 #define IMAGO_LAZY_INDEX_rsvg IMAGO_LAZY_RSVG
+#define IMAGO_LAZY_INDEX_avformat IMAGO_LAZY_AVFORMAT
+#define IMAGO_LAZY_INDEX_swscale IMAGO_LAZY_SWSCALE
+#define IMAGO_LAZY_COUNT 7
 
-static imago_lazy_state imago_lazy_states[5] = {
+static imago_lazy_state imago_lazy_states[IMAGO_LAZY_COUNT] = {
 #define IMAGO_LAZY_LIBRARY(id, soname, variable) [IMAGO_LAZY_INDEX_##id] = {soname, variable, PTHREAD_ONCE_INIT, 0, ""},
 #define IMAGO_LAZY_SYMBOL(id, name)
 #include "lazy_symbols.h"
@@ -101,27 +104,30 @@ IMAGO_LAZY_ONCE(heif)
 IMAGO_LAZY_ONCE(avif)
 IMAGO_LAZY_ONCE(tiff)
 IMAGO_LAZY_ONCE(rsvg)
+IMAGO_LAZY_ONCE(avformat)
+IMAGO_LAZY_ONCE(swscale)
 
 int imago_lazy_load(imago_lazy_library library) {
-    static void (*const openers[5])(void) = {imago_lazy_open_jxl, imago_lazy_open_heif, imago_lazy_open_avif, imago_lazy_open_tiff,
-                                             imago_lazy_open_rsvg};
-    if ((unsigned)library >= 5) return 0;
+    static void (*const openers[IMAGO_LAZY_COUNT])(void) = {imago_lazy_open_jxl,  imago_lazy_open_heif,     imago_lazy_open_avif,
+                                                            imago_lazy_open_tiff, imago_lazy_open_rsvg,     imago_lazy_open_avformat,
+                                                            imago_lazy_open_swscale};
+    if ((unsigned)library >= IMAGO_LAZY_COUNT) return 0;
     pthread_once(&imago_lazy_states[library].once, openers[library]);
     return __atomic_load_n(&imago_lazy_states[library].loaded, __ATOMIC_ACQUIRE);
 }
 
 const char *imago_lazy_error(imago_lazy_library library) {
-    if ((unsigned)library >= 5) return "no such library";
+    if ((unsigned)library >= IMAGO_LAZY_COUNT) return "no such library";
     return imago_lazy_states[library].error;
 }
 
 const char *imago_lazy_soname(imago_lazy_library library) {
-    if ((unsigned)library >= 5) return "";
+    if ((unsigned)library >= IMAGO_LAZY_COUNT) return "";
     return imago_lazy_path(library);
 }
 
 int imago_lazy_is_loaded(imago_lazy_library library) {
-    if ((unsigned)library >= 5) return 0;
+    if ((unsigned)library >= IMAGO_LAZY_COUNT) return 0;
     return __atomic_load_n(&imago_lazy_states[library].loaded, __ATOMIC_ACQUIRE);
 }
 

@@ -1,5 +1,5 @@
 // Built with any codec trait whose library is opened on first use.
-#if TIFF || AVIF || HEIF || JXL || SVG
+#if TIFF || AVIF || HEIF || JXL || SVG || Video
 
     import CLazyLibraries
 
@@ -18,6 +18,10 @@
         case tiff
         /// librsvg with cairo and GLib, for SVG.
         case rsvg
+        /// FFmpeg's libavformat with libavcodec and libavutil, for videos.
+        case avformat
+        /// FFmpeg's libswscale, for videos' frames.
+        case swscale
 
         var id: imago_lazy_library {
             switch self {
@@ -26,6 +30,8 @@
             case .avif: IMAGO_LAZY_AVIF
             case .tiff: IMAGO_LAZY_TIFF
             case .rsvg: IMAGO_LAZY_RSVG
+            case .avformat: IMAGO_LAZY_AVFORMAT
+            case .swscale: IMAGO_LAZY_SWSCALE
             }
         }
 
@@ -37,6 +43,7 @@
             case .avif: "AVIF"
             case .tiff: "TIFF"
             case .rsvg: "SVG"
+            case .avformat, .swscale: "Video"
             }
         }
 

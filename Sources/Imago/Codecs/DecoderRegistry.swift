@@ -10,10 +10,11 @@ public final class DecoderRegistry: Sendable {
         self.decoders = Locked(decoders)
     }
 
-    /// The built-in decoders.
-    public static func standard() -> DecoderRegistry {
+    /// The built-in decoders of the formats of `families`: still images alone by default; add
+    /// ``ImageFormatInfo/Family/video`` to read videos' frames through FFmpeg.
+    public static func standard(families: Set<ImageFormatInfo.Family> = [.still]) -> DecoderRegistry {
         // Each row of the format table's decoder, registered last first: asked in the table's order.
-        DecoderRegistry(ImageFormat.table.reversed().compactMap { $0.makeDecoder?() })
+        DecoderRegistry(ImageFormat.table.reversed().filter { families.contains($0.family) }.compactMap { $0.makeDecoder?() })
     }
 
     /// Adds a decoder; it is asked before every decoder registered earlier.

@@ -129,6 +129,12 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Decode the file's largest embedded thumbnail instead of its primary image when it has one
     /// (HEIF's, through libheif; imgproxy's `enforce_thumbnail`). Default false.
     public var usesEmbeddedThumbnail = false
+    /// Which frame of a video is decoded. Default: the first at or past second 1.
+    public var videoFrame = VideoFrameSelection()
+    /// The longest a decode may run where its library can be stopped from inside (FFmpeg's
+    /// demuxers and decoders); past it the decode fails with ``ImagoError/Code/timedOut``. Nil
+    /// (the default): not bounded.
+    public var maxDecodeDuration: Duration?
     /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
     /// gray pixels are then delivered in their own profile's space, as with `.keep`.
     var defersColorConversion = false

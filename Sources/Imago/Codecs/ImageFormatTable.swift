@@ -31,13 +31,26 @@ public struct ImageFormatInfo: Sendable, Hashable {
     /// ``DecoderRegistry/standard()`` registers.
     public let makeDecoder: DecoderMaker?
 
+    /// What kind of source it is: a still image (or animation) format, read by default, or a
+    /// video, read only when asked for (``DecoderRegistry/standard(families:)``).
+    public let family: Family
+
     /// Whether Imago writes this format.
     public var isWritten: Bool { makeEncoder != nil }
 
+    /// Kinds of source, each with its own switch where a large C library reads it.
+    public enum Family: String, Sendable, Hashable, CaseIterable {
+        /// Image formats: read by default.
+        case still
+        /// Video containers, read for one frame (FFmpeg): off by default, as in imgproxy.
+        case video
+    }
+
     init(
         format: ImageFormat, extensions: [String], mimeType: String, takesQuality: Bool, carriesAlpha: Bool, carriesAnimation: Bool,
-        maxSide: Int? = nil, decoder: DecoderMaker?, encoder: EncoderMaker? = nil
+        maxSide: Int? = nil, family: Family = .still, decoder: DecoderMaker?, encoder: EncoderMaker? = nil
     ) {
+        self.family = family
         (self.format, self.extensions, self.mimeType) = (format, extensions, mimeType)
         (self.takesQuality, self.carriesAlpha, self.carriesAnimation, self.maxSide) = (takesQuality, carriesAlpha, carriesAnimation, maxSide)
         makeEncoder = encoder
@@ -99,7 +112,24 @@ extension ImageFormat {
         ImageFormatInfo(
             format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
             decoder: { TGADecoder() }),
+        video(.mp4, extensions: ["mp4", "m4v", "3gp"], mimeType: "video/mp4"),
+        video(.mov, extensions: ["mov", "qt"], mimeType: "video/quicktime"),
+        video(.webm, extensions: ["webm"], mimeType: "video/webm"),
+        video(.mkv, extensions: ["mkv"], mimeType: "video/x-matroska"),
+        video(.avi, extensions: ["avi"], mimeType: "video/x-msvideo"),
     ]
+
+    /// A video container's row: read for a frame, never written.
+    private static func video(_ format: ImageFormat, extensions: [String], mimeType: String) -> ImageFormatInfo {
+        #if Video
+            let decoder: ImageFormatInfo.DecoderMaker? = { VideoDecoder(format: format)! }
+        #else
+            let decoder: ImageFormatInfo.DecoderMaker? = nil
+        #endif
+        return ImageFormatInfo(
+            format: format, extensions: extensions, mimeType: mimeType, takesQuality: false, carriesAlpha: false, carriesAnimation: false, family: .video,
+            decoder: decoder)
+    }
 
     // The decoders and encoders of formats behind a trait: nil when Imago was built without their library.
     #if AVIF

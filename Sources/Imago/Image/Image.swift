@@ -96,6 +96,8 @@ public struct ImageMetadata: Sendable, Hashable {
     /// that a resize maps the picture, not its rounded size; nil when the pixels cover exactly
     /// their own size (a full decode, or one resampled to its size, as WebP's).
     public var decodeScale: Double?
+    /// What a video source declares, when the image is one of its frames (``VideoInfo``).
+    public var video: VideoInfo?
 
     /// Whether the kept EXIF block has GPS data (a GPS IFD).
     public var exifHasGPS: Bool { exif.flatMap(EXIF.init)?.has(.gpsInfo) ?? false }
@@ -173,6 +175,16 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let svg = ImageFormat(rawValue: "svg")
     /// Windows icon or cursor (ICO, CUR).
     public static let ico = ImageFormat(rawValue: "ico")
+    /// MP4 video (ISO base media), read for a frame.
+    public static let mp4 = ImageFormat(rawValue: "mp4")
+    /// QuickTime video, read for a frame.
+    public static let mov = ImageFormat(rawValue: "mov")
+    /// WebM video, read for a frame.
+    public static let webm = ImageFormat(rawValue: "webm")
+    /// Matroska video, read for a frame.
+    public static let mkv = ImageFormat(rawValue: "mkv")
+    /// AVI video, read for a frame.
+    public static let avi = ImageFormat(rawValue: "avi")
 
     /// The format's name.
     public var description: String { rawValue }

@@ -1,0 +1,113 @@
+#if Video
+    import CVideo
+    import Foundation
+
+    /// One video opened through FFmpeg (Sources/CVideo) over bytes in memory: what it declares,
+    /// and its frames. Not shared between threads; closed when released.
+    final class VideoFile {
+        private let video: OpaquePointer
+        private let reader: Reader
+        /// What the file declares.
+        let info: VideoInfo
+
+        /// Bytes FFmpeg reads through the C read function; held by the file.
+        private final class Reader {
+            let data: Data
+            init(_ data: Data) { self.data = data }
+        }
+
+        /// Opens `data` as `container`, within `options`' pixel limit and decode time, or throws.
+        init(_ data: Data, container: VideoContainer, options: DecodingOptions) throws(ImagoError) {
+            try CodecLibrary.avformat.load()
+            try CodecLibrary.swscale.load()
+            let reader = Reader(data)
+            self.reader = reader
+            var limits = imago_video_limits()
+            limits.size = Int64(data.count)
+            limits.max_pixels = Int64(options.maxPixels)
+            limits.max_packets = Int64(options.videoFrame.maxPackets)
+            limits.deadline_ns = Self.deadline(after: options.maxDecodeDuration)
+            var opened: OpaquePointer?
+            var message = [CChar](repeating: 0, count: 256)
+            let status = container.demuxer.withCString { demuxer in
+                limits.demuxer = demuxer
+                return imago_video_open(&opened, Self.read, Unmanaged.passUnretained(reader).toOpaque(), &limits, &message, message.count)
+            }
+            guard status == 0, let opened else { throw Self.error(status, message, format: container.format, options: options) }
+            video = opened
+            var described = imago_video_info()
+            imago_video_describe(opened, &described)
+            info = VideoInfo(described, format: container.format)
+            try options.check(width: info.width, height: info.height)
+        }
+
+        deinit { imago_video_close(video) }
+
+        /// The frame shown at `selection`'s second (or its keyframe), scaled to `size` RGBA, and
+        /// the second it is shown at.
+        func frame(_ selection: VideoFrameSelection, size: PixelSize, options: DecodingOptions) throws(ImagoError) -> (pixels: [UInt8], second: Double) {
+            var second = 0.0
+            var message = [CChar](repeating: 0, count: 256)
+            var status: Int32 = 0
+            let pixels = try makePixelBuffer(count: size.width * size.height * 4) { out in
+                status = imago_video_frame(
+                    video, selection.second, selection.keyframesOnly ? 1 : 0, out.baseAddress, Int32(size.width), Int32(size.height),
+                    Int32(size.width * 4), &second, &message, message.count)
+                return status == 0 ? .success(()) : .failure(Self.error(status, message, format: info.format, options: options))
+            }
+            return (pixels, second)
+        }
+
+        /// The C read function: bytes of the reader's data at an offset.
+        private static let read: imago_video_read_function = { context, buffer, size, offset in
+            guard let context, let buffer, size > 0, offset >= 0 else { return -1 }
+            let data = Unmanaged<Reader>.fromOpaque(context).takeUnretainedValue().data
+            guard offset < Int64(data.count) else { return 0 }
+            let start = data.startIndex + Int(offset)
+            let count = min(Int(size), data.endIndex - start)
+            data.copyBytes(to: buffer, from: start..<(start + count))
+            return Int32(count)
+        }
+
+        /// CLOCK_MONOTONIC nanoseconds `duration` from now, 0 for none.
+        private static func deadline(after duration: Duration?) -> Int64 {
+            guard let duration else { return 0 }
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let (seconds, attoseconds) = duration.components
+            return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        }
+
+        private static func error(_ status: Int32, _ message: [CChar], format: ImageFormat, options: DecodingOptions) -> ImagoError {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            switch Int(status) {
+            case Int(IMAGO_VIDEO_TIMED_OUT):
+                return ImagoError(.timedOut, url: nil, stage: .decoding)
+            default:
+                return ImagoError.invalid(format, text.isEmpty ? "FFmpeg failed (\(status))" : text)
+            }
+        }
+    }
+#endif
+
+#if Video
+    import CVideo
+
+    extension VideoInfo {
+        /// What FFmpeg read, in Imago's terms.
+        init(_ info: imago_video_info, format: ImageFormat) {
+            func text<T>(_ field: T) -> String {
+                withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            }
+            let audio = text(info.audio_codec)
+            self.init(
+                format: format, width: Int(info.width), height: Int(info.height),
+                sampleAspectRatio: "\(info.sample_aspect_numerator):\(info.sample_aspect_denominator)", rotation: Int(info.rotation),
+                duration: info.duration >= 0 ? info.duration : nil, frameRate: info.frame_rate > 0 ? info.frame_rate : nil,
+                frameCount: info.frame_count > 0 ? Int(info.frame_count) : nil, bitRate: info.bit_rate > 0 ? Int(info.bit_rate) : nil,
+                codec: text(info.codec), pixelFormat: text(info.pixel_format), bitsPerSample: Int(info.bits_per_sample), hasAlpha: info.has_alpha != 0,
+                colorPrimaries: Int(info.color_primaries), colorTransfer: Int(info.color_transfer), colorMatrix: Int(info.color_space),
+                fullRange: info.color_range == 2, streamCount: Int(info.stream_count), audioCodec: audio.isEmpty ? nil : audio)
+        }
+    }
+#endif

@@ -1,0 +1,23 @@
+/// Which frame of a video a decode shows (``DecodingOptions/videoFrame``): imgproxy Pro's
+/// `video_thumbnail_second` and `video_thumbnail_keyframes`.
+public struct VideoFrameSelection: Sendable, Hashable {
+    /// The second from the start whose frame is shown: the first frame at or past it, or the last
+    /// frame when the video is shorter. Default 1, as imgproxy's.
+    public var second: Double
+    /// Show the keyframe at or before ``second`` instead: faster (one frame decoded after the
+    /// seek), up to a GOP earlier.
+    public var keyframesOnly: Bool
+    /// Most packets of the video stream decoded after the seek to reach the frame: a bound on the
+    /// work a file whose keyframes are far apart (or missing) can cause. Default 1,000.
+    public var maxPackets: Int
+
+    /// A selection.
+    public init(second: Double = 1, keyframesOnly: Bool = false, maxPackets: Int = 1_000) {
+        self.second = second
+        self.keyframesOnly = keyframesOnly
+        self.maxPackets = maxPackets
+    }
+
+    /// What tells this selection's frames from another's in keys.
+    var identifier: String { "video:\(second)" + (keyframesOnly ? ",keyframes" : "") }
+}
