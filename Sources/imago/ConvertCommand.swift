@@ -46,6 +46,8 @@ struct ConvertCommand: AsyncParsableCommand {
 
     @OptionGroup var kept: KeptOptions
 
+    @OptionGroup var video: VideoOptions
+
     @Flag(help: "Print width, height, format and frames as JSON.")
     var json = false
 
@@ -130,7 +132,9 @@ struct ConvertCommand: AsyncParsableCommand {
         let quality = lossless && [.webp, .jxl, .heif].contains(format) ? QualityOption.fixed(quality.initial) : quality
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
-        let image = try await ImagePipeline(configuration: .commandLine(), loaders: .commandLine()).image(
+        var configuration = try ImagePipeline.Configuration.commandLine()
+        video.apply(to: &configuration)
+        let image = try await ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine()).image(
             for: ImageRequest(url: source, options: kept.requestOptions(writing: format), processors: processors))
         let (data, usedQuality, score) = try quality.encode(image, format: format, encoder: makeEncoder)
         try data.write(to: destination, options: .atomic)

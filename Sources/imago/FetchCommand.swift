@@ -53,7 +53,7 @@ struct FetchCommand: AsyncParsableCommand {
                 warn("imago: warning: no disk cache: cannot open \(directory.path) (\(error)); loading without it")
             }
         }
-        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
+        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine())
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)
         let (report, responses) = await BatchLoader(pipeline: pipeline, display: display).load(parsed)
         // Disk writes are made in the background; they must land before the process ends.

@@ -25,6 +25,8 @@ struct InfoCommand: AsyncParsableCommand {
         help: ArgumentHelp("The OpenCV cascade --faces uses (default Debian's opencv-data haarcascade_frontalface_alt.xml).", valueName: "FILE"))
     var faceCascade = FaceDetector.systemCascadePath
 
+    @OptionGroup var video: VideoOptions
+
     struct Info: Encodable {
         struct Colour: Encodable {
             /// rgb, gray, cmyk or other; nil when the file states no colour (sRGB assumed).
@@ -66,12 +68,16 @@ struct InfoCommand: AsyncParsableCommand {
         var blurhash: String?
         /// With `--faces`: the faces found, largest first, in the upright full-size image's pixels.
         var faces: [FaceDetector.Face]?
+        /// A video source's streams, duration and rate; its frame is the one `--video-second` names.
+        var video: VideoInfo?
     }
 
     mutating func run() async throws {
         let target = try PixelSize(parsing: box, option: "--for")
         let items = try InputList.expand(inputs)
-        let pipeline = ImagePipeline(configuration: try .commandLine(), loaders: .commandLine())
+        var configuration = try ImagePipeline.Configuration.commandLine()
+        video.apply(to: &configuration)
+        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine())
         var detector: FaceDetector?
         if faces {
             do {
@@ -103,10 +109,11 @@ struct InfoCommand: AsyncParsableCommand {
         do {
             let data = try await pipeline.data(for: ImageRequest(url: url)).data
             var options = DecodingOptions()
+            options.videoFrame = pipeline.configuration.decodingOptions.videoFrame
             options.colorProfileHandling = .keep
             options.metadataHandling = .all
             options.targetSize = box
-            let image = try DecoderRegistry.standard().decode(data, options: options)
+            let image = try DecoderRegistry.commandLine().decode(data, options: options)
             let metadata = image.metadata
             let profile = metadata.sourceColorProfile
             // The reduced decode's size before orientation, over the stored size.
@@ -118,8 +125,9 @@ struct InfoCommand: AsyncParsableCommand {
             var faces: [FaceDetector.Face]?
             if let detector {
                 var faceOptions = DecodingOptions()
+                faceOptions.videoFrame = options.videoFrame
                 faceOptions.targetSize = PixelSize(width: detector.maxSide, height: detector.maxSide)
-                let picture = try DecoderRegistry.standard().decode(data, options: faceOptions)
+                let picture = try DecoderRegistry.commandLine().decode(data, options: faceOptions)
                 faces = Self.upright(detector.faces(in: picture), from: picture, metadata: metadata)
             }
             return Info(
@@ -132,7 +140,7 @@ struct InfoCommand: AsyncParsableCommand {
                 metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
                 decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale),
                 gainMap: metadata.sourceGainMap?.facts,
-                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces)
+                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces, video: metadata.video)
         } catch {
             return Info(input: input, status: "error", error: "\(error)")
         }
@@ -196,6 +204,7 @@ struct InfoCommand: AsyncParsableCommand {
                 "  HDR gain map: \(map.width)×\(map.height) \(kind) \(map.format.uppercased()) (\(source)), boosts up to \(String(format: "%.2f", map.maxBoost))×, "
                     + "full on a display with \(String(format: "%.2f", map.headroom))× headroom (\(String(format: "%.2f", map.hdrCapacityMax)) stops)")
         }
+        if let video = info.video { lines.append("  video: \(video.summary)") }
         if let thumbhash = info.thumbhash, let blurhash = info.blurhash { lines.append("  placeholders: thumbhash \(thumbhash), blurhash \(blurhash)") }
         if let faces = info.faces {
             let boxes = faces.map { "\($0.width)×\($0.height) at \($0.x),\($0.y)" }

@@ -51,7 +51,7 @@ struct PlaceholderCommand: AsyncParsableCommand {
         let items = try InputList.expand(inputs)
         var configuration = try ImagePipeline.Configuration.commandLine()
         configuration.memoryCache = nil  // each image is hashed once
-        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
+        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine())
         let (kind, fullSize) = (kind, fullSize)
         let options: ImageRequest.Options = keepColorProfile ? [.keepsColorProfile] : []
         let all = await windowed(items.count) { index in

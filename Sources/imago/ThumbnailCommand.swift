@@ -31,6 +31,8 @@ struct ThumbnailCommand: AsyncParsableCommand {
 
     @OptionGroup var kept: KeptOptions
 
+    @OptionGroup var video: VideoOptions
+
     @Flag(help: "Print one JSON object: per-input results and totals.")
     var json = false
 
@@ -71,7 +73,8 @@ struct ThumbnailCommand: AsyncParsableCommand {
         var configuration = try ImagePipeline.Configuration.commandLine()
         // Each thumbnail is made once and written: nothing to keep in memory.
         configuration.memoryCache = nil
-        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine())
+        video.apply(to: &configuration)
+        let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine())
         let thumbnail = ImageRequest.Thumbnail(size: box, contentMode: fit.contentMode)
         let requestOptions = kept.requestOptions(writing: outputFormat)
         let display = ProgressDisplay(quiet: json && isatty(STDERR_FILENO) != 1)

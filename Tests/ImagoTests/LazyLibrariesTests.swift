@@ -10,7 +10,9 @@ import Testing
 /// be opened makes its format fail with a clear error, in the CLI and the server, and nothing else.
 @Suite("Codec libraries loaded on first use", .timeLimit(.minutes(6)))
 struct LazyLibrariesTests {
-    static let heavy = ["libjxl", "libheif", "libavif", "libtiff", "librsvg", "libcairo", "libx265", "libaom", "libdav1d"]
+    static let heavy = [
+        "libjxl", "libheif", "libavif", "libtiff", "librsvg", "libcairo", "libx265", "libaom", "libdav1d", "libavformat", "libavcodec", "libswscale",
+    ]
 
     /// `imago` with `arguments` and `environment` added; its status and standard error.
     static func run(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, errors: String) {
@@ -35,8 +37,8 @@ struct LazyLibrariesTests {
         }
     }
 
-    @Test("a JPEG to PNG run opens none of the heavy libraries; JPEG XL and TIFF runs open theirs")
-    func loadedOnFirstUse() throws {
+    @Test("a JPEG to PNG run opens none of the heavy libraries; JPEG XL, TIFF and video runs open theirs")
+    func loadedOnFirstUse() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let jpeg = directory.appendingPathComponent("a.jpg")
@@ -52,6 +54,14 @@ struct LazyLibrariesTests {
             #expect(Self.opened(run.errors).contains { $0.hasPrefix(library) }, "\(output)")
             #expect(!Self.opened(run.errors).contains { $0.hasPrefix("librsvg") }, "\(output)")
         }
+        // A video source opens FFmpeg's libraries, and only then.
+        let video = directory.appendingPathComponent("a.mp4")
+        try await runTool(
+            "/usr/bin/ffmpeg",
+            ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10:duration=2", "-c:v", "libx264", "-pix_fmt", "yuv420p", video.path])
+        let run = try Self.run(["convert", video.path, directory.appendingPathComponent("v.png").path], environment: ["LD_DEBUG": "files"])
+        #expect(run.status == 0)
+        for library in ["libavformat", "libavcodec", "libswscale"] { #expect(Self.opened(run.errors).contains { $0.hasPrefix(library) }, "\(library)") }
     }
 
     @Test("a library that cannot be opened: that format fails naming it, no file is left, other formats work")

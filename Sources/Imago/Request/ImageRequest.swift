@@ -43,6 +43,9 @@ public struct ImageRequest: Sendable, Hashable {
     /// (`traceparent`, `tracestate`): part of no key, so requests that differ only here share a
     /// transfer (which carries the first one's) and a cached entry. They win over ``headers``.
     public var traceHeaders: HeaderFields = [:]
+    /// Which frame of a video source is decoded (``DecodingOptions/videoFrame``); nil for the
+    /// configuration's. Part of the decode plan, so of every cache key.
+    public var videoFrame: VideoFrameSelection?
 
     /// Makes a request for `url`.
     public init(
@@ -78,7 +81,7 @@ public struct ImageRequest: Sendable, Hashable {
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
             && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
             && left.thumbnail == right.thumbnail && left.sources == right.sources && left.imageID == right.imageID
-            && left.limits == right.limits && left.traceHeaders == right.traceHeaders
+            && left.limits == right.limits && left.traceHeaders == right.traceHeaders && left.videoFrame == right.videoFrame
     }
 
     /// Hashes the fields that make requests equal.
@@ -171,12 +174,14 @@ public struct ImageRequest: Sendable, Hashable {
         var usesEmbeddedThumbnail = false
         /// The request's own decode limits (``Limits/maxPixels``, ``Limits/maxFrames``).
         var limits = Limits()
+        /// The video frame the request asks for (``ImageRequest/videoFrame``).
+        var videoFrame: VideoFrameSelection?
 
         /// The full-size decode, keeping what this plan keeps.
         var full: DecodePlan {
             DecodePlan(
                 thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, keepsGainMap: keepsGainMap,
-                smoothsChroma: smoothsChroma, usesEmbeddedThumbnail: usesEmbeddedThumbnail, limits: limits)
+                smoothsChroma: smoothsChroma, usesEmbeddedThumbnail: usesEmbeddedThumbnail, limits: limits, videoFrame: videoFrame)
         }
         /// Whether this is a full-size decode.
         var isFull: Bool { self == full }
@@ -191,6 +196,7 @@ public struct ImageRequest: Sendable, Hashable {
             if usesEmbeddedThumbnail { options.usesEmbeddedThumbnail = true }
             if let maxPixels = limits.maxPixels { options.maxPixels = min(options.maxPixels, maxPixels) }
             if let maxFrames = limits.maxFrames { options.maxFrames = min(options.maxFrames, maxFrames) }
+            if let videoFrame { options.videoFrame = videoFrame }
             return options
         }
     }
@@ -204,7 +210,7 @@ public struct ImageRequest: Sendable, Hashable {
             thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata,
             keepsGainMap: options.contains(.keepsGainMap), smoothsChroma: options.contains(.smoothsChroma),
             usesEmbeddedThumbnail: options.contains(.usesEmbeddedThumbnail),
-            limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames))
+            limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames), videoFrame: videoFrame)
         if thumbnail == nil, !scalesDown, resize == nil, let first = processors.first as? any ReducedDecodeProcessing {
             plan.requirement = DecodeSizeRequirement(first)
         }
@@ -226,7 +232,7 @@ public struct ImageRequest: Sendable, Hashable {
             + (options.contains(.keepsColorProfile) ? "|keeps-color-profile" : "")
             + (options.contains(.keepsMetadata) ? "|keeps-metadata" : options.contains(.keepsCopyright) ? "|keeps-copyright" : "")
             + (options.contains(.keepsGainMap) ? "|keeps-gain-map" : "") + (options.contains(.smoothsChroma) ? "|smooth-chroma" : "")
-            + (options.contains(.usesEmbeddedThumbnail) ? "|embedded-thumbnail" : "")
+            + (options.contains(.usesEmbeddedThumbnail) ? "|embedded-thumbnail" : "") + (videoFrame.map { "|" + $0.identifier } ?? "")
     }
 
     /// The key the original is kept under in the ``ImagePipeline/Configuration/diskCache``: the

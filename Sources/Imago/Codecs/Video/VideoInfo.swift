@@ -2,7 +2,7 @@ import Foundation
 
 /// What a video file declares: what `imago info` and the server's `/info` report of a video source
 /// (imgproxy Pro's video fields), in ``ImageMetadata/video``.
-public struct VideoInfo: Sendable, Hashable {
+public struct VideoInfo: Sendable, Hashable, Encodable {
     /// The container (``ImageFormat/mp4``, ``ImageFormat/webm``, …).
     public var format: ImageFormat
     /// The video stream's coded width in pixels, before its sample aspect ratio and rotation.
@@ -68,5 +68,46 @@ public struct VideoInfo: Sendable, Hashable {
         let parts = sampleAspectRatio.split(separator: ":").compactMap { Int($0) }
         guard parts.count == 2, parts[0] > 0, parts[1] > 0, parts[0] <= 100 * parts[1], parts[1] <= 100 * parts[0] else { return (1, 1) }
         return (parts[0], parts[1])
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, width, height, displayWidth, displayHeight, sampleAspectRatio, rotation, duration, frameRate, frameCount, bitRate, codec,
+            pixelFormat, bitsPerSample, hasAlpha, colorPrimaries, colorTransfer, colorMatrix, fullRange, streamCount, audioCodec
+    }
+
+    /// Writes every field, the format by its name, and the size as shown (``displaySize``).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format.rawValue, forKey: .format)
+        try container.encode(width, forKey: .width)
+        try container.encode(height, forKey: .height)
+        try container.encode(displaySize.width, forKey: .displayWidth)
+        try container.encode(displaySize.height, forKey: .displayHeight)
+        try container.encode(sampleAspectRatio, forKey: .sampleAspectRatio)
+        try container.encode(rotation, forKey: .rotation)
+        try container.encodeIfPresent(duration, forKey: .duration)
+        try container.encodeIfPresent(frameRate, forKey: .frameRate)
+        try container.encodeIfPresent(frameCount, forKey: .frameCount)
+        try container.encodeIfPresent(bitRate, forKey: .bitRate)
+        try container.encode(codec, forKey: .codec)
+        try container.encode(pixelFormat, forKey: .pixelFormat)
+        try container.encode(bitsPerSample, forKey: .bitsPerSample)
+        try container.encode(hasAlpha, forKey: .hasAlpha)
+        try container.encode(colorPrimaries, forKey: .colorPrimaries)
+        try container.encode(colorTransfer, forKey: .colorTransfer)
+        try container.encode(colorMatrix, forKey: .colorMatrix)
+        try container.encode(fullRange, forKey: .fullRange)
+        try container.encode(streamCount, forKey: .streamCount)
+        try container.encodeIfPresent(audioCodec, forKey: .audioCodec)
+    }
+
+    /// One line for people: `H.264 320×240, 4.00 s at 25 fps, turned 90°, audio aac`.
+    public var summary: String {
+        var parts = ["\(codec) \(width)×\(height)"]
+        if let duration { parts.append(String(format: "%.2f s", duration) + (frameRate.map { String(format: " at %.4g fps", $0) } ?? "")) }
+        if rotation != 0 { parts.append("turned \(rotation)°") }
+        if sampleAspectRatio != "1:1" { parts.append("pixels \(sampleAspectRatio)") }
+        parts.append(audioCodec.map { "audio \($0)" } ?? "no audio")
+        return parts.joined(separator: ", ")
     }
 }
