@@ -135,6 +135,11 @@ public struct DecodingOptions: Sendable, Hashable {
     /// demuxers and decoders); past it the decode fails with ``ImagoError/Code/timedOut``. Nil
     /// (the default): not bounded.
     public var maxDecodeDuration: Duration?
+    /// Bytes FFmpeg reads to find a video's streams (its `probesize`); nil for FFmpeg's 5,000,000.
+    public var videoProbeBytes: Int?
+    /// How much of a video's streams FFmpeg analyses to describe them (its `max_analyze_duration`);
+    /// nil for FFmpeg's heuristic.
+    public var videoMaxAnalyzeDuration: Duration?
     /// Set by the pipeline when it converts to sRGB itself after a reducing resize: 8-bit RGB and
     /// gray pixels are then delivered in their own profile's space, as with `.keep`.
     var defersColorConversion = false

@@ -192,6 +192,7 @@ extension ImageService {
         // Kept once, encoded, by the service (also when the pipeline was given with a memory cache).
         var request = ImageRequest(url: plan.source, options: options.union(.disableMemoryCacheWrites), processors: processors)
         request.limits = plan.limits.request
+        request.videoFrame = plan.videoFrame
         if !plan.sourceHeaders.isEmpty {
             // Another client's cookies may give other bytes: never read or kept under the URL alone.
             request.headers = plan.sourceHeaders

@@ -28,6 +28,10 @@ struct VariantPlan: Sendable {
     /// Whether the variant may be read from and written to the fleet's shared result store
     /// (thumbor keeps its unsafe URLs' out unless `RESULT_STORAGE_STORES_UNSAFE`).
     var sharesResult = true
+    /// The frame of a video source the URL asks for (imgproxy Pro's `video_thumbnail_second`,
+    /// `video_thumbnail_keyframes`); nil for the server's (``VideoSettings``). Part of ``key``
+    /// through the dialect's options.
+    var videoFrame: VideoFrameSelection?
 
     enum Product: Sendable {
         /// A processed, encoded image.

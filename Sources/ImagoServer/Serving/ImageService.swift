@@ -127,6 +127,10 @@ public final class ImageService: Sendable {
         pipeline.deadline = configuration.sourceTimeout
         pipeline.decodingOptions.maxPixels = configuration.limits.maxSourcePixels
         pipeline.decodingOptions.maxFrames = configuration.limits.maxFrames
+        configuration.output.video.apply(to: &pipeline.decodingOptions)
+        // A library that can be stopped from inside (FFmpeg) stops when the request's work would have,
+        // so a file that makes it spin frees its worker.
+        pipeline.decodingOptions.maxDecodeDuration = configuration.workTimeout
         // The service keeps its variants encoded; a decoded copy would hold each one twice.
         pipeline.memoryCache = nil
         #if DiskCache
@@ -141,7 +145,7 @@ public final class ImageService: Sendable {
             if configuration.readsGCS { loaders.register(GCSDataLoader(configuration.gcs)) }
             if configuration.readsSwift { loaders.register(SwiftDataLoader(configuration.swift)) }
         #endif
-        return ImagePipeline(configuration: pipeline, loaders: loaders)
+        return ImagePipeline(configuration: pipeline, loaders: loaders, decoders: .standard(families: configuration.output.video.families))
     }
 
     /// Bytes the service keeps in memory between requests (encoded variants, answered paths, and

@@ -80,6 +80,8 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// Whether a HEIF's largest embedded thumbnail is the source when it has one, unless the URL's
     /// `enforce_thumbnail` says otherwise (`IMGPROXY_ENFORCE_THUMBNAIL`). Default false.
     public var enforcesThumbnail = false
+    /// How video sources are read: off by default (``VideoSettings``).
+    public var video = VideoSettings()
     /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor
     /// URL names no format, with `Vary: Accept`. Default false, as thumbor.
     public var thumborAutoWebP = false

@@ -247,5 +247,22 @@ extension ServerSettings {
                 "--sanitize-svg", "IMAGO_SANITIZE_SVG", peers: [.boolean("IMGPROXY_SANITIZE_SVG")],
                 "remove scripts, event handlers and outside references from SVG passed through (false passes it as it came: only for SVG you trust)",
                 showsTrueFalse: true, \.output.sanitizesSVG),
+            .boolean(
+                "--video-thumbnails", "IMAGO_VIDEO_THUMBNAILS", peers: [.boolean("IMGPROXY_ENABLE_VIDEO_THUMBNAILS")],
+                "read video sources (MP4, QuickTime, WebM, Matroska, AVI) for a frame through FFmpeg", showsTrueFalse: true, \.output.video.enabled),
+            .number(
+                "--video-thumbnail-second", "IMAGO_VIDEO_THUMBNAIL_SECOND", 0...86_400, peers: [.same("IMGPROXY_VIDEO_THUMBNAIL_SECOND")],
+                "the second whose frame a video's picture is when the URL names none (the last frame of a shorter video)", \.output.video.second),
+            .boolean(
+                "--video-thumbnail-keyframes", "IMAGO_VIDEO_THUMBNAIL_KEYFRAMES", peers: [.boolean("IMGPROXY_VIDEO_THUMBNAIL_KEYFRAMES")],
+                "take the keyframe at or before that second (faster, up to a keyframe interval earlier)", showsTrueFalse: true,
+                \.output.video.keyframesOnly),
+            .integer(
+                "--video-probe-size", "IMAGO_VIDEO_PROBE_SIZE", 2_048...1_000_000_000, peers: [.same("IMGPROXY_VIDEO_THUMBNAIL_PROBE_SIZE")],
+                "bytes FFmpeg reads to find a video's streams", \.output.video.probeBytes),
+            .integer(
+                "--video-max-analyze-duration", "IMAGO_VIDEO_MAX_ANALYZE_DURATION", 0...3_600_000,
+                peers: [.same("IMGPROXY_VIDEO_THUMBNAIL_MAX_ANALYZE_DURATION")],
+                "milliseconds of a video's streams FFmpeg analyses, 0 for its own heuristic", \.output.video.maxAnalyzeMilliseconds),
         ]
 }

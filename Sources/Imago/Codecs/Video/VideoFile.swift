@@ -26,6 +26,8 @@
             limits.size = Int64(data.count)
             limits.max_pixels = Int64(options.maxPixels)
             limits.max_packets = Int64(options.videoFrame.maxPackets)
+            limits.probe_size = Int64(options.videoProbeBytes ?? 0)
+            limits.max_analyze_duration = options.videoMaxAnalyzeDuration.map { Int64($0 / .microseconds(1)) } ?? 0
             limits.deadline_ns = Self.deadline(after: options.maxDecodeDuration)
             var opened: OpaquePointer?
             var message = [CChar](repeating: 0, count: 256)

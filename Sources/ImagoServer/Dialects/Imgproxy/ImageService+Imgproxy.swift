@@ -101,10 +101,14 @@ extension ImageService {
         var recipe = ImageRecipe(steps: imgproxy.steps(options, key: optionsKey), requestOptions: requestOptions, answer: answer, identity: identity)
         // Sources of these formats are answered as they came when the answer would be in their format.
         recipe.passesThrough = Set(options.skipProcessing + configuration.output.skipProcessingFormats).filter { explicit == nil || explicit?.rawValue == $0 }
-        return VariantPlan(
+        var plan = VariantPlan(
             source: url, key: url.absoluteString + "\n" + identity + "\n" + (explicit?.rawValue ?? "") + "\n" + negotiation.classes,
             limits: SourceLimits(options: options, server: configuration.limits), delivery: delivery, varies: configuration.variesWithAccept(named: explicit),
             failures: ImgproxyDialect.Failures(),
             product: .image(recipe))
+        if options.videoThumbnailSecond != nil || options.videoThumbnailKeyframes != nil {
+            plan.videoFrame = configuration.output.video.frame(second: options.videoThumbnailSecond, keyframes: options.videoThumbnailKeyframes)
+        }
+        return plan
     }
 }

@@ -65,6 +65,12 @@ enum ImageFacts {
             encoder.keyEncodingStrategy = .convertToSnakeCase
             facts["gain_map"] = (try? encoder.encode(map.facts)).flatMap { try? JSONSerialization.jsonObject(with: $0) }
         }
+        if let video = metadata.video {
+            // imgproxy Pro's `video_meta` key, with Imago's own fields (`imago info --json`'s, in snake case).
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            facts["video_meta"] = (try? encoder.encode(video)).flatMap { try? JSONSerialization.jsonObject(with: $0) }
+        }
         if options.sampleFormat { facts["sample_format"] = (metadata.bitsPerSample ?? 8) > 8 ? "ushort" : "uchar" }
         if options.pagesNumber { facts["pages_number"] = image.frames.count }
         // The pixel facts come from one frame in sRGB.

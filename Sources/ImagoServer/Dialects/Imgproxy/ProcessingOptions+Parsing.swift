@@ -188,6 +188,12 @@ private struct Parser {
         case "enforce_thumbnail", "eth":
             try a.count(1...1)
             o.enforceThumbnail = try a.flag(0) ?? o.enforceThumbnail
+        case "video_thumbnail_second", "vts":
+            try a.count(1...1)
+            o.videoThumbnailSecond = try a.number(0, 0...86_400) ?? o.videoThumbnailSecond
+        case "video_thumbnail_keyframes", "vtk":
+            try a.count(1...1)
+            o.videoThumbnailKeyframes = try a.flag(0) ?? o.videoThumbnailKeyframes
         case "quality", "q":
             try a.count(1...1)
             o.quality = try a.integer(0, 0...100) ?? o.quality

@@ -139,6 +139,11 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
     /// `enforce_thumbnail`: a HEIF's largest embedded thumbnail is the source when it has one;
     /// nil for the server's (``OutputSettings/enforcesThumbnail``).
     public var enforceThumbnail: Bool?
+    /// `video_thumbnail_second`: the second of a video source whose frame is the picture; nil for
+    /// the server's (``VideoSettings/second``).
+    public var videoThumbnailSecond: Double?
+    /// `video_thumbnail_keyframes`: the keyframe at or before that second; nil for the server's.
+    public var videoThumbnailKeyframes: Bool?
     /// `max_result_dimension`: the longest side of the result; 0 for the server's limit.
     public var maxResultDimension = 0
     /// Gaussian blur's sigma; 0 for none.

@@ -1,0 +1,120 @@
+#if Video
+    import Foundation
+    import Imago
+    import ImagoTestSupport
+    import Testing
+
+    @testable import ImagoServer
+
+    /// Video sources through `imago serve` (imgproxy Pro's video thumbnails): off by default, then a
+    /// frame at the server's or the URL's second, processed as any image, beside ffmpeg's own frame
+    /// scaled alike; `/info` reports the streams.
+    @Suite("imago serve: video sources", .timeLimit(.minutes(6)))
+    struct VideoServerTests {
+        /// A 4-second 320×240 H.264 clip in `root`.
+        static func clip(in root: URL) async throws -> URL {
+            let file = root.appendingPathComponent("clip.mp4")
+            try await runTool(
+                VideoDecoderTests.ffmpeg,
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4", "-c:v", "libx264", "-g", "50", "-pix_fmt", "yuv420p",
+                    file.path,
+                ])
+            return file
+        }
+
+        /// ffmpeg's frame at `second`, scaled to 160×120 by its own scaler (its default flags; Imago's
+        /// scale rounds exactly and interpolates chroma in full, 4 levels apart on average on this
+        /// busy pattern, while neighbouring frames are further apart still).
+        static func reference(_ file: URL, second: Double, in root: URL) async throws -> Image {
+            let png = root.appendingPathComponent("reference-\(second).png")
+            try await runTool(
+                VideoDecoderTests.ffmpeg, ["-v", "error", "-y", "-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-vf", "scale=160:120", png.path])
+            return try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+        }
+
+        @Test("off by default: 422; on: the frame at the server's second, and at the URL's vts, fitted as any image")
+        func frames() async throws {
+            let root = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let clip = try await Self.clip(in: root)
+            let path = ServerHarness.path("local:///clip.mp4", ["rs:fit:160:0"], extension: "png")
+            try await withServer({ $0.localRoot = root }) { server in
+                let refused = try await server.get(path)
+                #expect(refused.status == 422, "\(String(decoding: refused.body.prefix(200), as: UTF8.self))")
+            }
+            try await withServer({
+                $0.localRoot = root
+                $0.output.video.enabled = true
+            }) { server in
+                let first = try await server.get(path)
+                #expect(first.status == 200)
+                let image = try PNGDecoder().decode(first.body, options: DecodingOptions())
+                #expect((image.width, image.height) == (160, 120))
+                let atOne = try await Self.reference(clip, second: 1, in: root), atLater = try await Self.reference(clip, second: 2.6, in: root)
+                #expect(Corpus.meanDifference(image, atOne) <= 5)
+                #expect(Corpus.meanDifference(image, atOne) < Corpus.meanDifference(image, atLater))
+
+                let later = try await server.get(ServerHarness.path("local:///clip.mp4", ["rs:fit:160:0", "vts:2.6"], extension: "png"))
+                #expect(later.status == 200)
+                let laterImage = try PNGDecoder().decode(later.body, options: DecodingOptions())
+                #expect(Corpus.meanDifference(laterImage, atLater) <= 5)
+                #expect(Corpus.meanDifference(laterImage, atLater) < Corpus.meanDifference(laterImage, atOne))
+
+                // The keyframe before second 3.5 is the one at 2 s.
+                let keyframe = try await server.get(ServerHarness.path("local:///clip.mp4", ["rs:fit:160:0", "vts:3.5", "vtk:1"], extension: "png"))
+                #expect(keyframe.status == 200)
+                let atTwo = try await Self.reference(clip, second: 2, in: root)
+                #expect(Corpus.meanDifference(try PNGDecoder().decode(keyframe.body, options: DecodingOptions()), atTwo) <= 5)
+            }
+            try await withServer({
+                $0.localRoot = root
+                $0.output.video.enabled = true
+                $0.output.video.second = 2.6
+            }) { server in
+                let answer = try await server.get(path)
+                #expect(answer.status == 200)
+                let image = try PNGDecoder().decode(answer.body, options: DecodingOptions())
+                #expect(Corpus.meanDifference(image, try await Self.reference(clip, second: 2.6, in: root)) <= 5)
+            }
+        }
+
+        @Test("/info reports the video's streams: codec, duration, rate, size")
+        func info() async throws {
+            let root = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            _ = try await Self.clip(in: root)
+            try await withServer({
+                $0.localRoot = root
+                $0.output.video.enabled = true
+            }) { server in
+                let answer = try await server.get("/info/_/plain/local:///clip.mp4")
+                #expect(answer.status == 200)
+                let facts = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+                #expect(facts["format"] as? String == "mp4")
+                #expect(facts["width"] as? Int == 320)
+                let video = try #require(facts["video_meta"] as? [String: Any])
+                #expect(video["codec"] as? String == "h264")
+                #expect(abs((video["duration"] as? Double ?? 0) - 4) < 0.1)
+                #expect(video["frame_rate"] as? Double == 25)
+                #expect(video["display_width"] as? Int == 320)
+            }
+        }
+
+        @Test("imgproxy's video variables set the video settings; bad values stop the server naming them")
+        func settings() throws {
+            let configuration = try ServerSettings.configuration([
+                "IMGPROXY_ENABLE_VIDEO_THUMBNAILS": "true", "IMGPROXY_VIDEO_THUMBNAIL_SECOND": "5", "IMGPROXY_VIDEO_THUMBNAIL_KEYFRAMES": "1",
+                "IMGPROXY_VIDEO_THUMBNAIL_PROBE_SIZE": "1000000", "IMGPROXY_VIDEO_THUMBNAIL_MAX_ANALYZE_DURATION": "2500",
+            ]).configuration.output.video
+            #expect(configuration.enabled && configuration.keyframesOnly)
+            #expect(configuration.second == 5)
+            #expect(configuration.probeBytes == 1_000_000)
+            #expect(configuration.maxAnalyzeMilliseconds == 2500)
+            #expect(try !ServerSettings.configuration([:]).configuration.output.video.enabled)
+            #expect {
+                _ = try ServerSettings.configuration(["IMGPROXY_VIDEO_THUMBNAIL_SECOND": "-1"])
+            } throws: { "\($0)".contains("IMGPROXY_VIDEO_THUMBNAIL_SECOND") }
+        }
+    }
+#endif
