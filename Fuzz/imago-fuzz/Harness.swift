@@ -143,6 +143,20 @@ struct Harness: Sendable {
             _ = JXLDecoder().estimate(data, options: options)
             _ = try? JXLDecoder().decode(data, options: options)
         },
+        Harness(name: "video") { data in
+            // Every container through FFmpeg: the file's own demuxer by its first bytes, a frame at
+            // a second chosen by the length, within a small pixel limit and a deadline below the
+            // fuzzer's time-out (a file that makes FFmpeg spin must stop there).
+            var options = DecodingOptions()
+            options.maxPixels = data.count % 2 == 1 ? 4096 : 1 << 20
+            options.maxDecodeDuration = .seconds(5)
+            options.videoFrame = VideoFrameSelection(second: Double(data.count % 5) * 0.5, keyframesOnly: data.count % 3 == 0, maxPackets: 200)
+            if data.count % 7 == 0 { options.targetSize = PixelSize(width: 8, height: 8) }
+            let decoders = DecoderRegistry.standard(families: [.video])
+            guard let decoder = decoders.decoder(for: data) else { return }
+            _ = decoder.estimate(data, options: options)
+            _ = try? decoder.decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in
             // Decoded, then written back by the encoder and read again: the same size and frames.
             let file = GIFAnimationGenerator.make(from: data)

@@ -183,3 +183,38 @@ def png_zero_bomb(width=8000, height=8000):
 
 # 8. Within the limits but large: what a decode of a small file may legitimately cost.
 write("png-64mp-zeros.png", png_zero_bomb())
+
+# 9. Videos (issue 62), from a 64×48 clip Debian's ffmpeg writes: damaged where FFmpeg's demuxers
+# and decoders read first. Deterministic: the same bytes on every run of the same ffmpeg.
+def ffmpeg_clip(options, suffix):
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "clip" + suffix)
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10:duration=2",
+                        "-fflags", "+bitexact", "-flags:v", "+bitexact"] + options + [path], check=True)
+        return open(path, "rb").read()
+
+def box_offset(data, kind):
+    """Where the first box of `kind` (4 ASCII letters) starts its size field."""
+    return data.index(kind) - 4
+
+def flipped(data, every, start):
+    """Every `every`-th byte from `start` inverted: damage spread over the whole file."""
+    out = bytearray(data)
+    for index in range(start, len(out), every):
+        out[index] ^= 0xFF
+    return bytes(out)
+
+h264 = ffmpeg_clip(["-c:v", "libx264", "-g", "5", "-pix_fmt", "yuv420p"], ".mp4")
+# The movie box comes last in a plain MP4: cut before it, the file has no index at all.
+write("video-mp4-cut-before-moov.mp4", h264[:box_offset(h264, b"moov")])
+# The sample entry claims 65535×65535 pixels (the SPS inside still says 64×48): refused by the
+# declared size before any frame is decoded.
+entry = h264.index(b"avc1") + 4 + 6 + 2 + 16
+write("video-mp4-claims-65535-square.mp4", h264[:entry] + struct.pack(">HH", 65535, 65535) + h264[entry + 4:])
+hevc = ffmpeg_clip(["-c:v", "libx265", "-x265-params", "log-level=none", "-g", "5"], ".mkv")
+write("video-mkv-hevc-bitflipped.mkv", flipped(hevc, 97, 200))
+vp9 = ffmpeg_clip(["-c:v", "libvpx-vp9", "-g", "5", "-b:v", "50k"], ".webm")
+write("video-webm-vp9-cut-in-half.webm", vp9[:len(vp9) // 2])
+avi = ffmpeg_clip(["-c:v", "mpeg4", "-g", "5"], ".avi")
+# The RIFF and list sizes claim 2 GB more than the file holds.
+write("video-avi-sizes-past-the-end.avi", avi[:4] + struct.pack("<I", 0x7FFFFFF0) + avi[8:])

@@ -21,12 +21,25 @@ struct HostileInputTests {
         let data = try Data(contentsOf: file)
         // On a GCD thread: a 64-megapixel PNG or an SVG's first text (fontconfig's scan of the
         // fonts) takes long under the sanitizers, too long to hold one of the pool's two threads.
-        let decoded = await offThePool { Result { () throws(ImagoError) -> Image in try DecoderRegistry.standard().decode(data, options: DecodingOptions()) } }
+        let decoders = DecoderRegistry.standard(families: Set(ImageFormatInfo.Family.allCases))
+        let decoded = await offThePool { Result { () throws(ImagoError) -> Image in try decoders.decode(data, options: DecodingOptions()) } }
         switch decoded {
         case .success(let image): #expect(image.width > 0 && image.height > 0)
         case .failure(let error): #expect(!error.description.isEmpty)
         }
     }
+
+    #if Video
+        @Test("a video without its movie box is refused; one whose sample entry claims 65535² is read at its stream's own size")
+        func videos() throws {
+            let decoders = DecoderRegistry.standard(families: [.video])
+            #expect {
+                _ = try decoders.decode(HostileFiles.data("video-mp4-cut-before-moov.mp4"))
+            } throws: { ($0 as? ImagoError)?.code.kind == .invalidImage }
+            let claimed = try decoders.decode(HostileFiles.data("video-mp4-claims-65535-square.mp4"))
+            #expect((claimed.width, claimed.height) == (64, 48))
+        }
+    #endif
 
     @Test("a GIF frame outside the canvas with disposal 'background' is drawn clipped, as Pillow does")
     func gifFrameOutsideCanvas() throws {
