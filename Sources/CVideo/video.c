@@ -30,6 +30,10 @@ struct imago_video {
     int opened;
     const AVCodec *decoder;
     int64_t max_pixels;
+    // The time of the frame the last call returned (AV_NOPTS_VALUE before any), and whether that
+    // call read to the end: a later frame close ahead is reached by decoding on, without a seek.
+    int64_t returned_time;
+    int drained;
 };
 
 // The buffer FFmpeg reads the file through; it may grow it for a large read.
@@ -128,6 +132,7 @@ int imago_video_open(imago_video **result, imago_video_read_function read, void 
     video->max_packets = limits->max_packets > 0 ? limits->max_packets : 1000;
     video->deadline_ns = limits->deadline_ns;
     video->stream = -1;
+    video->returned_time = AV_NOPTS_VALUE;
 
     int status = IMAGO_VIDEO_NO_MEMORY, code = 0;
     const char *what = "no memory";
@@ -330,13 +335,20 @@ int imago_video_frame(imago_video *video, double seconds, int keyframes_only, ui
     double ticks = seconds / av_q2d(stream->time_base);
     if (ticks > (double)(INT64_MAX / 2)) ticks = (double)(INT64_MAX / 2);
     int64_t target = start + (int64_t)llround(ticks);
-    if (seconds > 0 || keyframes_only) {
+    // A frame up to this far ahead of the last one returned is reached by decoding on (a sprite's
+    // or an animation's next frame); anything else seeks.
+    const double continuation_seconds = 5;
+    int continues = !keyframes_only && video->returned_time != AV_NOPTS_VALUE && !video->drained && target > video->returned_time &&
+                    (double)(target - video->returned_time) * av_q2d(stream->time_base) <= continuation_seconds;
+    int fresh = video->returned_time == AV_NOPTS_VALUE && !video->drained;
+    if (!continues && !(fresh && seconds == 0 && !keyframes_only)) {
         // To the keyframe at or before the target, then forward; a stream that cannot seek is read from its start.
         if (av_seek_frame(video->format, video->stream, target, AVSEEK_FLAG_BACKWARD) < 0) {
             if (imago_video_past_deadline(video)) return imago_video_fail(IMAGO_VIDEO_TIMED_OUT, 0, "the deadline passed", error, error_size);
             av_seek_frame(video->format, -1, 0, AVSEEK_FLAG_BYTE);
         }
         avcodec_flush_buffers(video->codec);
+        video->drained = 0;
     }
     video->codec->skip_frame = keyframes_only ? AVDISCARD_NONKEY : AVDISCARD_DEFAULT;
     av_frame_unref(video->last);
@@ -389,8 +401,10 @@ int imago_video_frame(imago_video *video, double seconds, int keyframes_only, ui
         }
         if (draining && !found) break;
     }
+    video->drained = draining;
     if (!video->last->buf[0]) return imago_video_fail(IMAGO_VIDEO_INVALID, 0, "no frame could be decoded", error, error_size);
     int64_t time = video->last->best_effort_timestamp;
+    video->returned_time = time != AV_NOPTS_VALUE ? time : target;
     if (shown_at) *shown_at = time != AV_NOPTS_VALUE ? (double)(time - start) * av_q2d(stream->time_base) : seconds;
     return imago_video_convert(video, video->last, rgba, width, height, stride, error, error_size);
 }

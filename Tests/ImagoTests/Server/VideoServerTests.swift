@@ -23,13 +23,15 @@
             return file
         }
 
-        /// ffmpeg's frame at `second`, scaled to 160×120 by its own scaler (its default flags; Imago's
-        /// scale rounds exactly and interpolates chroma in full, 4 levels apart on average on this
-        /// busy pattern, while neighbouring frames are further apart still).
+        /// ffmpeg's frame at `second`, scaled to 160×120 by its own scaler with Imago's flags.
         static func reference(_ file: URL, second: Double, in root: URL) async throws -> Image {
             let png = root.appendingPathComponent("reference-\(second).png")
             try await runTool(
-                VideoDecoderTests.ffmpeg, ["-v", "error", "-y", "-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-vf", "scale=160:120", png.path])
+                VideoDecoderTests.ffmpeg,
+                [
+                    "-v", "error", "-y", "-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-vf", "scale=160:120:flags=\(VideoDecoderTests.swsFlags)",
+                    png.path,
+                ])
             return try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
         }
 
@@ -52,20 +54,20 @@
                 let image = try PNGDecoder().decode(first.body, options: DecodingOptions())
                 #expect((image.width, image.height) == (160, 120))
                 let atOne = try await Self.reference(clip, second: 1, in: root), atLater = try await Self.reference(clip, second: 2.6, in: root)
-                #expect(Corpus.meanDifference(image, atOne) <= 5)
+                #expect(Corpus.meanDifference(image, atOne) <= 2)
                 #expect(Corpus.meanDifference(image, atOne) < Corpus.meanDifference(image, atLater))
 
                 let later = try await server.get(ServerHarness.path("local:///clip.mp4", ["rs:fit:160:0", "vts:2.6"], extension: "png"))
                 #expect(later.status == 200)
                 let laterImage = try PNGDecoder().decode(later.body, options: DecodingOptions())
-                #expect(Corpus.meanDifference(laterImage, atLater) <= 5)
+                #expect(Corpus.meanDifference(laterImage, atLater) <= 2)
                 #expect(Corpus.meanDifference(laterImage, atLater) < Corpus.meanDifference(laterImage, atOne))
 
                 // The keyframe before second 3.5 is the one at 2 s.
                 let keyframe = try await server.get(ServerHarness.path("local:///clip.mp4", ["rs:fit:160:0", "vts:3.5", "vtk:1"], extension: "png"))
                 #expect(keyframe.status == 200)
                 let atTwo = try await Self.reference(clip, second: 2, in: root)
-                #expect(Corpus.meanDifference(try PNGDecoder().decode(keyframe.body, options: DecodingOptions()), atTwo) <= 5)
+                #expect(Corpus.meanDifference(try PNGDecoder().decode(keyframe.body, options: DecodingOptions()), atTwo) <= 2)
             }
             try await withServer({
                 $0.localRoot = root
@@ -75,7 +77,7 @@
                 let answer = try await server.get(path)
                 #expect(answer.status == 200)
                 let image = try PNGDecoder().decode(answer.body, options: DecodingOptions())
-                #expect(Corpus.meanDifference(image, try await Self.reference(clip, second: 2.6, in: root)) <= 5)
+                #expect(Corpus.meanDifference(image, try await Self.reference(clip, second: 2.6, in: root)) <= 2)
             }
         }
 

@@ -26,6 +26,18 @@ public struct VideoDecoder: ImageDecoding {
         public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
             guard let file = try? VideoFile(data, container: container, options: options) else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
             let info = file.info, shown = Self.shownSize(info, options: options), output = Self.outputSize(shown, options: options)
+            if let sequence = options.videoFrame.sequence {
+                // Every frame's cell and, for a sprite, the canvas they are drawn on (the most a sequence holds).
+                let cell = SequenceGeometry(shown: shown, sequence: sequence).cell
+                let size: PixelSize
+                switch sequence.layout {
+                case .sprite(let columns, let rows): size = PixelSize(width: columns * cell.width, height: rows * cell.height)
+                case .animation: size = cell
+                }
+                var estimate = DecodeEstimate.buffers(sequence.count + 2, width: size.width, height: size.height, options: options)
+                estimate.bytes += Self.decoderFrames * Self.frameBytes(info)
+                return estimate
+            }
             var estimate = DecodeEstimate.buffers(
                 info.orientation == .up || !options.appliesOrientation ? 1 : 2, width: output.width, height: output.height, options: options)
             (estimate.width, estimate.height) = (shown.width, shown.height)
@@ -36,6 +48,7 @@ public struct VideoDecoder: ImageDecoding {
 
         public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
             let file = try VideoFile(data, container: container, options: options)
+            if let sequence = options.videoFrame.sequence { return try decodeSequence(file, sequence, options: options) }
             let info = file.info
             let orientation = options.appliesOrientation ? info.orientation : .up
             let shown = Self.shownSize(info, options: options), output = Self.outputSize(shown, options: options)

@@ -10,14 +10,17 @@ public struct VideoFrameSelection: Sendable, Hashable {
     /// Most packets of the video stream decoded after the seek to reach the frame: a bound on the
     /// work a file whose keyframes are far apart (or missing) can cause. Default 1,000.
     public var maxPackets: Int
+    /// Several frames from ``second`` on, as a sprite or an animation; nil (the default) for one.
+    public var sequence: VideoFrameSequence?
 
     /// A selection.
-    public init(second: Double = 1, keyframesOnly: Bool = false, maxPackets: Int = 1_000) {
+    public init(second: Double = 1, keyframesOnly: Bool = false, maxPackets: Int = 1_000, sequence: VideoFrameSequence? = nil) {
         self.second = second
         self.keyframesOnly = keyframesOnly
         self.maxPackets = maxPackets
+        self.sequence = sequence
     }
 
     /// What tells this selection's frames from another's in keys.
-    var identifier: String { "video:\(second)" + (keyframesOnly ? ",keyframes" : "") }
+    var identifier: String { "video:\(second)" + (keyframesOnly ? ",keyframes" : "") + (sequence.map { "," + $0.identifier } ?? "") }
 }
