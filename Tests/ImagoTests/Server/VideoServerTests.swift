@@ -81,6 +81,33 @@
             }
         }
 
+        @Test("vtt makes a sprite and vta an animated WebP; the other options then process them; bad arguments are a 400")
+        func spritesAndAnimations() async throws {
+            let root = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            _ = try await Self.clip(in: root)
+            try await withServer({
+                $0.localRoot = root
+                $0.output.video.enabled = true
+            }) { server in
+                let sprite = try await server.get(ServerHarness.path("local:///clip.mp4", ["vtt:0.5:3:2:80:80"], extension: "png"))
+                #expect(sprite.status == 200)
+                let spriteImage = try PNGDecoder().decode(sprite.body, options: DecodingOptions())
+                #expect((spriteImage.width, spriteImage.height) == (240, 120))
+                let halved = try await server.get(ServerHarness.path("local:///clip.mp4", ["vtt:0.5:3:2:80:80", "rs:fit:120:0"], extension: "png"))
+                #expect(try PNGDecoder().decode(halved.body, options: DecodingOptions()).width == 120)
+
+                let animation = try await server.get(ServerHarness.path("local:///clip.mp4", ["vts:0", "vta:-1:250:4:160:0"], extension: "webp"))
+                #expect(animation.status == 200)
+                let frames = try WebPDecoder().decode(animation.body, options: DecodingOptions())
+                #expect((frames.width, frames.height, frames.frames.count) == (160, 120, 4))
+                #expect(frames.frames.allSatisfy { $0.duration == .milliseconds(250) })
+
+                #expect(try await server.get(ServerHarness.path("local:///clip.mp4", ["vtt:1:0:2:80:80"], extension: "png")).status == 400)
+                #expect(try await server.get(ServerHarness.path("local:///clip.mp4", ["vta:1:100"], extension: "png")).status == 400)
+            }
+        }
+
         @Test("/info reports the video's streams: codec, duration, rate, size")
         func info() async throws {
             let root = try temporaryDirectory()

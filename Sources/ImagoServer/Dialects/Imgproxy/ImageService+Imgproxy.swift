@@ -106,8 +106,15 @@ extension ImageService {
             limits: SourceLimits(options: options, server: configuration.limits), delivery: delivery, varies: configuration.variesWithAccept(named: explicit),
             failures: ImgproxyDialect.Failures(),
             product: .image(recipe))
-        if options.videoThumbnailSecond != nil || options.videoThumbnailKeyframes != nil {
-            plan.videoFrame = configuration.output.video.frame(second: options.videoThumbnailSecond, keyframes: options.videoThumbnailKeyframes)
+        if options.videoThumbnailSecond != nil || options.videoThumbnailKeyframes != nil || options.videoThumbnailTile != nil
+            || options.videoThumbnailAnimation != nil
+        {
+            var frame = configuration.output.video.frame(second: options.videoThumbnailSecond, keyframes: options.videoThumbnailKeyframes)
+            // A sprite wins over an animation when a URL asks for both.
+            frame.sequence =
+                options.videoThumbnailTile.map { $0.sequence(.sprite(columns: $0.first, rows: $0.second)) }
+                ?? options.videoThumbnailAnimation.map { $0.sequence(.animation(frames: $0.second, delay: .milliseconds($0.first))) }
+            plan.videoFrame = frame
         }
         return plan
     }

@@ -194,6 +194,10 @@ private struct Parser {
         case "video_thumbnail_keyframes", "vtk":
             try a.count(1...1)
             o.videoThumbnailKeyframes = try a.flag(0) ?? o.videoThumbnailKeyframes
+        case "video_thumbnail_tile", "vtt":
+            o.videoThumbnailTile = try a.videoFrames(o.videoThumbnailTile, first: 1...100, second: 1...100)
+        case "video_thumbnail_animation", "vta":
+            o.videoThumbnailAnimation = try a.videoFrames(o.videoThumbnailAnimation, first: 0...60_000, second: 1...1_000)
         case "quality", "q":
             try a.count(1...1)
             o.quality = try a.integer(0, 0...100) ?? o.quality
@@ -318,6 +322,30 @@ private struct Arguments {
 
     func side(_ index: Int) throws(ServerError) -> Int? {
         try integer(index, 0...ImageProcessors.Resize.maxSide)
+    }
+
+    /// `video_thumbnail_tile`'s or `video_thumbnail_animation`'s arguments over `current`: an
+    /// empty argument keeps what was there; a step of 0 turns it off.
+    func videoFrames(
+        _ current: ProcessingOptions.VideoFrames?, first: ClosedRange<Int>, second: ClosedRange<Int>
+    ) throws(ServerError) -> ProcessingOptions.VideoFrames? {
+        try count(5...10)
+        var frames = current ?? ProcessingOptions.VideoFrames()
+        frames.step = try number(0, -86_400...86_400) ?? frames.step
+        guard frames.step != 0 else { return nil }
+        frames.first = try integer(1, first) ?? frames.first
+        frames.second = try integer(2, second) ?? frames.second
+        frames.width = try integer(3, 0...ImageProcessors.Resize.maxSide) ?? frames.width
+        frames.height = try integer(4, 0...ImageProcessors.Resize.maxSide) ?? frames.height
+        frames.extends = try flag(5) ?? frames.extends
+        frames.trims = try flag(6) ?? frames.trims
+        frames.fills = try flag(7) ?? frames.fills
+        frames.focusX = try number(8, 0...1) ?? frames.focusX
+        frames.focusY = try number(9, 0...1) ?? frames.focusY
+        guard first.contains(frames.first), second.contains(frames.second) else {
+            throw bad("needs its numbers: from \(first.lowerBound) to \(first.upperBound), then from \(second.lowerBound) to \(second.upperBound)")
+        }
+        return frames
     }
 
     func integer(_ index: Int, _ range: ClosedRange<Int>) throws(ServerError) -> Int? {

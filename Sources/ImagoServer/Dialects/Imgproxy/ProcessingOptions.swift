@@ -144,6 +144,36 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
     public var videoThumbnailSecond: Double?
     /// `video_thumbnail_keyframes`: the keyframe at or before that second; nil for the server's.
     public var videoThumbnailKeyframes: Bool?
+    /// `video_thumbnail_tile`: a sprite of a video's frames; nil (or a step of 0) for none.
+    public var videoThumbnailTile: VideoFrames?
+    /// `video_thumbnail_animation`: an animation of a video's frames; nil (or a step of 0) for none.
+    public var videoThumbnailAnimation: VideoFrames?
+
+    /// The arguments `video_thumbnail_tile` and `video_thumbnail_animation` share: the step, the
+    /// layout's two numbers (columns and rows; delay and frames), the frame size, extend, trim, fill
+    /// and the focus.
+    public struct VideoFrames: Sendable, Hashable, Codable {
+        /// Seconds between frames; negative: spread over the video.
+        public var step = 0.0
+        /// Columns (a sprite) or the delay in milliseconds (an animation).
+        public var first = 0
+        /// Rows (a sprite) or the frame count (an animation).
+        public var second = 0
+        /// The tile's or frame's width; 0 follows the height.
+        public var width = 0
+        /// The tile's or frame's height; 0 follows the width.
+        public var height = 0
+        /// Extend each frame to the size with black.
+        public var extends = false
+        /// Leave out what the video's end leaves unused.
+        public var trims = false
+        /// Fill the size instead of fitting inside it.
+        public var fills = false
+        /// The kept centre when filling, 0…1.
+        public var focusX = 0.5
+        /// The kept centre when filling, 0…1.
+        public var focusY = 0.5
+    }
     /// `max_result_dimension`: the longest side of the result; 0 for the server's limit.
     public var maxResultDimension = 0
     /// Gaussian blur's sigma; 0 for none.
@@ -223,5 +253,15 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
         encoder.outputFormatting = [.sortedKeys]
         // Encoding plain numbers, strings and Booleans cannot fail.
         return (try? encoder.encode(keyed)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}
+
+extension ProcessingOptions.VideoFrames {
+    /// The library's sequence of these frames laid out as `layout`.
+    func sequence(_ layout: VideoFrameSequence.Layout) -> VideoFrameSequence {
+        var sequence = VideoFrameSequence(layout: layout, step: step, frameSize: PixelSize(width: width, height: height))
+        (sequence.extends, sequence.trims, sequence.fills) = (extends, trims, fills)
+        (sequence.focusX, sequence.focusY) = (focusX, focusY)
+        return sequence
     }
 }
