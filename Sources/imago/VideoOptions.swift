@@ -9,6 +9,12 @@ struct VideoOptions: ParsableArguments {
     @Flag(help: "A video source's keyframe at or before --video-second instead: faster, up to a keyframe interval earlier.")
     var videoKeyframes = false
 
+    @Flag(
+        help:
+            "A video source's most telling keyframe instead: of eight spread over its first five minutes, the one whose brightness varies most, mostly black or white ones left out."
+    )
+    var videoRepresentative = false
+
     mutating func validate() throws {
         guard videoSecond.isFinite, videoSecond >= 0 else { throw ValidationError("--video-second must be 0 or more, not \(videoSecond)") }
     }
@@ -16,6 +22,7 @@ struct VideoOptions: ParsableArguments {
     /// `configuration` reading video frames as the options say.
     func apply(to configuration: inout ImagePipeline.Configuration) {
         configuration.decodingOptions.videoFrame = VideoFrameSelection(second: videoSecond, keyframesOnly: videoKeyframes)
+        configuration.decodingOptions.videoFrame.representative = videoRepresentative
     }
 }
 

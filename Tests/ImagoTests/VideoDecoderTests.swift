@@ -226,6 +226,33 @@
             #expect(try DecoderRegistry.standard(families: Self.videoFamilies).decode(data, options: options).frames.count == 2)
         }
 
+        @Test("a representative frame: past the black opening, the keyframe of the pattern")
+        func representative() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("opening.mp4")
+            // 6 s of black, then 4 s of the pattern; keyframes every second.
+            try await runTool(
+                Self.ffmpeg,
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:size=320x240:rate=25:duration=6", "-f", "lavfi", "-i",
+                    "testsrc2=size=320x240:rate=25:duration=4", "-filter_complex", "[0:v][1:v]concat=n=2:v=1", "-c:v", "libx264", "-g", "25",
+                    "-pix_fmt", "yuv420p", file.path,
+                ])
+            let data = try Data(contentsOf: file)
+            var options = DecodingOptions()
+            options.videoFrame = VideoFrameSelection(second: 1)
+            let plain = try DecoderRegistry.standard(families: Self.videoFamilies).decode(data, options: options)
+            #expect(VideoDecoder.interest(plain.pixels) == 0, "second 1 is black")
+            options.videoFrame.representative = true
+            let chosen = try DecoderRegistry.standard(families: Self.videoFamilies).decode(data, options: options)
+            #expect(VideoDecoder.interest(chosen.pixels) > 20)
+            // It is one of the pattern's keyframes (seconds 6 to 9), as ffmpeg shows them.
+            var closest = Int.max
+            for second in 6...9 { closest = min(closest, Corpus.meanDifference(chosen, try await Self.reference(file, second: Double(second), in: directory))) }
+            #expect(closest <= 2)
+        }
+
         @Test("videos are read only when asked for: the standard registry leaves them unsupported")
         func offByDefault() async throws {
             let directory = try temporaryDirectory()

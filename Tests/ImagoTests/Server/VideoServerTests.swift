@@ -103,6 +103,17 @@
                 #expect((frames.width, frames.height, frames.frames.count) == (160, 120, 4))
                 #expect(frames.frames.allSatisfy { $0.duration == .milliseconds(250) })
 
+                // Imago's own representative keyframe: one of the clip's two (0 s and 2 s).
+                let representative = try await server.get(ServerHarness.path("local:///clip.mp4", ["vtr:1", "rs:fit:160:0"], extension: "png"))
+                #expect(representative.status == 200)
+                let chosen = try PNGDecoder().decode(representative.body, options: DecodingOptions())
+                let root = root
+                var closest = Int.max
+                for second in [0.0, 2.0] {
+                    closest = min(
+                        closest, Corpus.meanDifference(chosen, try await Self.reference(root.appendingPathComponent("clip.mp4"), second: second, in: root)))
+                }
+                #expect(closest <= 2)
                 #expect(try await server.get(ServerHarness.path("local:///clip.mp4", ["vtt:1:0:2:80:80"], extension: "png")).status == 400)
                 #expect(try await server.get(ServerHarness.path("local:///clip.mp4", ["vta:1:100"], extension: "png")).status == 400)
             }

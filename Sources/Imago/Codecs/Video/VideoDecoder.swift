@@ -54,7 +54,9 @@ public struct VideoDecoder: ImageDecoding {
             let shown = Self.shownSize(info, options: options), output = Self.outputSize(shown, options: options)
             let stored = orientation.swapsDimensions ? output.turned : output
             try options.checkMemory(orientation == .up ? 1 : 2, width: output.width, height: output.height)
-            let frame = try file.frame(options.videoFrame, size: stored, options: options)
+            var selection = options.videoFrame
+            if selection.representative { selection = try Self.representative(file, selection: selection, shown: shown) }
+            let frame = try file.frame(selection, size: stored, options: options)
             let upright = orientation.apply(to: frame.pixels, width: stored.width, height: stored.height)
             var metadata = ImageMetadata(
                 format: format, originalWidth: shown.width, originalHeight: shown.height, orientationApplied: orientation, hasAlpha: info.hasAlpha,
@@ -65,6 +67,41 @@ public struct VideoDecoder: ImageDecoding {
     #else
         public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
             throw ImagoError(.codecUnavailable("video is not available: Imago was built without its Video trait"), url: nil, stage: .decoding)
+        }
+    #endif
+
+    #if Video
+        /// The keyframe ``VideoFrameSelection/representative`` chooses, as a selection of it.
+        static func representative(_ file: VideoFile, selection: VideoFrameSelection, shown: PixelSize) throws(ImagoError) -> VideoFrameSelection {
+            guard let duration = file.info.duration, duration > 0 else { return selection }
+            let span = min(duration, 300), candidates = 8
+            let small = PixelSize(width: 64, height: max(1, 64 * shown.height / max(1, shown.width)))
+            let stored = file.info.orientation.swapsDimensions ? small.turned : small
+            var best: (score: Double, second: Double)?
+            for index in 0..<candidates {
+                let probe = VideoFrameSelection(
+                    second: span * (Double(index) + 0.5) / Double(candidates), keyframesOnly: true, maxPackets: selection.maxPackets)
+                guard let frame = try? file.frame(probe, size: stored, options: DecodingOptions()) else { continue }
+                let score = interest(frame.pixels)
+                if best == nil || score > best!.score { best = (score, frame.second) }
+            }
+            guard let best else { return selection }
+            return VideoFrameSelection(second: best.second, keyframesOnly: true, maxPackets: selection.maxPackets)
+        }
+
+        /// How much a small frame shows: its luma's standard deviation, 0 when it is mostly black or white.
+        static func interest(_ pixels: [UInt8]) -> Double {
+            var sum = 0.0, squares = 0.0, count = 0.0
+            for index in stride(from: 0, to: pixels.count - 3, by: 4) {
+                let luma = (2 * Double(pixels[index]) + 5 * Double(pixels[index + 1]) + Double(pixels[index + 2])) / 8
+                sum += luma
+                squares += luma * luma
+                count += 1
+            }
+            guard count > 0 else { return 0 }
+            let mean = sum / count
+            guard mean >= 24, mean <= 232 else { return 0 }
+            return (max(0, squares / count - mean * mean)).squareRoot()
         }
     #endif
 

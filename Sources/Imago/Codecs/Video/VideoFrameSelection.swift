@@ -12,6 +12,11 @@ public struct VideoFrameSelection: Sendable, Hashable {
     public var maxPackets: Int
     /// Several frames from ``second`` on, as a sprite or an animation; nil (the default) for one.
     public var sequence: VideoFrameSequence?
+    /// Instead of ``second``'s frame, the most telling of eight keyframes spread over the first
+    /// five minutes: each is decoded small, and the one whose luma varies most wins, frames
+    /// mostly black or white (a fade, a title card's ground) scoring nothing. Imago's own choice;
+    /// imgproxy has none. Ignored by a ``sequence``.
+    public var representative = false
 
     /// A selection.
     public init(second: Double = 1, keyframesOnly: Bool = false, maxPackets: Int = 1_000, sequence: VideoFrameSequence? = nil) {
@@ -22,5 +27,7 @@ public struct VideoFrameSelection: Sendable, Hashable {
     }
 
     /// What tells this selection's frames from another's in keys.
-    var identifier: String { "video:\(second)" + (keyframesOnly ? ",keyframes" : "") + (sequence.map { "," + $0.identifier } ?? "") }
+    var identifier: String {
+        "video:" + (representative ? "representative" : "\(second)") + (keyframesOnly ? ",keyframes" : "") + (sequence.map { "," + $0.identifier } ?? "")
+    }
 }

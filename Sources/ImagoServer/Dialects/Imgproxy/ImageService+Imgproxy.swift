@@ -107,13 +107,14 @@ extension ImageService {
             failures: ImgproxyDialect.Failures(),
             product: .image(recipe))
         if options.videoThumbnailSecond != nil || options.videoThumbnailKeyframes != nil || options.videoThumbnailTile != nil
-            || options.videoThumbnailAnimation != nil
+            || options.videoThumbnailAnimation != nil || options.videoThumbnailRepresentative
         {
             var frame = configuration.output.video.frame(second: options.videoThumbnailSecond, keyframes: options.videoThumbnailKeyframes)
             // A sprite wins over an animation when a URL asks for both.
             frame.sequence =
                 options.videoThumbnailTile.map { $0.sequence(.sprite(columns: $0.first, rows: $0.second)) }
                 ?? options.videoThumbnailAnimation.map { $0.sequence(.animation(frames: $0.second, delay: .milliseconds($0.first))) }
+            frame.representative = options.videoThumbnailRepresentative
             plan.videoFrame = frame
         }
         return plan

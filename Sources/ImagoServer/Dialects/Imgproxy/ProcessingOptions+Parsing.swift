@@ -194,6 +194,9 @@ private struct Parser {
         case "video_thumbnail_keyframes", "vtk":
             try a.count(1...1)
             o.videoThumbnailKeyframes = try a.flag(0) ?? o.videoThumbnailKeyframes
+        case "video_thumbnail_representative", "vtr":
+            try a.count(1...1)
+            o.videoThumbnailRepresentative = try a.flag(0) ?? o.videoThumbnailRepresentative
         case "video_thumbnail_tile", "vtt":
             o.videoThumbnailTile = try a.videoFrames(o.videoThumbnailTile, first: 1...100, second: 1...100)
         case "video_thumbnail_animation", "vta":

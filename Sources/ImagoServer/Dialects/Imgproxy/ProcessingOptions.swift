@@ -144,6 +144,8 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
     public var videoThumbnailSecond: Double?
     /// `video_thumbnail_keyframes`: the keyframe at or before that second; nil for the server's.
     public var videoThumbnailKeyframes: Bool?
+    /// `video_thumbnail_representative` (Imago's own): the most telling keyframe instead of a second's frame.
+    public var videoThumbnailRepresentative = false
     /// `video_thumbnail_tile`: a sprite of a video's frames; nil (or a step of 0) for none.
     public var videoThumbnailTile: VideoFrames?
     /// `video_thumbnail_animation`: an animation of a video's frames; nil (or a step of 0) for none.
