@@ -10,8 +10,9 @@ SWIFT ?= swift
 # ukui-wallpapers (large sample photos for the demo and benchmarks); librsvg (SVG sources) and its
 # rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against);
 # chromium (the headless browser the /gallery page is tested in); openssl (certificates for the TLS tests);
-# FFmpeg's libraries (video sources, opened on first use) and its ffmpeg tool (makes the test videos, the reference frames).
-APT_PACKAGES := pkg-config bc openssl libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
+# FFmpeg's libraries (video sources, opened on first use) and its ffmpeg tool (makes the test videos, the reference frames);
+# LibRaw (camera RAW sources, opened on first use) and libraw-bin's dcraw_emu (the reference developments).
+APT_PACKAGES := pkg-config bc openssl libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg libraw-dev libraw-bin librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps peers build demo test test-thumbor cluster-demo cluster-demo-hashed soak image test-image lint format docs bench bench-server bench-store bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
@@ -55,12 +56,13 @@ test: deps peers
 # The real servers the loader tests talk to, in a git-ignored venv: moto (an S3 API server that
 # checks signatures, Tests/Peers/s3_peer.py) and boto3 to fill it; gcp-storage-emulator (GCS's API);
 # libvips 8.18 with libultrahdr (pyvips-binary), the HDR gain-map reference (Tests/Peers/uhdr_reference.py); OpenCV (the
-# detectors' reference); opentelemetry-proto, whose OTLP messages Tests/Peers/otlp_receiver.py decodes.
-PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19 pyvips-binary==8.18.7 pyvips==3.2.0 opencv-python-headless==4.14.0.94 opentelemetry-proto==1.45.2
+# detectors' reference); opentelemetry-proto, whose OTLP messages Tests/Peers/otlp_receiver.py decodes;
+# PiDNG, which writes the DNG files the RAW tests read (Tests/Peers/make_dng.py).
+PEER_PACKAGES := moto[server]==5.2.5 boto3==1.44.8 gcp-storage-emulator==2026.7.19 pyvips-binary==8.18.7 pyvips==3.2.0 opencv-python-headless==4.14.0.94 opentelemetry-proto==1.45.2 pidng==4.0.9
 peers:
 	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q python3-venv; }
 	@[ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
-	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips, cv2, opentelemetry.proto" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
+	@.venv-peers/bin/python -c "import moto.server, boto3, gcp_storage_emulator, pyvips, cv2, opentelemetry.proto, pidng" 2>/dev/null || .venv-peers/bin/pip install -q $(PEER_PACKAGES)
 	@# scikit-image's wheel for its sample pictures only (faces for the detectors): no dependencies.
 	@[ -f .venv-peers/lib/python3*/site-packages/skimage/data/astronaut.png ] 2>/dev/null || .venv-peers/bin/pip install -q --no-deps scikit-image==0.25.2
 
@@ -226,7 +228,7 @@ test-image: image
 # DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
 # a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl video gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf dotenv placeholder object-store result-store gain-map cascade
+FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl video raw gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf dotenv placeholder object-store result-store gain-map cascade
 FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
 	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
 fuzz-build: deps

@@ -28,9 +28,13 @@ let package = Package(
             name: "Video",
             description: "VideoDecoder, a frame of MP4, QuickTime, WebM, Matroska or AVI through FFmpeg (libavformat-dev, libavcodec-dev, libswscale-dev)."
         ),
+        .trait(
+            name: "RAW",
+            description: "RAWDecoder, camera RAW (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2, PEF, SRW) through LibRaw (libraw-dev)."
+        ),
         // URLSessionLoader is not a default: on Linux FoundationNetworking brings libcurl and about
         // 30 libraries, whose loading was 8.5 of a process's 19.7 ms start (BENCHMARKS.md).
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video"]),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video", "RAW"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -85,8 +89,9 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CXXHash", condition: .when(traits: ["DiskCache"])),
                 .target(name: "CTIFFSupport", condition: .when(traits: ["TIFF"])),
-                .target(name: "CLazyLibraries", condition: .when(traits: ["TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video"])),
+                .target(name: "CLazyLibraries", condition: .when(traits: ["TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video", "RAW"])),
                 .target(name: "CVideo", condition: .when(traits: ["Video"])),
+                .target(name: "CRaw", condition: .when(traits: ["RAW"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
                 .target(name: "CJXL", condition: .when(traits: ["JXL"])),
@@ -124,13 +129,17 @@ let package = Package(
         .systemLibrary(name: "CHEIF", providers: [.apt(["libheif-dev"])]),
         .target(
             name: "CLazyLibraries",
-            linkerSettings: ["jxl", "heif", "avif", "tiff", "rsvg-2", "cairo", "gobject-2.0", "glib-2.0", "avformat", "avcodec", "avutil", "swscale"].map {
-                .linkedLibrary($0, .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .windows, .android, .wasi, .openbsd]))
-            }
+            linkerSettings: ["jxl", "heif", "avif", "tiff", "rsvg-2", "cairo", "gobject-2.0", "glib-2.0", "avformat", "avcodec", "avutil", "swscale", "raw_r"]
+                .map {
+                    .linkedLibrary($0, .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .windows, .android, .wasi, .openbsd]))
+                }
         ),
         // FFmpeg through Imago's own C (a read function, a deadline, no protocol): see Sources/CVideo.
         // Its headers are on the default path; its functions are CLazyLibraries' jumps.
         .target(name: "CVideo", dependencies: ["CLazyLibraries"]),
+        // LibRaw through Imago's own C (the bytes read in place, sizes checked before LibRaw
+        // allocates, a deadline at each stage): see Sources/CRaw. Its functions are CLazyLibraries' jumps.
+        .target(name: "CRaw", dependencies: ["CLazyLibraries"]),
         // No pkgConfig, as for CAVIF: libjxl's .pc passes -DHWY_SHARED_DEFINE.
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         // No pkgConfig: librsvg's .pc passes -pthread and GLib's include folders; the shim declares

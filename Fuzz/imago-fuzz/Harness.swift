@@ -157,6 +157,21 @@ struct Harness: Sendable {
             _ = decoder.estimate(data, options: options)
             _ = try? decoder.decode(data, options: options)
         },
+        Harness(name: "raw") { data in
+            // Every camera RAW kind through LibRaw: the sniff, the estimate, and a decode that takes
+            // the preview, a half or a full development by the length, within a small pixel and
+            // memory limit and a deadline below the fuzzer's time-out.
+            var options = DecodingOptions()
+            options.maxPixels = data.count % 2 == 1 ? 1 << 16 : 1 << 22
+            options.maxDecodedBytes = 64 << 20
+            options.maxDecodeDuration = .seconds(5)
+            options.usesEmbeddedThumbnail = data.count % 3 == 0
+            if data.count % 5 == 0 { options.targetSize = PixelSize(width: 16, height: 16) }
+            let decoders = DecoderRegistry.standard(families: [.raw])
+            guard let decoder = decoders.decoder(for: data) else { return }
+            _ = decoder.estimate(data, options: options)
+            _ = try? decoder.decode(data, options: options)
+        },
         Harness(name: "gif-animation") { data in
             // Decoded, then written back by the encoder and read again: the same size and frames.
             let file = GIFAnimationGenerator.make(from: data)

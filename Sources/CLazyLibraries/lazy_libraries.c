@@ -50,7 +50,8 @@ typedef struct {
 #define IMAGO_LAZY_INDEX_rsvg IMAGO_LAZY_RSVG
 #define IMAGO_LAZY_INDEX_avformat IMAGO_LAZY_AVFORMAT
 #define IMAGO_LAZY_INDEX_swscale IMAGO_LAZY_SWSCALE
-#define IMAGO_LAZY_COUNT 7
+#define IMAGO_LAZY_INDEX_raw IMAGO_LAZY_RAW
+#define IMAGO_LAZY_COUNT 8
 
 static imago_lazy_state imago_lazy_states[IMAGO_LAZY_COUNT] = {
 #define IMAGO_LAZY_LIBRARY(id, soname, variable) [IMAGO_LAZY_INDEX_##id] = {soname, variable, PTHREAD_ONCE_INIT, 0, ""},
@@ -106,11 +107,12 @@ IMAGO_LAZY_ONCE(tiff)
 IMAGO_LAZY_ONCE(rsvg)
 IMAGO_LAZY_ONCE(avformat)
 IMAGO_LAZY_ONCE(swscale)
+IMAGO_LAZY_ONCE(raw)
 
 int imago_lazy_load(imago_lazy_library library) {
     static void (*const openers[IMAGO_LAZY_COUNT])(void) = {imago_lazy_open_jxl,  imago_lazy_open_heif,     imago_lazy_open_avif,
                                                             imago_lazy_open_tiff, imago_lazy_open_rsvg,     imago_lazy_open_avformat,
-                                                            imago_lazy_open_swscale};
+                                                            imago_lazy_open_swscale, imago_lazy_open_raw};
     if ((unsigned)library >= IMAGO_LAZY_COUNT) return 0;
     pthread_once(&imago_lazy_states[library].once, openers[library]);
     return __atomic_load_n(&imago_lazy_states[library].loaded, __ATOMIC_ACQUIRE);

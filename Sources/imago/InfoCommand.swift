@@ -70,6 +70,8 @@ struct InfoCommand: AsyncParsableCommand {
         var faces: [FaceDetector.Face]?
         /// A video source's streams, duration and rate; its frame is the one `--video-second` names.
         var video: VideoInfo?
+        /// A camera RAW source's camera, shot and sensor, and which of its pictures was decoded.
+        var raw: RAWInfo?
     }
 
     mutating func run() async throws {
@@ -140,7 +142,7 @@ struct InfoCommand: AsyncParsableCommand {
                 metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
                 decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale),
                 gainMap: metadata.sourceGainMap?.facts,
-                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces, video: metadata.video)
+                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces, video: metadata.video, raw: metadata.raw)
         } catch {
             return Info(input: input, status: "error", error: "\(error)")
         }
@@ -205,6 +207,7 @@ struct InfoCommand: AsyncParsableCommand {
                     + "full on a display with \(String(format: "%.2f", map.headroom))× headroom (\(String(format: "%.2f", map.hdrCapacityMax)) stops)")
         }
         if let video = info.video { lines.append("  video: \(video.summary)") }
+        if let raw = info.raw { lines.append("  camera: \(raw.summary)") }
         if let thumbhash = info.thumbhash, let blurhash = info.blurhash { lines.append("  placeholders: thumbhash \(thumbhash), blurhash \(blurhash)") }
         if let faces = info.faces {
             let boxes = faces.map { "\($0.width)×\($0.height) at \($0.x),\($0.y)" }

@@ -27,7 +27,8 @@ struct VideoOptions: ParsableArguments {
 }
 
 extension DecoderRegistry {
-    /// The command line's decoders: still images and videos, as a file named on the command line is
-    /// the user's own choice (the server reads videos only when its operator says so).
-    static func commandLine() -> DecoderRegistry { .standard(families: [.still, .video]) }
+    /// The command line's decoders: still images, videos and camera RAW files, as a file named on
+    /// the command line is the user's own choice (the server reads videos and RAW files only when
+    /// its operator says so).
+    static func commandLine() -> DecoderRegistry { .standard(families: [.still, .video, .raw]) }
 }

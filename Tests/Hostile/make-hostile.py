@@ -218,3 +218,29 @@ write("video-webm-vp9-cut-in-half.webm", vp9[:len(vp9) // 2])
 avi = ffmpeg_clip(["-c:v", "mpeg4", "-g", "5"], ".avi")
 # The RIFF and list sizes claim 2 GB more than the file holds.
 write("video-avi-sizes-past-the-end.avi", avi[:4] + struct.pack("<I", 0x7FFFFFF0) + avi[8:])
+
+# 10. Camera RAW (issue 62), from the DNGs PiDNG wrote for the fuzz seeds (Tests/Peers/make_dng.py):
+# damaged where LibRaw's parser and unpacker read.
+def tiff_entry(data, tag):
+    """Where IFD0's entry for `tag` starts (a little-endian TIFF)."""
+    first = struct.unpack_from("<I", data, 4)[0]
+    for index in range(struct.unpack_from("<H", data, first)[0]):
+        at = first + 2 + 12 * index
+        if struct.unpack_from("<H", data, at)[0] == tag:
+            return at
+    raise KeyError(tag)
+
+dng = open("../../Fuzz/seeds/raw/mosaic.dng", "rb").read()
+write("raw-dng-cut-in-half.dng", dng[:len(dng) // 2])
+# Width and length claim 65535 (the strip holds 48×32): LibRaw's open refuses it (the pixel limit
+# would next, before anything is unpacked).
+claimed = bytearray(dng)
+for tag in (256, 257):
+    at = tiff_entry(dng, tag)
+    struct.pack_into("<HHII", claimed, at, tag, 4, 1, 65535)
+write("raw-dng-claims-65535-square.dng", bytes(claimed))
+write("raw-dng-bitflipped.dng", flipped(dng, 97, 100))
+previewed = open("../../Fuzz/seeds/raw/preview-turned.dng", "rb").read()
+# The preview's length (IFD1's tag 514) claims 16 MB more than the file holds.
+at = previewed.rindex(struct.pack("<HHI", 514, 4, 1))
+write("raw-dng-preview-past-the-end.dng", previewed[:at + 8] + struct.pack("<I", 1 << 24) + previewed[at + 12:])

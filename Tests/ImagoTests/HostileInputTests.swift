@@ -41,6 +41,24 @@ struct HostileInputTests {
         }
     #endif
 
+    #if RAW
+        @Test("a DNG without its sensor data or with a claimed 65535² is refused; a preview past the end is never read")
+        func raws() throws {
+            let decoders = DecoderRegistry.standard(families: [.raw])
+            for name in ["raw-dng-cut-in-half.dng", "raw-dng-claims-65535-square.dng"] {
+                #expect {
+                    _ = try decoders.decode(HostileFiles.data(name))
+                } throws: { ($0 as? ImagoError)?.code.kind == .invalidImage }
+            }
+            var options = DecodingOptions()
+            options.usesEmbeddedThumbnail = true
+            let image = try decoders.decode(HostileFiles.data("raw-dng-preview-past-the-end.dng"), options: options)
+            #expect((image.width, image.height) == (32, 48))
+            #expect(image.metadata.raw?.developed == .full)
+            #expect(image.metadata.raw?.previewWidth == nil)
+        }
+    #endif
+
     @Test("a GIF frame outside the canvas with disposal 'background' is drawn clipped, as Pillow does")
     func gifFrameOutsideCanvas() throws {
         let image = try GIFDecoder().decode(HostileFiles.data("gif-frame-outside-canvas.gif"), options: DecodingOptions())

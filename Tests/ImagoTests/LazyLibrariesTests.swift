@@ -11,7 +11,7 @@ import Testing
 @Suite("Codec libraries loaded on first use", .timeLimit(.minutes(6)))
 struct LazyLibrariesTests {
     static let heavy = [
-        "libjxl", "libheif", "libavif", "libtiff", "librsvg", "libcairo", "libx265", "libaom", "libdav1d", "libavformat", "libavcodec", "libswscale",
+        "libjxl", "libheif", "libavif", "libtiff", "librsvg", "libcairo", "libx265", "libaom", "libdav1d", "libavformat", "libavcodec", "libswscale", "libraw",
     ]
 
     /// `imago` with `arguments` and `environment` added; its status and standard error.
@@ -37,7 +37,7 @@ struct LazyLibrariesTests {
         }
     }
 
-    @Test("a JPEG to PNG run opens none of the heavy libraries; JPEG XL, TIFF and video runs open theirs")
+    @Test("a JPEG to PNG run opens none of the heavy libraries; JPEG XL, TIFF, video and RAW runs open theirs")
     func loadedOnFirstUse() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -62,6 +62,13 @@ struct LazyLibrariesTests {
         let run = try Self.run(["convert", video.path, directory.appendingPathComponent("v.png").path], environment: ["LD_DEBUG": "files"])
         #expect(run.status == 0)
         for library in ["libavformat", "libavcodec", "libswscale"] { #expect(Self.opened(run.errors).contains { $0.hasPrefix(library) }, "\(library)") }
+        #expect(!Self.opened(run.errors).contains { $0.hasPrefix("libraw") })
+        // A camera RAW source opens LibRaw, and only then.
+        let dng = try await RAWDecoderTests.make(in: directory)
+        let raw = try Self.run(["convert", dng.path, directory.appendingPathComponent("r.png").path], environment: ["LD_DEBUG": "files"])
+        #expect(raw.status == 0)
+        #expect(Self.opened(raw.errors).contains { $0.hasPrefix("libraw_r") })
+        #expect(!Self.opened(raw.errors).contains { $0.hasPrefix("libavformat") })
     }
 
     @Test("a library that cannot be opened: that format fails naming it, no file is left, other formats work")

@@ -101,6 +101,9 @@
             #expect((expected.width, expected.height) == (240, 320))
             #expect(Corpus.meanDifference(image, expected) <= 2)
             #expect(image.metadata.orientationApplied == .left || image.metadata.orientationApplied == .right)
+            // The original as stored, so a resize after the decode keeps the turned picture's shape.
+            #expect((image.metadata.originalWidth, image.metadata.originalHeight) == (320, 240))
+            #expect(image.metadata.uprightOriginalSize == PixelSize(width: 240, height: 320))
 
             let wide = try await Self.make("wide.mp4", Self.kinds[0].1, in: directory, filter: ["-vf", "setsar=2"])
             let widened = try Self.frame(try Data(contentsOf: wide), second: 1)

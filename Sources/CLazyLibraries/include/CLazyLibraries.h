@@ -1,4 +1,4 @@
-// The heavy codec libraries (libjxl, libheif, libavif, libtiff, librsvg with cairo and GLib, FFmpeg) are
+// The heavy codec libraries (libjxl, libheif, libavif, libtiff, librsvg with cairo and GLib, FFmpeg, LibRaw) are
 // opened with dlopen the first time Imago needs one, not at start: a run that meets only JPEG, PNG
 // and WebP loads none of them, and a machine without one still runs, that format answering "not
 // available". Each function Imago calls in them is a tiny jump through a pointer filled when its
@@ -16,12 +16,13 @@ typedef enum {
     IMAGO_LAZY_RSVG = 4,
     IMAGO_LAZY_AVFORMAT = 5,
     IMAGO_LAZY_SWSCALE = 6,
+    IMAGO_LAZY_RAW = 7,
 } imago_lazy_library;
 
 /// Opens `library` (once, whichever thread asks first) and fills its functions' pointers. Returns 1
 /// when every function is there, else 0; the library is then never used. The file opened is the
 /// soname Debian installs, or the path in the environment variable IMAGO_LIBRARY_JXL (_HEIF, _AVIF,
-/// _TIFF, _RSVG, _AVFORMAT, _SWSCALE) when set.
+/// _TIFF, _RSVG, _AVFORMAT, _SWSCALE, _RAW) when set.
 int imago_lazy_load(imago_lazy_library library);
 
 /// Why `library` could not be loaded (dlerror's text, or the missing function), or "" when it was.

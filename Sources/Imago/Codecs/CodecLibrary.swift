@@ -1,5 +1,5 @@
 // Built with any codec trait whose library is opened on first use.
-#if TIFF || AVIF || HEIF || JXL || SVG || Video
+#if TIFF || AVIF || HEIF || JXL || SVG || Video || RAW
 
     import CLazyLibraries
 
@@ -22,6 +22,8 @@
         case avformat
         /// FFmpeg's libswscale, for videos' frames.
         case swscale
+        /// LibRaw, for camera RAW files.
+        case raw
 
         var id: imago_lazy_library {
             switch self {
@@ -32,6 +34,7 @@
             case .rsvg: IMAGO_LAZY_RSVG
             case .avformat: IMAGO_LAZY_AVFORMAT
             case .swscale: IMAGO_LAZY_SWSCALE
+            case .raw: IMAGO_LAZY_RAW
             }
         }
 
@@ -44,6 +47,7 @@
             case .tiff: "TIFF"
             case .rsvg: "SVG"
             case .avformat, .swscale: "Video"
+            case .raw: "Camera RAW"
             }
         }
 

@@ -44,6 +44,8 @@ public struct ImageFormatInfo: Sendable, Hashable {
         case still
         /// Video containers, read for one frame (FFmpeg): off by default, as in imgproxy.
         case video
+        /// Camera RAW files (LibRaw): off by default, as in imgproxy (`IMGPROXY_ENABLE_RAW_FORMATS`).
+        case raw
     }
 
     init(
@@ -97,6 +99,16 @@ extension ImageFormat {
         ImageFormatInfo(
             format: .avif, extensions: ["avif"], mimeType: "image/avif", takesQuality: true, carriesAlpha: true, carriesAnimation: false, decoder: avifDecoder,
             encoder: avifEncoder),
+        raw(.dng, extensions: ["dng"], mimeType: "image/x-adobe-dng"),
+        raw(.cr2, extensions: ["cr2"], mimeType: "image/x-canon-cr2"),
+        raw(.cr3, extensions: ["cr3"], mimeType: "image/x-canon-cr3"),
+        raw(.nef, extensions: ["nef", "nrw"], mimeType: "image/x-nikon-nef"),
+        raw(.arw, extensions: ["arw", "srf", "sr2"], mimeType: "image/x-sony-arw"),
+        raw(.orf, extensions: ["orf"], mimeType: "image/x-olympus-orf"),
+        raw(.raf, extensions: ["raf"], mimeType: "image/x-fuji-raf"),
+        raw(.rw2, extensions: ["rw2", "rwl"], mimeType: "image/x-panasonic-rw2"),
+        raw(.pef, extensions: ["pef"], mimeType: "image/x-pentax-pef"),
+        raw(.srw, extensions: ["srw"], mimeType: "image/x-samsung-srw"),
         ImageFormatInfo(
             format: .tiff, extensions: ["tiff", "tif"], mimeType: "image/tiff", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
             decoder: tiffDecoder, encoder: tiffEncoder),
@@ -118,6 +130,19 @@ extension ImageFormat {
         video(.mkv, extensions: ["mkv"], mimeType: "video/x-matroska"),
         video(.avi, extensions: ["avi"], mimeType: "video/x-msvideo"),
     ]
+
+    /// A camera RAW format's row: read, never written. RAW rows come before TIFF's, whose
+    /// signature most of them share.
+    private static func raw(_ format: ImageFormat, extensions: [String], mimeType: String) -> ImageFormatInfo {
+        #if RAW
+            let decoder: ImageFormatInfo.DecoderMaker? = { RAWDecoder(format: format)! }
+        #else
+            let decoder: ImageFormatInfo.DecoderMaker? = nil
+        #endif
+        return ImageFormatInfo(
+            format: format, extensions: extensions, mimeType: mimeType, takesQuality: false, carriesAlpha: false, carriesAnimation: false, family: .raw,
+            decoder: decoder)
+    }
 
     /// A video container's row: read for a frame, never written.
     private static func video(_ format: ImageFormat, extensions: [String], mimeType: String) -> ImageFormatInfo {

@@ -98,6 +98,8 @@ public struct ImageMetadata: Sendable, Hashable {
     public var decodeScale: Double?
     /// What a video source declares, when the image is one of its frames (``VideoInfo``).
     public var video: VideoInfo?
+    /// What a camera RAW source declares, and which of its pictures the decode delivered (``RAWInfo``).
+    public var raw: RAWInfo?
 
     /// Whether the kept EXIF block has GPS data (a GPS IFD).
     public var exifHasGPS: Bool { exif.flatMap(EXIF.init)?.has(.gpsInfo) ?? false }
@@ -185,6 +187,26 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let mkv = ImageFormat(rawValue: "mkv")
     /// AVI video, read for a frame.
     public static let avi = ImageFormat(rawValue: "avi")
+    /// Adobe Digital Negative, a camera RAW format.
+    public static let dng = ImageFormat(rawValue: "dng")
+    /// Canon CR2 camera RAW.
+    public static let cr2 = ImageFormat(rawValue: "cr2")
+    /// Canon CR3 camera RAW.
+    public static let cr3 = ImageFormat(rawValue: "cr3")
+    /// Nikon NEF camera RAW.
+    public static let nef = ImageFormat(rawValue: "nef")
+    /// Sony ARW camera RAW.
+    public static let arw = ImageFormat(rawValue: "arw")
+    /// Olympus ORF camera RAW.
+    public static let orf = ImageFormat(rawValue: "orf")
+    /// Fujifilm RAF camera RAW.
+    public static let raf = ImageFormat(rawValue: "raf")
+    /// Panasonic RW2 camera RAW.
+    public static let rw2 = ImageFormat(rawValue: "rw2")
+    /// Pentax PEF camera RAW.
+    public static let pef = ImageFormat(rawValue: "pef")
+    /// Samsung SRW camera RAW.
+    public static let srw = ImageFormat(rawValue: "srw")
 
     /// The format's name.
     public var description: String { rawValue }

@@ -145,7 +145,7 @@ public final class ImageService: Sendable {
             if configuration.readsGCS { loaders.register(GCSDataLoader(configuration.gcs)) }
             if configuration.readsSwift { loaders.register(SwiftDataLoader(configuration.swift)) }
         #endif
-        return ImagePipeline(configuration: pipeline, loaders: loaders, decoders: .standard(families: configuration.output.video.families))
+        return ImagePipeline(configuration: pipeline, loaders: loaders, decoders: .standard(families: configuration.output.decoderFamilies))
     }
 
     /// Bytes the service keeps in memory between requests (encoded variants, answered paths, and

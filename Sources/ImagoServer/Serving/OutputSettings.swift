@@ -82,6 +82,18 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     public var enforcesThumbnail = false
     /// How video sources are read: off by default (``VideoSettings``).
     public var video = VideoSettings()
+    /// Whether camera RAW sources (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2, PEF, SRW) are read
+    /// through LibRaw (imgproxy Pro's `IMGPROXY_ENABLE_RAW_FORMATS`). Default false, as imgproxy's:
+    /// a RAW URL is then a 422.
+    public var readsRAW = false
+
+    /// The decoder families a pipeline reading with these settings registers: still images, and
+    /// videos and RAW files when turned on.
+    var decoderFamilies: Set<ImageFormatInfo.Family> {
+        var families = video.families
+        if readsRAW { families.insert(.raw) }
+        return families
+    }
     /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor
     /// URL names no format, with `Vary: Accept`. Default false, as thumbor.
     public var thumborAutoWebP = false

@@ -264,5 +264,9 @@ extension ServerSettings {
                 "--video-max-analyze-duration", "IMAGO_VIDEO_MAX_ANALYZE_DURATION", 0...3_600_000,
                 peers: [.same("IMGPROXY_VIDEO_THUMBNAIL_MAX_ANALYZE_DURATION")],
                 "milliseconds of a video's streams FFmpeg analyses, 0 for its own heuristic", \.output.video.maxAnalyzeMilliseconds),
+            .boolean(
+                "--raw-formats", "IMAGO_RAW_FORMATS", peers: [.boolean("IMGPROXY_ENABLE_RAW_FORMATS")],
+                "read camera RAW sources (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2, PEF, SRW) through LibRaw: the embedded preview when large enough, else a demosaic",
+                showsTrueFalse: true, \.output.readsRAW),
         ]
 }

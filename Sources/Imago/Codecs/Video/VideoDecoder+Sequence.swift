@@ -122,8 +122,10 @@
         }
 
         private func image(width: Int, height: Int, frames: [Image.Frame], info: VideoInfo, orientation: ImageOrientation) -> Image {
+            // The canvas is upright: stored sides given so that the upright original is the canvas.
+            let stored = orientation.swapsDimensions ? (height, width) : (width, height)
             var metadata = ImageMetadata(
-                format: format, originalWidth: width, originalHeight: height, orientationApplied: orientation, hasAlpha: true,
+                format: format, originalWidth: stored.0, originalHeight: stored.1, orientationApplied: orientation, hasAlpha: true,
                 bitsPerSample: info.bitsPerSample)
             metadata.video = info
             return Image(width: width, height: height, frames: frames, metadata: metadata)

@@ -58,8 +58,10 @@ public struct VideoDecoder: ImageDecoding {
             if selection.representative { selection = try Self.representative(file, selection: selection, shown: shown) }
             let frame = try file.frame(selection, size: stored, options: options)
             let upright = orientation.apply(to: frame.pixels, width: stored.width, height: stored.height)
+            // The original's sides as stored (before turning), as every decoder gives them.
+            let original = orientation.swapsDimensions ? shown.turned : shown
             var metadata = ImageMetadata(
-                format: format, originalWidth: shown.width, originalHeight: shown.height, orientationApplied: orientation, hasAlpha: info.hasAlpha,
+                format: format, originalWidth: original.width, originalHeight: original.height, orientationApplied: orientation, hasAlpha: info.hasAlpha,
                 bitsPerSample: info.bitsPerSample)
             metadata.video = info
             return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)

@@ -1,0 +1,118 @@
+#if RAW
+    import CRaw
+    import Foundation
+
+    /// One camera RAW file opened through LibRaw (Sources/CRaw) over bytes the caller keeps alive:
+    /// what it declares, its preview, its developed picture. Used inside ``RAWFile/open(_:kind:options:_:)`` only.
+    final class RAWFile {
+        private let raw: OpaquePointer
+        private let limits: imago_raw_limits
+        /// What the file declares.
+        let declared: imago_raw_info
+        let kind: RAWKind
+
+        private init(raw: OpaquePointer, kind: RAWKind, limits: imago_raw_limits) {
+            self.raw = raw
+            self.limits = limits
+            self.kind = kind
+            var declared = imago_raw_info()
+            imago_raw_describe(raw, &declared)
+            self.declared = declared
+        }
+
+        deinit { imago_raw_close(raw) }
+
+        /// Opens `data` within `options`' pixel and memory limits and decode time, and runs `body`
+        /// with it while the bytes are held.
+        static func open<T>(_ data: Data, kind: RAWKind, options: DecodingOptions, _ body: (RAWFile) throws(ImagoError) -> T) throws(ImagoError) -> T {
+            try CodecLibrary.raw.load()
+            var limits = imago_raw_limits()
+            limits.max_pixels = Int64(options.maxPixels)
+            limits.max_bytes = Int64(options.reservedBytes.map { min($0, options.maxDecodedBytes) } ?? options.maxDecodedBytes)
+            limits.deadline_ns = Self.deadline(after: options.maxDecodeDuration)
+            let result: Result<T, ImagoError> = data.withUnsafeBytes { bytes in
+                var opened: OpaquePointer?
+                var message = [CChar](repeating: 0, count: 256)
+                let status = imago_raw_open(&opened, bytes.baseAddress, bytes.count, &limits, &message, message.count)
+                guard status == 0, let opened else { return .failure(Self.error(status, message, format: kind.format, limit: .pixels(options.maxPixels))) }
+                let file = RAWFile(raw: opened, kind: kind, limits: limits)
+                do throws(ImagoError) {
+                    try options.check(width: Int(file.declared.raw_width), height: Int(file.declared.raw_height))
+                    try options.check(width: Int(file.declared.width), height: Int(file.declared.height))
+                    return .success(try body(file))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try result.get()
+        }
+
+        /// The embedded preview: a JPEG's bytes, or RGB pixels with their size.
+        enum Preview {
+            case jpeg(Data)
+            case rgb([UInt8], width: Int, height: Int)
+        }
+
+        /// The embedded preview, or nil when the file has none Imago reads.
+        func preview() throws(ImagoError) -> Preview? {
+            var bytes: UnsafePointer<UInt8>?
+            var length = 0
+            var format: Int32 = 0, width: Int32 = 0, height: Int32 = 0
+            var message = [CChar](repeating: 0, count: 256)
+            let status = imago_raw_preview(raw, &bytes, &length, &format, &width, &height, &message, message.count)
+            if status == Int32(IMAGO_RAW_NO_PREVIEW) { return nil }
+            guard status == 0, let bytes else { throw Self.error(status, message, format: kind.format, limit: .decodedBytes(Int(limits.max_bytes))) }
+            let buffer = UnsafeBufferPointer(start: bytes, count: length)
+            return format == 1 ? .jpeg(Data(buffer)) : .rgb(Array(buffer), width: Int(width), height: Int(height))
+        }
+
+        /// Bytes LibRaw holds to develop the picture at half or full size.
+        func developBytes(half: Bool) -> Int { Int(imago_raw_develop_bytes(raw, half ? 1 : 0)) }
+
+        /// The picture developed at half or full size to sRGB RGBA, turned upright when `turn`.
+        func develop(half: Bool, turn: Bool, options: DecodingOptions) throws(ImagoError) -> (pixels: [UInt8], width: Int, height: Int) {
+            var rgb: UnsafePointer<UInt8>?
+            var width: Int32 = 0, height: Int32 = 0
+            var message = [CChar](repeating: 0, count: 256)
+            let status = imago_raw_develop(raw, half ? 1 : 0, turn ? 1 : 0, &rgb, &width, &height, &message, message.count)
+            guard status == 0, let rgb else {
+                throw Self.error(
+                    status, message, format: kind.format, limit: .decodedBytes(Int(limits.max_bytes)), width: Int(declared.width), height: Int(declared.height))
+            }
+            let (columns, rows) = (Int(width), Int(height))
+            try options.check(width: columns, height: rows)
+            try options.checkMemory(1, width: columns, height: rows)
+            let pixels = try makePixelBuffer(count: columns * rows * 4) { out in
+                for index in 0..<(columns * rows) {
+                    out[index * 4] = rgb[index * 3]
+                    out[index * 4 + 1] = rgb[index * 3 + 1]
+                    out[index * 4 + 2] = rgb[index * 3 + 2]
+                    out[index * 4 + 3] = 255
+                }
+                return .success(())
+            }
+            return (pixels, columns, rows)
+        }
+
+        /// CLOCK_MONOTONIC nanoseconds `duration` from now, 0 for none.
+        private static func deadline(after duration: Duration?) -> Int64 {
+            guard let duration else { return 0 }
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let (seconds, attoseconds) = duration.components
+            return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        }
+
+        /// The error a LibRaw status means; `limit` is the one a refusal for size went over.
+        private static func error(
+            _ status: Int32, _ message: [CChar], format: ImageFormat, limit: DecodingLimit, width: Int = 0, height: Int = 0
+        ) -> ImagoError {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            switch status {
+            case Int32(IMAGO_RAW_TIMED_OUT): return ImagoError(.timedOut, url: nil, stage: .decoding)
+            case Int32(IMAGO_RAW_TOO_LARGE): return ImagoError(.imageTooLarge(width: width, height: height, limit: limit), url: nil, stage: .decoding)
+            default: return ImagoError.invalid(format, text.isEmpty ? "LibRaw failed (\(status))" : text)
+            }
+        }
+    }
+#endif
