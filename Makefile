@@ -159,6 +159,8 @@ bench: deps
 	@Benchmarks/.venv/bin/python -c "import pyvips" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pyvips-binary==8.18.7 pyvips==3.2.0
 	@# The faces group: OpenCV (thumbor's detectors and the detection peer) and scikit-image's pictures (its data only).
 	@Benchmarks/.venv/bin/python -c "import cv2; cv2.CascadeClassifier" 2>/dev/null || Benchmarks/.venv/bin/pip install -q opencv-python-headless==4.14.0.94
+	@# The raw group: PiDNG writes its DNG files (Tests/Peers/make_dng.py).
+	@Benchmarks/.venv/bin/python -c "import pidng" 2>/dev/null || Benchmarks/.venv/bin/pip install -q pidng==4.0.9
 	@[ -d "$$(Benchmarks/.venv/bin/python -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("skimage").origin))' 2>/dev/null)/data" ] || Benchmarks/.venv/bin/pip install -q --no-deps scikit-image==0.25.2
 	cd Benchmarks && $(SWIFT) build -c release --disable-build-manifest-caching && $(SWIFT) build -c release --product imago
 	cd Benchmarks && IMAGO_BENCH_PYTHON=$(CURDIR)/Benchmarks/.venv/bin/python IMAGO_CLI=$$($(SWIFT) build -c release --show-bin-path)/imago \

@@ -15,7 +15,7 @@ case "decode-rss":
 case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr] [faces] [video]` runs those groups
+    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr] [faces] [video] [raw]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`, `faces-detection` the first half of `faces`, `throughput` and `http2` the first two of
     // `network`, `png-encode` the first of `formats`); no
     // argument runs all.
@@ -23,7 +23,7 @@ default:
         arguments.isEmpty
         ? [
             "network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders", "hdr",
-            "faces", "video",
+            "faces", "video", "raw",
         ]
         : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
@@ -50,6 +50,7 @@ default:
     if groups.contains("batch") { try BatchThumbnailBenchmark.run() }
     if groups.contains("startup") { try StartupBenchmark.run() }
     if groups.contains("video") { try VideoBenchmark.run() }
+    if groups.contains("raw") { try RAWBenchmark.run() }
     if groups.contains("jpeg") { try JPEGBytesBenchmark.run() }
     if groups.contains("encoders") { try EncoderBenchmark.run() }
     if groups.contains("hdr") { try HDRBenchmark.run() }
