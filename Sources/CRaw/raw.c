@@ -1,4 +1,5 @@
 #include "CRaw.h"
+#include "raw_stream.h"
 
 #include <libraw/libraw.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 struct imago_raw {
     libraw_data_t *data;
+    imago_raw_stream *stream;
     size_t size;
     imago_raw_limits limits;
     int timed_out;
@@ -34,7 +36,7 @@ static int imago_raw_progress(void *context, enum LibRaw_progress stage, int ite
 }
 
 static int imago_raw_fail(imago_raw *raw, int status, char *message, size_t capacity) {
-    if (raw && raw->timed_out) {
+    if (raw && (raw->timed_out || (raw->stream && imago_raw_stream_timed_out(raw->stream)))) {
         snprintf(message, capacity, "LibRaw stopped at the decode deadline");
         return IMAGO_RAW_TIMED_OUT;
     }
@@ -61,7 +63,13 @@ int imago_raw_open(imago_raw **out, const void *data, size_t size, const imago_r
     libraw_set_progress_handler(raw->data, imago_raw_progress, raw);
     int64_t megabytes = limits->max_bytes > 0 ? limits->max_bytes >> 20 : 0;
     if (megabytes > 0) raw->data->params.max_raw_memory_mb = megabytes < 1 ? 1 : (unsigned)megabytes;
-    int status = libraw_open_buffer(raw->data, (void *)data, size);
+    // LibRaw's reads check the deadline too: a parser can loop without reaching a progress callback.
+    raw->stream = imago_raw_stream_make(data, size, limits->deadline_ns);
+    if (!raw->stream) {
+        imago_raw_close(raw);
+        return imago_raw_fail(NULL, LIBRAW_UNSUFFICIENT_MEMORY, message, capacity);
+    }
+    int status = imago_raw_stream_open(raw->data, raw->stream);
     if (status != LIBRAW_SUCCESS) {
         status = imago_raw_fail(raw, status, message, capacity);
         imago_raw_close(raw);
@@ -204,5 +212,6 @@ void imago_raw_close(imago_raw *raw) {
     if (!raw) return;
     if (raw->developed) libraw_dcraw_clear_mem(raw->developed);
     if (raw->data) libraw_close(raw->data);
+    imago_raw_stream_free(raw->stream);
     free(raw);
 }

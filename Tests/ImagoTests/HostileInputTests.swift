@@ -22,7 +22,11 @@ struct HostileInputTests {
         // On a GCD thread: a 64-megapixel PNG or an SVG's first text (fontconfig's scan of the
         // fonts) takes long under the sanitizers, too long to hold one of the pool's two threads.
         let decoders = DecoderRegistry.standard(families: Set(ImageFormatInfo.Family.allCases))
-        let decoded = await offThePool { Result { () throws(ImagoError) -> Image in try decoders.decode(data, options: DecodingOptions()) } }
+        // A deadline, as the server's work timeout gives: a file that makes a library loop ends there.
+        var limited = DecodingOptions()
+        limited.maxDecodeDuration = .seconds(5)
+        let options = limited
+        let decoded = await offThePool { Result { () throws(ImagoError) -> Image in try decoders.decode(data, options: options) } }
         switch decoded {
         case .success(let image): #expect(image.width > 0 && image.height > 0)
         case .failure(let error): #expect(!error.description.isEmpty)
@@ -56,6 +60,12 @@ struct HostileInputTests {
             #expect((image.width, image.height) == (32, 48))
             #expect(image.metadata.raw?.developed == .full)
             #expect(image.metadata.raw?.previewWidth == nil)
+            // A CR3 box whose 64-bit size is 0: LibRaw 0.20's parser loops; its reads stop it at the deadline.
+            var limited = DecodingOptions()
+            limited.maxDecodeDuration = .milliseconds(500)
+            #expect {
+                _ = try decoders.decode(HostileFiles.data("fuzz-raw-cr3-box-of-size-zero.cr3"), options: limited)
+            } throws: { ($0 as? ImagoError)?.code == .timedOut }
         }
     #endif
 

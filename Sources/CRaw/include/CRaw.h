@@ -2,7 +2,8 @@
 // a file declares, its embedded preview, and its picture developed (demosaiced) to 8-bit sRGB.
 // The bytes stay the caller's: LibRaw reads them in place, and every call below is made while they
 // are alive. Sizes are checked against the caller's limits before LibRaw allocates for them, and a
-// deadline is checked at each of LibRaw's stages (its progress callback), which then stops.
+// deadline is checked at each of LibRaw's stages (its progress callback) and in every read LibRaw
+// makes (raw_stream.cpp), which then stops it.
 #ifndef IMAGO_CRAW_H
 #define IMAGO_CRAW_H
 

@@ -21,6 +21,11 @@ public struct RAWDecoder: ImageDecoding {
 
     public func canDecode(_ data: Data) -> Bool { RAWKind.sniff(data) == kind }
 
+    /// How long LibRaw may work on one file when ``DecodingOptions/maxDecodeDuration`` sets no
+    /// deadline: LibRaw 0.20 has parsers that loop on a damaged file (`make fuzz` found a CR3 box
+    /// that never ends), and its reads check this deadline.
+    public static let defaultMaxDuration: Duration = .seconds(60)
+
     #if RAW
         /// What the chosen picture holds: the preview decoded and turned, or LibRaw's development
         /// (its sensor buffer, working image and result) and the RGBA copy.

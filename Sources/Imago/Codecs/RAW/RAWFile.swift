@@ -29,7 +29,7 @@
             var limits = imago_raw_limits()
             limits.max_pixels = Int64(options.maxPixels)
             limits.max_bytes = Int64(options.reservedBytes.map { min($0, options.maxDecodedBytes) } ?? options.maxDecodedBytes)
-            limits.deadline_ns = Self.deadline(after: options.maxDecodeDuration)
+            limits.deadline_ns = Self.deadline(after: options.maxDecodeDuration ?? RAWDecoder.defaultMaxDuration)
             let result: Result<T, ImagoError> = data.withUnsafeBytes { bytes in
                 var opened: OpaquePointer?
                 var message = [CChar](repeating: 0, count: 256)
