@@ -28,7 +28,7 @@ public struct ImageFormatInfo: Sendable, Hashable {
     public let makeEncoder: EncoderMaker?
 
     /// Imago's decoder for it (nil when Imago was built without its library): what
-    /// ``DecoderRegistry/standard()`` registers.
+    /// ``DecoderRegistry/standard(families:)`` registers.
     public let makeDecoder: DecoderMaker?
 
     /// What kind of source it is: a still image (or animation) format, read by default, or a

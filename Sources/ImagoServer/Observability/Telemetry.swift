@@ -22,10 +22,11 @@ public struct Telemetry: Sendable {
         /// Whether source fetches carry the request's `traceparent`
         /// (`IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL`).
         public var propagatesToSources = false
-        /// The collector's certificate authority and the client's certificate and key, PEM
-        /// (`IMGPROXY_OPEN_TELEMETRY_SERVER_CERT`, `_CLIENT_CERT`, `_CLIENT_KEY`).
+        /// The collector's certificate authority, PEM (`IMGPROXY_OPEN_TELEMETRY_SERVER_CERT`).
         public var serverCertificate: String?
+        /// The client's certificate for the collector, PEM (`IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT`).
         public var clientCertificate: String?
+        /// The client certificate's private key, PEM (`IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY`).
         public var clientKey: String?
 
         /// Whether anything is sent.
