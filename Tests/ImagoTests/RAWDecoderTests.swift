@@ -115,7 +115,8 @@
             #expect(image.metadata.raw?.previewWidth == 300)
 
             // The same bytes as exiftool's.
-            let bytes = try RAWFile.open(data, kind: .dng, options: DecodingOptions()) { file throws(ImagoError) in try file.preview() }
+            let bytes = try RAWFile.open(data, kind: .dng, options: DecodingOptions()) { file throws(ImagoError) in try file.preview(options: DecodingOptions())
+            }
             guard case .jpeg(let jpeg) = bytes else {
                 Issue.record("no JPEG preview")
                 return

@@ -33,12 +33,13 @@ public struct RAWDecoder: ImageDecoding {
             let result = try? RAWFile.open(data, kind: kind, options: options) { file throws(ImagoError) -> DecodeEstimate in
                 let shown = Self.shownSize(file.declared, options: options)
                 var estimate: DecodeEstimate
-                switch Self.development(file.declared, options: options) {
+                let development = Self.development(file.declared, options: options)
+                switch development {
                 case .preview:
                     // A JPEG preview decodes at most at its declared size, plus a turned copy.
                     estimate = DecodeEstimate.buffers(2, width: Int(file.declared.preview_width), height: Int(file.declared.preview_height), options: options)
                 case .half, .full:
-                    let half = Self.development(file.declared, options: options) == .half
+                    let half = development == .half
                     let size = Self.developedSize(file.declared, half: half)
                     estimate = DecodeEstimate.buffers(1, width: size.width, height: size.height, options: options)
                     estimate.bytes += file.developBytes(half: half)
@@ -55,32 +56,34 @@ public struct RAWDecoder: ImageDecoding {
                 let shown = Self.shownSize(declared, options: options)
                 let orientation = options.appliesOrientation ? Self.orientation(declared.flip) : .up
                 var development = Self.development(declared, options: options)
-                var image: Image?
+                var picture: (pixels: [UInt8], width: Int, height: Int)?
                 if development == .preview {
-                    image = try Self.preview(file, orientation: orientation, shown: shown, options: options)
-                    if image == nil { development = Self.developmentWithoutPreview(declared, options: options) }
+                    picture = try Self.preview(file, orientation: orientation, shown: shown, options: options)
+                    if picture == nil { development = Self.developmentWithoutPreview(declared, options: options) }
                 }
-                if image == nil {
-                    let developed = try file.develop(half: development == .half, turn: options.appliesOrientation, options: options)
-                    image = Image(
-                        width: developed.width, height: developed.height, frames: [Image.Frame(pixels: developed.pixels)],
-                        metadata: ImageMetadata(format: format, originalWidth: developed.width, originalHeight: developed.height, hasAlpha: false))
+                let upright: (pixels: [UInt8], width: Int, height: Int)
+                if let picture {
+                    upright = picture
+                } else {
+                    upright = try file.develop(half: development == .half, turn: options.appliesOrientation, options: options)
                 }
-                guard var image else { throw ImagoError.invalid(format, "the RAW file could not be developed") }
                 // The original's sides as stored (before turning), as every decoder gives them.
-                image.metadata = ImageMetadata(
+                var metadata = ImageMetadata(
                     format: format, originalWidth: Int(declared.width), originalHeight: Int(declared.height), orientationApplied: orientation,
                     hasAlpha: false)
-                image.metadata.raw = RAWInfo(declared, format: format, developed: development)
-                return image
+                metadata.raw = RAWInfo(declared, format: format, developed: development)
+                return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
             }
         }
 
         /// The embedded preview decoded (a JPEG at the smallest scale that covers what is
-        /// needed) and turned, or nil when it cannot serve.
-        private static func preview(_ file: RAWFile, orientation: ImageOrientation, shown: PixelSize, options: DecodingOptions) throws(ImagoError) -> Image? {
-            guard let preview = try file.preview() else { return nil }
-            switch preview {
+        /// needed) and turned upright, or nil when it cannot serve.
+        private static func preview(
+            _ file: RAWFile, orientation: ImageOrientation, shown: PixelSize, options: DecodingOptions
+        ) throws(ImagoError) -> (pixels: [UInt8], width: Int, height: Int)? {
+            switch try file.preview(options: options) {
+            case nil:
+                return nil
             case .jpeg(let bytes):
                 var jpegOptions = options
                 jpegOptions.appliesOrientation = false
@@ -89,23 +92,9 @@ public struct RAWDecoder: ImageDecoding {
                 jpegOptions.targetMode = .fill
                 jpegOptions.targetSize = options.requiredSize(width: shown.width, height: shown.height).map { orientation.swapsDimensions ? $0.turned : $0 }
                 guard JPEGDecoder().canDecode(bytes), let decoded = try? JPEGDecoder().decode(bytes, options: jpegOptions) else { return nil }
-                let upright = orientation.apply(to: decoded.pixels, width: decoded.width, height: decoded.height)
-                return Image(
-                    width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)],
-                    metadata: ImageMetadata(format: .jpeg, originalWidth: upright.width, originalHeight: upright.height, hasAlpha: false))
-            case .rgb(let rgb, let width, let height):
-                try options.check(width: width, height: height)
-                try options.checkMemory(2, width: width, height: height)
-                var pixels = [UInt8](repeating: 255, count: width * height * 4)
-                for index in 0..<(width * height) {
-                    pixels[index * 4] = rgb[index * 3]
-                    pixels[index * 4 + 1] = rgb[index * 3 + 1]
-                    pixels[index * 4 + 2] = rgb[index * 3 + 2]
-                }
-                let upright = orientation.apply(to: pixels, width: width, height: height)
-                return Image(
-                    width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)],
-                    metadata: ImageMetadata(format: .jpeg, originalWidth: upright.width, originalHeight: upright.height, hasAlpha: false))
+                return orientation.apply(to: decoded.pixels, width: decoded.width, height: decoded.height)
+            case .bitmap(let pixels, let width, let height):
+                return orientation.apply(to: pixels, width: width, height: height)
             }
         }
     #else

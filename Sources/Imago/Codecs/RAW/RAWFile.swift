@@ -29,7 +29,7 @@
             var limits = imago_raw_limits()
             limits.max_pixels = Int64(options.maxPixels)
             limits.max_bytes = Int64(options.reservedBytes.map { min($0, options.maxDecodedBytes) } ?? options.maxDecodedBytes)
-            limits.deadline_ns = Self.deadline(after: options.maxDecodeDuration ?? RAWDecoder.defaultMaxDuration)
+            limits.deadline_ns = CLibraryCall.deadline(after: options.maxDecodeDuration ?? RAWDecoder.defaultMaxDuration)
             let result: Result<T, ImagoError> = data.withUnsafeBytes { bytes in
                 var opened: OpaquePointer?
                 var message = [CChar](repeating: 0, count: 256)
@@ -47,14 +47,15 @@
             return try result.get()
         }
 
-        /// The embedded preview: a JPEG's bytes, or RGB pixels with their size.
+        /// The embedded preview: a JPEG's bytes, or a bitmap's pixels as RGBA with their size.
         enum Preview {
             case jpeg(Data)
-            case rgb([UInt8], width: Int, height: Int)
+            case bitmap([UInt8], width: Int, height: Int)
         }
 
-        /// The embedded preview, or nil when the file has none Imago reads.
-        func preview() throws(ImagoError) -> Preview? {
+        /// The embedded preview, or nil when the file has none Imago reads; a bitmap's size is
+        /// checked against `options` before its pixels are copied.
+        func preview(options: DecodingOptions) throws(ImagoError) -> Preview? {
             var bytes: UnsafePointer<UInt8>?
             var length = 0
             var format: Int32 = 0, width: Int32 = 0, height: Int32 = 0
@@ -62,8 +63,11 @@
             let status = imago_raw_preview(raw, &bytes, &length, &format, &width, &height, &message, message.count)
             if status == Int32(IMAGO_RAW_NO_PREVIEW) { return nil }
             guard status == 0, let bytes else { throw Self.error(status, message, format: kind.format, limit: .decodedBytes(Int(limits.max_bytes))) }
-            let buffer = UnsafeBufferPointer(start: bytes, count: length)
-            return format == 1 ? .jpeg(Data(buffer)) : .rgb(Array(buffer), width: Int(width), height: Int(height))
+            guard format == 2 else { return .jpeg(Data(UnsafeBufferPointer(start: bytes, count: length))) }
+            let (columns, rows) = (Int(width), Int(height))
+            try options.check(width: columns, height: rows)
+            try options.checkMemory(2, width: columns, height: rows)
+            return .bitmap(try Self.rgba(bytes, pixels: columns * rows), width: columns, height: rows)
         }
 
         /// Bytes LibRaw holds to develop the picture at half or full size.
@@ -82,8 +86,13 @@
             let (columns, rows) = (Int(width), Int(height))
             try options.check(width: columns, height: rows)
             try options.checkMemory(1, width: columns, height: rows)
-            let pixels = try makePixelBuffer(count: columns * rows * 4) { out in
-                for index in 0..<(columns * rows) {
+            return (try Self.rgba(rgb, pixels: columns * rows), columns, rows)
+        }
+
+        /// `count` pixels of 8-bit RGB as opaque RGBA.
+        private static func rgba(_ rgb: UnsafePointer<UInt8>, pixels count: Int) throws(ImagoError) -> [UInt8] {
+            try makePixelBuffer(count: count * 4) { out in
+                for index in 0..<count {
                     out[index * 4] = rgb[index * 3]
                     out[index * 4 + 1] = rgb[index * 3 + 1]
                     out[index * 4 + 2] = rgb[index * 3 + 2]
@@ -91,23 +100,13 @@
                 }
                 return .success(())
             }
-            return (pixels, columns, rows)
-        }
-
-        /// CLOCK_MONOTONIC nanoseconds `duration` from now, 0 for none.
-        private static func deadline(after duration: Duration?) -> Int64 {
-            guard let duration else { return 0 }
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let (seconds, attoseconds) = duration.components
-            return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         }
 
         /// The error a LibRaw status means; `limit` is the one a refusal for size went over.
         private static func error(
             _ status: Int32, _ message: [CChar], format: ImageFormat, limit: DecodingLimit, width: Int = 0, height: Int = 0
         ) -> ImagoError {
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let text = CLibraryCall.message(message)
             switch status {
             case Int32(IMAGO_RAW_TIMED_OUT): return ImagoError(.timedOut, url: nil, stage: .decoding)
             case Int32(IMAGO_RAW_TOO_LARGE): return ImagoError(.imageTooLarge(width: width, height: height, limit: limit), url: nil, stage: .decoding)

@@ -28,7 +28,7 @@
             limits.max_packets = Int64(options.videoFrame.maxPackets)
             limits.probe_size = Int64(options.videoProbeBytes ?? 0)
             limits.max_analyze_duration = options.videoMaxAnalyzeDuration.map { Int64($0 / .microseconds(1)) } ?? 0
-            limits.deadline_ns = Self.deadline(after: options.maxDecodeDuration)
+            limits.deadline_ns = CLibraryCall.deadline(after: options.maxDecodeDuration)
             var opened: OpaquePointer?
             var message = [CChar](repeating: 0, count: 256)
             let status = container.demuxer.withCString { demuxer in
@@ -71,17 +71,8 @@
             return Int32(count)
         }
 
-        /// CLOCK_MONOTONIC nanoseconds `duration` from now, 0 for none.
-        private static func deadline(after duration: Duration?) -> Int64 {
-            guard let duration else { return 0 }
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let (seconds, attoseconds) = duration.components
-            return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        }
-
         private static func error(_ status: Int32, _ message: [CChar], format: ImageFormat, options: DecodingOptions) -> ImagoError {
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let text = CLibraryCall.message(message)
             switch Int(status) {
             case Int(IMAGO_VIDEO_TIMED_OUT):
                 return ImagoError(.timedOut, url: nil, stage: .decoding)
