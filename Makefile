@@ -11,8 +11,10 @@ SWIFT ?= swift
 # rsvg-convert, and libvips' vips (the references SVG rendering and smart crop are tested against);
 # chromium (the headless browser the /gallery page is tested in); openssl (certificates for the TLS tests);
 # FFmpeg's libraries (video sources, opened on first use) and its ffmpeg tool (makes the test videos, the reference frames);
-# LibRaw (camera RAW sources, opened on first use) and libraw-bin's dcraw_emu (the reference developments).
-APT_PACKAGES := pkg-config bc openssl libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg libraw-dev libraw-bin librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
+# LibRaw (camera RAW sources, opened on first use) and libraw-bin's dcraw_emu (the reference developments);
+# poppler-utils (PDF pages: pdfinfo, pdftoppm and pdftocairo, run as child processes), qpdf (turns test
+# pages) and Ghostscript (the second reference rendering).
+APT_PACKAGES := poppler-utils qpdf ghostscript pkg-config bc openssl libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg libraw-dev libraw-bin librsvg2-dev librsvg2-bin libvips-tools liblcms2-dev liblcms2-utils libgs-common colord-data icc-profiles-free imagemagick netpbm libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev zlib1g-dev libdeflate-dev libwebp-dev libgif-dev libtiff-dev libtiff-tools libavif-dev libavif-bin libheif-dev libheif-examples libjxl-dev libjxl-tools tinyproxy dante-server swift-proxy swift-account swift-container swift-object memcached libsqlite3-dev libxxhash-dev libimage-exiftool-perl webp gifsicle libjpeg-turbo-progs giflib-tools curl nginx ukui-wallpapers chromium opencv-data jq
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps peers build demo test test-thumbor cluster-demo cluster-demo-hashed soak image test-image lint format docs bench bench-server bench-store bench-placeholder consumer fuzz fuzz-build fuzz-jpeg-dc sanitize clean
@@ -230,7 +232,7 @@ test-image: image
 # DC-only JPEG decoder's C directly (ASan and UBSan). Corpora grow in .build-fuzz/corpus/NAME;
 # a crash lands in .build-fuzz/findings/NAME/ and belongs in Tests/Hostile (see its README).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl video raw gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf dotenv placeholder object-store result-store gain-map cascade
+FUZZ_TARGETS := decode preview pnm bmp tga ico writers tiff avif heif jxl video raw pdfinfo gif-animation webp-animation http-freshness http-response data-url process memory-cache color-profile svg imgproxy-options thumbor-url thumbor-conf dotenv placeholder object-store result-store gain-map cascade
 FUZZ_FLAGS := --scratch-path .build-fuzz --product imago-fuzz -Xswiftc -sanitize=fuzzer,address \
 	-Xswiftc -parse-as-library -Xswiftc -DIMAGO_FUZZ -Xcc -fsanitize=fuzzer-no-link,address
 fuzz-build: deps

@@ -32,9 +32,13 @@ let package = Package(
             name: "RAW",
             description: "RAWDecoder, camera RAW (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2, PEF, SRW) through LibRaw (libraw-dev)."
         ),
+        .trait(
+            name: "PDF",
+            description: "PDFDecoder, PDF pages rendered by Poppler's pdfinfo, pdftoppm and pdftocairo in a child process (poppler-utils, at run time)."
+        ),
         // URLSessionLoader is not a default: on Linux FoundationNetworking brings libcurl and about
         // 30 libraries, whose loading was 8.5 of a process's 19.7 ms start (BENCHMARKS.md).
-        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video", "RAW"]),
+        .default(enabledTraits: ["DiskCache", "HTTPClientLoader", "TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video", "RAW", "PDF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -92,6 +96,7 @@ let package = Package(
                 .target(name: "CLazyLibraries", condition: .when(traits: ["TIFF", "AVIF", "HEIF", "JXL", "SVG", "Video", "RAW"])),
                 .target(name: "CVideo", condition: .when(traits: ["Video"])),
                 .target(name: "CRaw", condition: .when(traits: ["RAW"])),
+                .target(name: "CChildProcess", condition: .when(traits: ["PDF"])),
                 .target(name: "CAVIF", condition: .when(traits: ["AVIF"])),
                 .target(name: "CHEIF", condition: .when(traits: ["HEIF"])),
                 .target(name: "CJXL", condition: .when(traits: ["JXL"])),
@@ -140,6 +145,9 @@ let package = Package(
         // LibRaw through Imago's own C (the bytes read in place, sizes checked before LibRaw
         // allocates, a deadline at each stage): see Sources/CRaw. Its functions are CLazyLibraries' jumps.
         .target(name: "CRaw", dependencies: ["CLazyLibraries"]),
+        // A program run as a child process that is killed at a deadline, its heap bounded by the
+        // kernel: Poppler's tools, which have no way to be stopped from inside. See Sources/CChildProcess.
+        .target(name: "CChildProcess"),
         // No pkgConfig, as for CAVIF: libjxl's .pc passes -DHWY_SHARED_DEFINE.
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         // No pkgConfig: librsvg's .pc passes -pthread and GLib's include folders; the shim declares

@@ -18,7 +18,7 @@ for target in "$@"; do
         preview) seeds=(../shared/corpus/jpeg/*.jpeg ../shared/corpus/png/*.png ../shared/corpus/webp/*.webp) ;;
         # Debian's profiles (colord-data, icc-profiles-free, libgs-common), read where they are installed.
         color-profile) seeds=(/usr/share/color/icc/*.icc /usr/share/color/icc/*.ICM /usr/share/color/icc/colord/*.icc /usr/share/color/icc/ghostscript/*.icc) ;;
-        http-freshness|http-response|data-url|pnm|bmp|tga|ico|tiff|avif|heif|jxl|svg|imgproxy-options|thumbor-url|thumbor-conf|dotenv|placeholder|gain-map|cascade|result-store|video|raw) seeds=(Fuzz/seeds/"$target"/*) ;;
+        http-freshness|http-response|data-url|pnm|bmp|tga|ico|tiff|avif|heif|jxl|svg|imgproxy-options|thumbor-url|thumbor-conf|dotenv|placeholder|gain-map|cascade|result-store|video|raw|pdfinfo) seeds=(Fuzz/seeds/"$target"/*) ;;
         *) seeds=() ;;
     esac
     # Folder and name, so files of one name in two folders both become seeds.

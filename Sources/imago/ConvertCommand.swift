@@ -46,7 +46,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     @OptionGroup var kept: KeptOptions
 
-    @OptionGroup var video: VideoOptions
+    @OptionGroup var sourceOptions: SourceOptions
 
     @Flag(help: "Print width, height, format and frames as JSON.")
     var json = false
@@ -133,7 +133,7 @@ struct ConvertCommand: AsyncParsableCommand {
         let processors = try processors()
         let source = URL(string: input).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: input)
         var configuration = try ImagePipeline.Configuration.commandLine()
-        video.apply(to: &configuration)
+        sourceOptions.apply(to: &configuration)
         let image = try await ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine()).image(
             for: ImageRequest(url: source, options: kept.requestOptions(writing: format), processors: processors))
         let (data, usedQuality, score) = try quality.encode(image, format: format, encoder: makeEncoder)

@@ -25,7 +25,7 @@ struct InfoCommand: AsyncParsableCommand {
         help: ArgumentHelp("The OpenCV cascade --faces uses (default Debian's opencv-data haarcascade_frontalface_alt.xml).", valueName: "FILE"))
     var faceCascade = FaceDetector.systemCascadePath
 
-    @OptionGroup var video: VideoOptions
+    @OptionGroup var sourceOptions: SourceOptions
 
     struct Info: Encodable {
         struct Colour: Encodable {
@@ -72,13 +72,15 @@ struct InfoCommand: AsyncParsableCommand {
         var video: VideoInfo?
         /// A camera RAW source's camera, shot and sensor, and which of its pictures was decoded.
         var raw: RAWInfo?
+        /// A PDF source's page count and the pages rendered (`--page`, `--pages`).
+        var pdf: PDFInfo?
     }
 
     mutating func run() async throws {
         let target = try PixelSize(parsing: box, option: "--for")
         let items = try InputList.expand(inputs)
         var configuration = try ImagePipeline.Configuration.commandLine()
-        video.apply(to: &configuration)
+        sourceOptions.apply(to: &configuration)
         let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine())
         var detector: FaceDetector?
         if faces {
@@ -112,6 +114,8 @@ struct InfoCommand: AsyncParsableCommand {
             let data = try await pipeline.data(for: ImageRequest(url: url)).data
             var options = DecodingOptions()
             options.videoFrame = pipeline.configuration.decodingOptions.videoFrame
+            options.pages = pipeline.configuration.decodingOptions.pages
+            options.pdfTransparentBackground = pipeline.configuration.decodingOptions.pdfTransparentBackground
             options.colorProfileHandling = .keep
             options.metadataHandling = .all
             options.targetSize = box
@@ -142,7 +146,7 @@ struct InfoCommand: AsyncParsableCommand {
                 metadata: Info.Metadata(exif: metadata.exif != nil, xmp: metadata.xmp != nil, gps: metadata.exifHasGPS),
                 decode: Info.Decode(box: "\(box.width)x\(box.height)", width: image.width, height: image.height, scale: scale),
                 gainMap: metadata.sourceGainMap?.facts,
-                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces, video: metadata.video, raw: metadata.raw)
+                thumbhash: placeholders.thumbhash, blurhash: placeholders.blurhash, faces: faces, video: metadata.video, raw: metadata.raw, pdf: metadata.pdf)
         } catch {
             return Info(input: input, status: "error", error: "\(error)")
         }
@@ -208,6 +212,7 @@ struct InfoCommand: AsyncParsableCommand {
         }
         if let video = info.video { lines.append("  video: \(video.summary)") }
         if let raw = info.raw { lines.append("  camera: \(raw.summary)") }
+        if let pdf = info.pdf { lines.append("  document: \(pdf.summary)") }
         if let thumbhash = info.thumbhash, let blurhash = info.blurhash { lines.append("  placeholders: thumbhash \(thumbhash), blurhash \(blurhash)") }
         if let faces = info.faces {
             let boxes = faces.map { "\($0.width)×\($0.height) at \($0.x),\($0.y)" }

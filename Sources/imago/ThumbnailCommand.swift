@@ -31,7 +31,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
 
     @OptionGroup var kept: KeptOptions
 
-    @OptionGroup var video: VideoOptions
+    @OptionGroup var sourceOptions: SourceOptions
 
     @Flag(help: "Print one JSON object: per-input results and totals.")
     var json = false
@@ -73,7 +73,7 @@ struct ThumbnailCommand: AsyncParsableCommand {
         var configuration = try ImagePipeline.Configuration.commandLine()
         // Each thumbnail is made once and written: nothing to keep in memory.
         configuration.memoryCache = nil
-        video.apply(to: &configuration)
+        sourceOptions.apply(to: &configuration)
         let pipeline = ImagePipeline(configuration: configuration, loaders: .commandLine(), decoders: .commandLine())
         let thumbnail = ImageRequest.Thumbnail(size: box, contentMode: fit.contentMode)
         let requestOptions = kept.requestOptions(writing: outputFormat)

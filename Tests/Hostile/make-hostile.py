@@ -244,3 +244,41 @@ previewed = open("../../Fuzz/seeds/raw/preview-turned.dng", "rb").read()
 # The preview's length (IFD1's tag 514) claims 16 MB more than the file holds.
 at = previewed.rindex(struct.pack("<HHI", 514, 4, 1))
 write("raw-dng-preview-past-the-end.dng", previewed[:at + 8] + struct.pack("<I", 1 << 24) + previewed[at + 12:])
+
+def pdf(objects, page_count_claim=None):
+    """A PDF of `objects` (object 1 the catalog), its cross-reference table counted here."""
+    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+def pdf_page(media_box=b"[0 0 200 150]", content=b"0.2 0.4 0.8 rg 20 20 160 110 re f", resources=b"<< >>", extra=()):
+    stream = b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+    return pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox " + media_box + b" /Resources " + resources + b" /Contents 4 0 R >>",
+        stream,
+    ] + list(extra))
+
+page = pdf_page()
+write("pdf-cut-in-half.pdf", page[:len(page) // 2])
+write("pdf-bitflipped.pdf", flipped(page, 23, 40))
+# A page of 14400 × 14400 points (PDF's largest): 207 megapixels at 72 dpi, refused before Poppler renders it.
+write("pdf-page-14400-square.pdf", pdf_page(media_box=b"[0 0 14400 14400]"))
+# A page that draws a 40000 × 40000 RGB image (4.8 GB of samples) from a few kilobytes: zeros
+# compressed twice by Flate. Poppler inflates and scales every row: stopped at the deadline.
+inner = zlib.compressobj(9)
+chunk, rows = bytes(40000 * 3 * 64), 40000 // 64
+once = b"".join(inner.compress(chunk) for _ in range(rows)) + inner.flush()
+twice = zlib.compress(once, 9)
+image = b"<< /Type /XObject /Subtype /Image /Width 40000 /Height 40000 /ColorSpace /DeviceRGB /BitsPerComponent 8 " \
+    b"/Filter [/FlateDecode /FlateDecode] /Length %d >>\nstream\n" % len(twice) + twice + b"\nendstream"
+write("pdf-image-bomb.pdf", pdf_page(content=b"q 200 0 0 150 0 0 cm /Im0 Do Q", resources=b"<< /XObject << /Im0 5 0 R >> >>", extra=[image]))

@@ -45,6 +45,21 @@ struct HostileInputTests {
         }
     #endif
 
+    #if PDF
+        @Test("a PDF page of 14400² points is refused before Poppler renders it; an image bomb is stopped at the deadline")
+        func pdfs() throws {
+            let decoders = DecoderRegistry.standard(families: [.document])
+            #expect {
+                _ = try decoders.decode(HostileFiles.data("pdf-page-14400-square.pdf"))
+            } throws: { ($0 as? ImagoError)?.code == .imageTooLarge(width: 14_400, height: 14_400, limit: .pixels(100_000_000)) }
+            var options = DecodingOptions()
+            options.maxDecodeDuration = .seconds(2)
+            #expect {
+                _ = try decoders.decode(HostileFiles.data("pdf-image-bomb.pdf"), options: options)
+            } throws: { ($0 as? ImagoError)?.code == .timedOut }
+        }
+    #endif
+
     #if RAW
         @Test("a DNG without its sensor data or with a claimed 65535² is refused; a preview past the end is never read")
         func raws() throws {

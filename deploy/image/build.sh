@@ -16,7 +16,8 @@ trap 'rm -rf "$work"' EXIT
 # (Sources/CLazyLibraries): Debian's package for each, found by dpkg on this machine.
 linked=$(ldd "$binary" | awk '$3 ~ /^\// {print $3}' | grep -v '^/opt/swift/' || true)
 lazy=$(grep -ohE '"lib[a-z0-9_+-]+\.so[.0-9]*"' "$here/../../Sources/CLazyLibraries/lazy_symbols.h" | tr -d '"' | sort -u)
-packages=ca-certificates
+# poppler-utils: the PDF renderer, run as a child process (`--pdf`).
+packages=ca-certificates,poppler-utils
 for library in $linked $(for name in $lazy; do ldconfig -p | awk -v n="$name" '$1 == n {print $NF; exit}'; done); do
     package=$(dpkg -S "$(realpath "$library")" 2>/dev/null | head -1 | cut -d: -f1) || package=$(dpkg -S "$library" | head -1 | cut -d: -f1)
     packages="$packages,$package"

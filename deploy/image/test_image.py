@@ -4,7 +4,7 @@
 Sources: four JPEGs of 12, 14.7, 24 and 48 MP (a corpus photo scaled up by ImageMagick), in a
 folder mounted read-only as /images (local://) and served by an origin in this process (http).
 Checked: the server sized itself from the container's limit (its first log line); `imago health`
-passes through podman's health check; signed URLs answer 200 from both sources and an unsigned one
+passes through podman's health check; signed URLs answer 200 from both sources, a PDF page (poppler-utils in a child process) too, and an unsigned one
 403; 16 fit-300 thumbnails at once are all 200; 16 full-size AVIF/JPEG XL/WebP/PNG encodes at once
 answer only 200, 422 or 503; the container is never OOM-killed; `podman stop` (SIGTERM) lets a
 request in flight finish with 200 and the server exit 0. Prints the image's size and the time taken.
@@ -133,6 +133,11 @@ def main():
             subprocess.run(
                 ["/usr/bin/convert", os.path.join(CORPUS, "jpeg/video-001.jpeg"), "-resize", f"{width}x{height}!", "-quality", "90",
                  os.path.join(work, f"{width}x{height}.jpg")], check=True)
+        # A PDF written by librsvg's rsvg-convert: a page rendered by poppler-utils in a child process.
+        svg = os.path.join(work, "page.svg")
+        with open(svg, "w") as f:
+            f.write('<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="#2050b0"/></svg>')
+        subprocess.run(["/usr/bin/rsvg-convert", "-f", "pdf", "-o", os.path.join(work, "page.pdf"), svg], check=True)
         os.chmod(work, 0o755)
         Origin.folder = work
         origin = ThreadingHTTPServer(("127.0.0.1", 0), Origin)
@@ -144,7 +149,7 @@ def main():
             "run", "-d", "--name", name, "--runtime", "runc", "--network", "host", "--memory", "256m", "--memory-swap", "256m", *flags,
             "-v", f"{work}:/images:ro", "-e", f"IMAGO_LISTEN=127.0.0.1:{port}", "-e", "IMAGO_LOCAL_ROOT=/images",
             "-e", f"IMGPROXY_KEY={KEY.hex()}", "-e", f"IMGPROXY_SALT={SALT.hex()}", "-e", "IMAGO_ALLOW_PRIVATE_ADDRESSES=true",
-            "-e", "IMAGO_WORKERS=16", tag)
+            "-e", "IMAGO_WORKERS=16", "-e", "IMAGO_PDF=true", tag)
         for _ in range(100):
             if podman("healthcheck", "run", name, check_status=False).returncode == 0:
                 break
@@ -160,6 +165,8 @@ def main():
         check(local[0] == 200 and local[2].get("Content-Type") == "image/webp", f"a signed local:// thumbnail: {local[0]}")
         remote = get(port, signed(f"/rs:fit:300:300/plain/{origin_url}/{photo}@jpg"))
         check(remote[0] == 200 and remote[2].get("Content-Type") == "image/jpeg", f"a signed http thumbnail: {remote[0]}")
+        pdf = get(port, signed("/rs:fit:200:200/plain/local:///page.pdf@png"))
+        check(pdf[0] == 200 and pdf[2].get("Content-Type") == "image/png", f"a PDF page rendered by pdftoppm in the container: {pdf[0]} {pdf[1][:120]!r}")
         unsigned = get(port, f"/insecure/rs:fit:300:300/plain/local:///{photo}")
         check(unsigned[0] == 403, f"an unsigned URL is refused: {unsigned[0]}")
 

@@ -131,6 +131,11 @@ public struct DecodingOptions: Sendable, Hashable {
     public var usesEmbeddedThumbnail = false
     /// Which frame of a video is decoded. Default: the first at or past second 1.
     public var videoFrame = VideoFrameSelection()
+    /// Which pages of a paged document (PDF) are rendered. Default: the first.
+    public var pages = PageSelection()
+    /// A PDF page rendered with no background: transparent where the page paints nothing
+    /// (imgproxy Pro's `IMGPROXY_PDF_NO_BACKGROUND`). Default false: on white, as viewers show it.
+    public var pdfTransparentBackground = false
     /// The longest a decode may run where its library can be stopped from inside (FFmpeg's
     /// demuxers and decoders); past it the decode fails with ``ImagoError/Code/timedOut``. Nil
     /// (the default): not bounded.

@@ -46,6 +46,8 @@ public struct ImageFormatInfo: Sendable, Hashable {
         case video
         /// Camera RAW files (LibRaw): off by default, as in imgproxy (`IMGPROXY_ENABLE_RAW_FORMATS`).
         case raw
+        /// Paged documents rendered to pixels (PDF, by Poppler in a child process): off by default.
+        case document
     }
 
     init(
@@ -124,6 +126,9 @@ extension ImageFormat {
         ImageFormatInfo(
             format: .tga, extensions: ["tga"], mimeType: "image/x-tga", takesQuality: false, carriesAlpha: true, carriesAnimation: false,
             decoder: { TGADecoder() }),
+        ImageFormatInfo(
+            format: .pdf, extensions: ["pdf"], mimeType: "application/pdf", takesQuality: false, carriesAlpha: false, carriesAnimation: false,
+            family: .document, decoder: pdfDecoder),
         video(.mp4, extensions: ["mp4", "m4v", "3gp"], mimeType: "video/mp4"),
         video(.mov, extensions: ["mov", "qt"], mimeType: "video/quicktime"),
         video(.webm, extensions: ["webm"], mimeType: "video/webm"),
@@ -184,6 +189,11 @@ extension ImageFormat {
     #else
         private static let tiffDecoder: ImageFormatInfo.DecoderMaker? = nil
         private static let tiffEncoder: ImageFormatInfo.EncoderMaker? = nil
+    #endif
+    #if PDF
+        private static let pdfDecoder: ImageFormatInfo.DecoderMaker? = { PDFDecoder() }
+    #else
+        private static let pdfDecoder: ImageFormatInfo.DecoderMaker? = nil
     #endif
     #if SVG
         private static let svgDecoder: ImageFormatInfo.DecoderMaker? = { SVGDecoder() }

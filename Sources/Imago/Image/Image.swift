@@ -100,6 +100,8 @@ public struct ImageMetadata: Sendable, Hashable {
     public var video: VideoInfo?
     /// What a camera RAW source declares, and which of its pictures the decode delivered (``RAWInfo``).
     public var raw: RAWInfo?
+    /// What a PDF source's document held and which of its pages were rendered; nil for other formats.
+    public var pdf: PDFInfo?
 
     /// Whether the kept EXIF block has GPS data (a GPS IFD).
     public var exifHasGPS: Bool { exif.flatMap(EXIF.init)?.has(.gpsInfo) ?? false }
@@ -207,6 +209,8 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let pef = ImageFormat(rawValue: "pef")
     /// Samsung SRW camera RAW.
     public static let srw = ImageFormat(rawValue: "srw")
+    /// Portable Document Format, a page rendered to pixels.
+    public static let pdf = ImageFormat(rawValue: "pdf")
 
     /// The format's name.
     public var description: String { rawValue }

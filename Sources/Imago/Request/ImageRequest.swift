@@ -46,6 +46,9 @@ public struct ImageRequest: Sendable, Hashable {
     /// Which frame of a video source is decoded (``DecodingOptions/videoFrame``); nil for the
     /// configuration's. Part of the decode plan, so of every cache key.
     public var videoFrame: VideoFrameSelection?
+    /// Which pages of a paged source (PDF) are rendered (``DecodingOptions/pages``); nil for the
+    /// configuration's. Part of the decode plan, so of every cache key.
+    public var pages: PageSelection?
 
     /// Makes a request for `url`.
     public init(
@@ -81,7 +84,7 @@ public struct ImageRequest: Sendable, Hashable {
             && left.credentials == right.credentials && left.options == right.options && left.deadline == right.deadline
             && left.cachePolicy == right.cachePolicy && left.processorsIdentifier == right.processorsIdentifier
             && left.thumbnail == right.thumbnail && left.sources == right.sources && left.imageID == right.imageID
-            && left.limits == right.limits && left.traceHeaders == right.traceHeaders && left.videoFrame == right.videoFrame
+            && left.limits == right.limits && left.traceHeaders == right.traceHeaders && left.videoFrame == right.videoFrame && left.pages == right.pages
     }
 
     /// Hashes the fields that make requests equal.
@@ -176,12 +179,14 @@ public struct ImageRequest: Sendable, Hashable {
         var limits = Limits()
         /// The video frame the request asks for (``ImageRequest/videoFrame``).
         var videoFrame: VideoFrameSelection?
+        /// The pages the request asks for (``ImageRequest/pages``).
+        var pages: PageSelection?
 
         /// The full-size decode, keeping what this plan keeps.
         var full: DecodePlan {
             DecodePlan(
                 thumbnail: nil, scalesDown: false, resize: nil, keepsColorProfile: keepsColorProfile, metadata: metadata, keepsGainMap: keepsGainMap,
-                smoothsChroma: smoothsChroma, usesEmbeddedThumbnail: usesEmbeddedThumbnail, limits: limits, videoFrame: videoFrame)
+                smoothsChroma: smoothsChroma, usesEmbeddedThumbnail: usesEmbeddedThumbnail, limits: limits, videoFrame: videoFrame, pages: pages)
         }
         /// Whether this is a full-size decode.
         var isFull: Bool { self == full }
@@ -197,6 +202,7 @@ public struct ImageRequest: Sendable, Hashable {
             if let maxPixels = limits.maxPixels { options.maxPixels = min(options.maxPixels, maxPixels) }
             if let maxFrames = limits.maxFrames { options.maxFrames = min(options.maxFrames, maxFrames) }
             if let videoFrame { options.videoFrame = videoFrame }
+            if let pages { options.pages = pages }
             return options
         }
     }
@@ -210,7 +216,7 @@ public struct ImageRequest: Sendable, Hashable {
             thumbnail: thumbnail, scalesDown: scalesDown, resize: resize, keepsColorProfile: options.contains(.keepsColorProfile), metadata: metadata,
             keepsGainMap: options.contains(.keepsGainMap), smoothsChroma: options.contains(.smoothsChroma),
             usesEmbeddedThumbnail: options.contains(.usesEmbeddedThumbnail),
-            limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames), videoFrame: videoFrame)
+            limits: Limits(maxPixels: limits.maxPixels, maxFrames: limits.maxFrames), videoFrame: videoFrame, pages: pages)
         if thumbnail == nil, !scalesDown, resize == nil, let first = processors.first as? any ReducedDecodeProcessing {
             plan.requirement = DecodeSizeRequirement(first)
         }
@@ -233,6 +239,7 @@ public struct ImageRequest: Sendable, Hashable {
             + (options.contains(.keepsMetadata) ? "|keeps-metadata" : options.contains(.keepsCopyright) ? "|keeps-copyright" : "")
             + (options.contains(.keepsGainMap) ? "|keeps-gain-map" : "") + (options.contains(.smoothsChroma) ? "|smooth-chroma" : "")
             + (options.contains(.usesEmbeddedThumbnail) ? "|embedded-thumbnail" : "") + (videoFrame.map { "|" + $0.identifier } ?? "")
+            + (pages.map { "|" + $0.identifier } ?? "")
     }
 
     /// The key the original is kept under in the ``ImagePipeline/Configuration/diskCache``: the

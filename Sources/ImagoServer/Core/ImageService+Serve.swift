@@ -193,6 +193,7 @@ extension ImageService {
         var request = ImageRequest(url: plan.source, options: options.union(.disableMemoryCacheWrites), processors: processors)
         request.limits = plan.limits.request
         request.videoFrame = plan.videoFrame
+        request.pages = plan.pages
         if !plan.sourceHeaders.isEmpty {
             // Another client's cookies may give other bytes: never read or kept under the URL alone.
             request.headers = plan.sourceHeaders

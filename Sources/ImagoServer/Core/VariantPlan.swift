@@ -32,6 +32,9 @@ struct VariantPlan: Sendable {
     /// `video_thumbnail_keyframes`); nil for the server's (``VideoSettings``). Part of ``key``
     /// through the dialect's options.
     var videoFrame: VideoFrameSelection?
+    /// The pages of a paged source (PDF) the URL asks for (imgproxy Pro's `page`, `pages`); nil
+    /// for the first. Part of ``key`` through the dialect's options.
+    var pages: PageSelection?
 
     enum Product: Sendable {
         /// A processed, encoded image.

@@ -128,6 +128,7 @@ public final class ImageService: Sendable {
         pipeline.decodingOptions.maxPixels = configuration.limits.maxSourcePixels
         pipeline.decodingOptions.maxFrames = configuration.limits.maxFrames
         configuration.output.video.apply(to: &pipeline.decodingOptions)
+        pipeline.decodingOptions.pdfTransparentBackground = configuration.output.pdfTransparentBackground
         // A library that can be stopped from inside (FFmpeg) stops when the request's work would have,
         // so a file that makes it spin frees its worker.
         pipeline.decodingOptions.maxDecodeDuration = configuration.workTimeout

@@ -86,12 +86,20 @@ public struct OutputSettings: Sendable, Hashable, Codable {
     /// through LibRaw (imgproxy Pro's `IMGPROXY_ENABLE_RAW_FORMATS`). Default false, as imgproxy's:
     /// a RAW URL is then a 422.
     public var readsRAW = false
+    /// Whether PDF sources are read, their pages rendered by Poppler in a child process
+    /// (imgproxy Pro reads PDFs; its open-source edition does not). Default false: a PDF URL is
+    /// then a 422.
+    public var readsPDF = false
+    /// Whether a PDF page is rendered with no background, transparent where it paints nothing
+    /// (imgproxy Pro's `IMGPROXY_PDF_NO_BACKGROUND`). Default false: on white.
+    public var pdfTransparentBackground = false
 
     /// The decoder families a pipeline reading with these settings registers: still images, and
     /// videos and RAW files when turned on.
     var decoderFamilies: Set<ImageFormatInfo.Family> {
         var families = video.families
         if readsRAW { families.insert(.raw) }
+        if readsPDF { families.insert(.document) }
         return families
     }
     /// thumbor's `AUTO_WEBP` (`IMAGO_AUTO_WEBP`): WebP for clients that accept it when a thumbor

@@ -268,5 +268,13 @@ extension ServerSettings {
                 "--raw-formats", "IMAGO_RAW_FORMATS", peers: [.boolean("IMGPROXY_ENABLE_RAW_FORMATS")],
                 "read camera RAW sources (DNG, CR2, CR3, NEF, ARW, ORF, RAF, RW2, PEF, SRW) through LibRaw: the embedded preview when large enough, else a demosaic",
                 showsTrueFalse: true, \.output.readsRAW),
+            .boolean(
+                "--pdf", "IMAGO_PDF", peers: [],
+                "read PDF sources: a page rendered at the size asked by Poppler's pdftoppm (poppler-utils) in a child process killed at the deadline",
+                showsTrueFalse: true, \.output.readsPDF),
+            .boolean(
+                "--pdf-no-background", "IMAGO_PDF_NO_BACKGROUND", peers: [.boolean("IMGPROXY_PDF_NO_BACKGROUND")],
+                "render PDF pages with no background (transparent where the page paints nothing) instead of on white", showsTrueFalse: true,
+                \.output.pdfTransparentBackground),
         ]
 }

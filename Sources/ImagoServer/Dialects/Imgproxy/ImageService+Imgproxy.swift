@@ -117,6 +117,7 @@ extension ImageService {
             frame.representative = options.videoThumbnailRepresentative
             plan.videoFrame = frame
         }
+        if options.page != nil || options.pages != nil { plan.pages = PageSelection(first: options.page ?? 0, count: options.pages ?? 1) }
         return plan
     }
 }

@@ -17,9 +17,12 @@ extension ImageService {
         if !presetsOnly { try path.checkOptions(allowed: configuration.allowedInfoOptions, kind: "info") }
         let options = try InfoOptions(parsing: path.options, presets: configuration.infoPresets, argumentsSeparator: configuration.argumentsSeparator)
         let url = try imgproxy.source(path.source)
-        return VariantPlan(
+        var plan = VariantPlan(
             source: url, key: "info\n" + url.absoluteString + "\n" + options.key, delivery: .facts, varies: false, failures: ImgproxyDialect.Failures(),
             product: .report(InfoReport(options: options)))
+        // A PDF's page is rendered as asked; an animation's frame is picked from the decode.
+        if options.page > 0 { plan.pages = PageSelection(first: options.page) }
+        return plan
     }
 }
 
@@ -72,7 +75,7 @@ enum ImageFacts {
             facts["video_meta"] = (try? encoder.encode(video)).flatMap { try? JSONSerialization.jsonObject(with: $0) }
         }
         if options.sampleFormat { facts["sample_format"] = (metadata.bitsPerSample ?? 8) > 8 ? "ushort" : "uchar" }
-        if options.pagesNumber { facts["pages_number"] = image.frames.count }
+        if options.pagesNumber { facts["pages_number"] = image.metadata.pdf?.pageCount ?? image.frames.count }
         // The pixel facts come from one frame in sRGB.
         var frame = image.convertedToSRGB()
         frame.frames = [frame.frames[min(options.page, frame.frames.count - 1)]]

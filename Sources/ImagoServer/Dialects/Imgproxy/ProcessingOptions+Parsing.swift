@@ -201,6 +201,12 @@ private struct Parser {
             o.videoThumbnailTile = try a.videoFrames(o.videoThumbnailTile, first: 1...100, second: 1...100)
         case "video_thumbnail_animation", "vta":
             o.videoThumbnailAnimation = try a.videoFrames(o.videoThumbnailAnimation, first: 0...60_000, second: 1...1_000)
+        case "page", "pg":
+            try a.count(1...1)
+            o.page = try a.integer(0, 0...65_535) ?? o.page
+        case "pages", "pgs":
+            try a.count(1...1)
+            o.pages = try a.integer(0, 1...1_000) ?? o.pages
         case "quality", "q":
             try a.count(1...1)
             o.quality = try a.integer(0, 0...100) ?? o.quality

@@ -150,6 +150,10 @@ public struct ProcessingOptions: Sendable, Hashable, Codable {
     public var videoThumbnailTile: VideoFrames?
     /// `video_thumbnail_animation`: an animation of a video's frames; nil (or a step of 0) for none.
     public var videoThumbnailAnimation: VideoFrames?
+    /// `page`: the first page of a paged source (PDF) shown, from 0; nil for the first.
+    public var page: Int?
+    /// `pages`: how many pages from ``page`` on are shown, stacked top to bottom; nil for one.
+    public var pages: Int?
 
     /// The arguments `video_thumbnail_tile` and `video_thumbnail_animation` share: the step, the
     /// layout's two numbers (columns and rows; delay and frames), the frame size, extend, trim, fill
