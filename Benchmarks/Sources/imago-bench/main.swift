@@ -15,7 +15,7 @@ case "decode-rss":
 case "hostile" where arguments.count == 3:
     await HostileBenchmark.runChild(mode: arguments[1], file: arguments[2])
 default:
-    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr] [faces] [video] [raw]` runs those groups
+    // `imago-bench [network] [codecs] [formats] [cache] [processing] [batch] [color] [autoquality] [hostile] [server] [startup] [jpeg] [encoders] [hdr] [faces] [video] [raw] [pdf]` runs those groups
     // (`memory-cache` or `disk-cache` runs half of `cache`, `faces-detection` the first half of `faces`, `throughput` and `http2` the first two of
     // `network`, `png-encode` the first of `formats`); no
     // argument runs all.
@@ -23,7 +23,7 @@ default:
         arguments.isEmpty
         ? [
             "network", "codecs", "formats", "cache", "processing", "batch", "color", "autoquality", "hostile", "server", "startup", "jpeg", "encoders", "hdr",
-            "faces", "video", "raw",
+            "faces", "video", "raw", "pdf",
         ]
         : arguments
     print("Imago benchmarks — \(Machine.describe()) — \(Date().formatted(.iso8601))")
@@ -51,6 +51,7 @@ default:
     if groups.contains("startup") { try StartupBenchmark.run() }
     if groups.contains("video") { try VideoBenchmark.run() }
     if groups.contains("raw") { try RAWBenchmark.run() }
+    if groups.contains("pdf") { try PDFBenchmark.run() }
     if groups.contains("jpeg") { try JPEGBytesBenchmark.run() }
     if groups.contains("encoders") { try EncoderBenchmark.run() }
     if groups.contains("hdr") { try HDRBenchmark.run() }

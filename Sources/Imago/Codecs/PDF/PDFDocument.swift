@@ -35,6 +35,8 @@
 
         /// `pdfinfo -box` of `pages` (all, with no range: then only the page count is of use).
         private static func info(_ data: Data, pages: ClosedRange<Int>?, deadline: Int64) throws(ImagoError) -> PDFPageList {
+            let key = PDFPageListCache.key(data, pages: pages)
+            if let known = PDFPageListCache.value(for: key) { return known }
             var arguments = ["-box"]
             if let pages { arguments += ["-f", "\(pages.lowerBound)", "-l", "\(pages.upperBound)"] }
             // The document's own strings come first (1 MB at most), then about 400 bytes a page.
@@ -42,6 +44,7 @@
                 arguments + ["-"], document: data, maxOutput: (1 << 20) + (pages?.count ?? 1) * 1024,
                 maxHeap: PopplerTool.baseMemory + 2 * data.count, deadline: deadline)
             guard let list = PDFPageList(output) else { throw ImagoError.invalid(.pdf, "pdfinfo found no page") }
+            PDFPageListCache.store(list, for: key)
             return list
         }
 
