@@ -423,3 +423,8 @@ void imago_video_close(imago_video *video) {
     }
     av_free(video);
 }
+
+void imago_video_set_deadline(imago_video *video, int64_t deadline_ns) {
+    video->deadline_ns = deadline_ns;
+    video->timed_out = 0;
+}

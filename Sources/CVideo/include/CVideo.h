@@ -94,4 +94,8 @@ int imago_video_frame(imago_video *video, double seconds, int keyframes_only, ui
 /// Frees everything `video` holds.
 void imago_video_close(imago_video *video);
 
+/// Sets the CLOCK_MONOTONIC nanoseconds after which FFmpeg is stopped (0 for none): a file opened
+/// for one call and used by the next gets the next one's deadline.
+void imago_video_set_deadline(imago_video *video, int64_t deadline_ns);
+
 #endif

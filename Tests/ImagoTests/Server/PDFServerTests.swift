@@ -50,6 +50,24 @@
             }
         }
 
+        @Test("thumbor's URLs read a PDF's first page, rendered at the size thumbor's fit asks")
+        func thumborDialect() async throws {
+            let root = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let pdf = try await PDFDecoderTests.make(in: root)
+            try await withServer({
+                $0.dialect = .thumbor
+                $0.output.readsPDF = true
+            }) { server in
+                let url = server.origin.serve(try Data(contentsOf: pdf), at: "/three.pdf")
+                let answer = try await server.get("/unsafe/fit-in/200x200/filters:format(png)/\(url.host!):\(url.port!)/three.pdf")
+                #expect(answer.status == 200, "\(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+                let image = try PNGDecoder().decode(answer.body, options: DecodingOptions())
+                #expect((image.width, image.height) == (200, 150))
+                #expect(Corpus.maxDifference(image, try await PDFDecoderTests.pdftoppm(pdf, page: 1, width: 200, height: 150)) <= 1)
+            }
+        }
+
         @Test("IMGPROXY_PDF_NO_BACKGROUND: a page with no background is transparent where it paints nothing")
         func noBackground() async throws {
             let root = try temporaryDirectory()

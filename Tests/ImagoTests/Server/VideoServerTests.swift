@@ -81,6 +81,27 @@
             }
         }
 
+        @Test("thumbor's URLs read a video's frame at the server's second, fitted as thumbor fits")
+        func thumborDialect() async throws {
+            let root = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let clip = try await Self.clip(in: root)
+            try await withServer({
+                $0.dialect = .thumbor
+                $0.output.video.enabled = true
+                $0.output.video.second = 2.6
+            }) { server in
+                let url = server.origin.serve(try Data(contentsOf: clip), at: "/clip.mp4")
+                let answer = try await server.get("/unsafe/160x120/filters:format(png)/\(url.host!):\(url.port!)/clip.mp4")
+                #expect(answer.status == 200, "\(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+                let image = try PNGDecoder().decode(answer.body, options: DecodingOptions())
+                #expect((image.width, image.height) == (160, 120))
+                let atLater = try await Self.reference(clip, second: 2.6, in: root), atOne = try await Self.reference(clip, second: 1, in: root)
+                #expect(Corpus.meanDifference(image, atLater) <= 2)
+                #expect(Corpus.meanDifference(image, atLater) < Corpus.meanDifference(image, atOne))
+            }
+        }
+
         @Test("vtt makes a sprite and vta an animated WebP; the other options then process them; bad arguments are a 400")
         func spritesAndAnimations() async throws {
             let root = try temporaryDirectory()

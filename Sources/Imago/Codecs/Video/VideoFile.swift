@@ -45,6 +45,11 @@
 
         deinit { imago_video_close(video) }
 
+        /// Gives FFmpeg `options`' deadline from now: a file the estimate opened, used by the decode.
+        func restartDeadline(_ options: DecodingOptions) {
+            imago_video_set_deadline(video, CLibraryCall.deadline(after: options.maxDecodeDuration))
+        }
+
         /// The frame shown at `selection`'s second (or its keyframe), scaled to `size` RGBA, and
         /// the second it is shown at.
         func frame(_ selection: VideoFrameSelection, size: PixelSize, options: DecodingOptions) throws(ImagoError) -> (pixels: [UInt8], second: Double) {
