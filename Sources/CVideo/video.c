@@ -258,6 +258,17 @@ void imago_video_describe(const imago_video *video, imago_video_info *info) {
     info->color_range = parameters->color_range;
     imago_video_copy_name(info->codec, sizeof info->codec, avcodec_get_name(parameters->codec_id));
     info->stream_count = (int)video->format->nb_streams;
+    // The index's first keyframes (a few thousand at most: what the demuxer already read).
+    int entries = avformat_index_get_entries_count(stream), keyframes = 0;
+    int64_t first = 0, last = 0;
+    for (int index = 0; index < entries && index < 100000 && keyframes < 1000; index++) {
+        const AVIndexEntry *entry = avformat_index_get_entry((AVStream *)stream, index);
+        if (!entry || !(entry->flags & AVINDEX_KEYFRAME) || entry->timestamp == AV_NOPTS_VALUE) continue;
+        if (keyframes == 0) first = entry->timestamp;
+        last = entry->timestamp;
+        keyframes++;
+    }
+    if (keyframes >= 2 && last > first) info->keyframe_interval = (double)(last - first) * av_q2d(stream->time_base) / (keyframes - 1);
     for (unsigned index = 0; index < video->format->nb_streams; index++) {
         const AVCodecParameters *other = video->format->streams[index]->codecpar;
         if (other->codec_type == AVMEDIA_TYPE_VIDEO) info->video_streams += 1;

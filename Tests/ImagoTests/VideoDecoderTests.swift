@@ -198,6 +198,38 @@
             #expect(Corpus.meanDifference(Self.cell(filled, index: 0, columns: 3, width: 80, height: 80), expected) <= 2)
         }
 
+        @Test("auto keyframes: a sprite whose step passes the keyframe interval takes each tile's keyframe; a shorter step stays exact")
+        func spriteAutoKeyframes() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try await Self.make("a.mp4", Self.kinds[0].1, in: directory)
+            let data = try Data(contentsOf: file)
+            let info = try #require(try Self.frame(data, second: 0).metadata.video)
+            #expect(abs((info.keyframeInterval ?? 0) - 2) < 0.05, "keyframes every 2 s: \(String(describing: info.keyframeInterval))")
+            func tile(_ second: Double) async throws -> Image {
+                let png = directory.appendingPathComponent("tile-\(second).png")
+                try await runTool(
+                    Self.ffmpeg,
+                    ["-v", "error", "-y", "-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-vf", "scale=80:60:flags=\(Self.swsFlags)", png.path])
+                return try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+            }
+            for (step, shown) in [(2.5, [0.0, 2.0]), (1.0, [0.5, 1.5])] {
+                var sequence = VideoFrameSequence(layout: .sprite(columns: 2, rows: 1), step: step, frameSize: PixelSize(width: 80, height: 60))
+                sequence.autoKeyframes = true
+                var options = DecodingOptions()
+                options.videoFrame = VideoFrameSelection(second: 0.5, sequence: sequence)
+                let sprite = try DecoderRegistry.standard(families: Self.videoFamilies).decode(data, options: options)
+                for (index, second) in shown.enumerated() {
+                    let cell = Self.cell(sprite, index: index, columns: 2, width: 80, height: 60)
+                    let asked = 0.5 + Double(index) * step
+                    #expect(Corpus.meanDifference(cell, try await tile(second)) <= 2, "step \(step): tile \(index) is the frame at \(second) s")
+                    if second != asked {
+                        #expect(Corpus.meanDifference(cell, try await tile(second)) < Corpus.meanDifference(cell, try await tile(asked)))
+                    }
+                }
+            }
+        }
+
         @Test("an animation (vta): frames spread over the video with a negative step, each shown for the delay; trim drops frames past the end")
         func animation() async throws {
             let directory = try temporaryDirectory()

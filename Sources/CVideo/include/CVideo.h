@@ -59,6 +59,9 @@ typedef struct {
     char codec[32];
     char pixel_format[32];
     char audio_codec[32];
+    /// Mean seconds between the video stream's keyframes as its index lists them (MP4's sync
+    /// samples, Matroska's cues), or 0 when the index holds fewer than two.
+    double keyframe_interval;
 } imago_video_info;
 
 typedef struct imago_video imago_video;

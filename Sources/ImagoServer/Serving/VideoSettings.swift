@@ -10,6 +10,9 @@ public struct VideoSettings: Sendable, Hashable, Codable {
     public var second = 1.0
     /// The keyframe at or before that second instead (`IMGPROXY_VIDEO_THUMBNAIL_KEYFRAMES`). Default false.
     public var keyframesOnly = false
+    /// A sprite (`vtt`) whose step is longer than the video's keyframe interval takes keyframes
+    /// only (`IMGPROXY_VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES`). Default false.
+    public var tileAutoKeyframes = false
     /// Bytes FFmpeg reads to find the streams (`IMGPROXY_VIDEO_THUMBNAIL_PROBE_SIZE`). Default 5,000,000, as imgproxy's.
     public var probeBytes = 5_000_000
     /// Milliseconds of the streams FFmpeg analyses; 0 for FFmpeg's own heuristic

@@ -257,6 +257,11 @@ extension ServerSettings {
                 "--video-thumbnail-keyframes", "IMAGO_VIDEO_THUMBNAIL_KEYFRAMES", peers: [.boolean("IMGPROXY_VIDEO_THUMBNAIL_KEYFRAMES")],
                 "take the keyframe at or before that second (faster, up to a keyframe interval earlier)", showsTrueFalse: true,
                 \.output.video.keyframesOnly),
+            .boolean(
+                "--video-thumbnail-tile-auto-keyframes", "IMAGO_VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES",
+                peers: [.boolean("IMGPROXY_VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES")],
+                "take keyframes only for a sprite (vtt) whose step is longer than the video's keyframe interval", showsTrueFalse: true,
+                \.output.video.tileAutoKeyframes),
             .integer(
                 "--video-probe-size", "IMAGO_VIDEO_PROBE_SIZE", 2_048...1_000_000_000, peers: [.same("IMGPROXY_VIDEO_THUMBNAIL_PROBE_SIZE")],
                 "bytes FFmpeg reads to find a video's streams", \.output.video.probeBytes),

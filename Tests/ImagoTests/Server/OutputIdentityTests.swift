@@ -391,6 +391,7 @@ struct OutputIdentityTests {
             "IMAGO_VIDEO_THUMBNAILS": "true",
             "IMAGO_VIDEO_THUMBNAIL_SECOND": "3",
             "IMAGO_VIDEO_THUMBNAIL_KEYFRAMES": "true",
+            "IMAGO_VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES": "true",
             "IMAGO_VIDEO_PROBE_SIZE": "100000",
             "IMAGO_VIDEO_MAX_ANALYZE_DURATION": "500",
             "IMAGO_RAW_FORMATS": "true",

@@ -71,6 +71,10 @@
             try options.check(width: cell.width, height: cell.height)
             try options.check(width: scaled.width, height: scaled.height)
             let stored = orientation.swapsDimensions ? scaled.turned : scaled
+            var frameOptions = options
+            if case .sprite = sequence.layout, sequence.autoKeyframes, let interval = info.keyframeInterval, step > interval {
+                frameOptions.videoFrame.keyframesOnly = true
+            }
 
             switch sequence.layout {
             case .sprite(let columns, let rows):
@@ -82,7 +86,8 @@
                 try options.checkMemory(2, width: width.partialValue, height: height.partialValue)
                 var canvas = [UInt8](repeating: 0, count: width.partialValue * height.partialValue * 4)
                 for index in 0..<min(tiles, used) {
-                    let tile = try cellPixels(file, second: times[index], stored: stored, orientation: orientation, geometry: geometry, options: options)
+                    let tile = try cellPixels(
+                        file, second: times[index], stored: stored, orientation: orientation, geometry: geometry, options: frameOptions)
                     Self.copy(
                         tile, width: cell.width, height: cell.height, into: &canvas, canvasWidth: width.partialValue,
                         at: ((index % columns) * cell.width, (index / columns) * cell.height))

@@ -106,6 +106,7 @@
                 codec: text(info.codec), pixelFormat: text(info.pixel_format), bitsPerSample: Int(info.bits_per_sample), hasAlpha: info.has_alpha != 0,
                 colorPrimaries: Int(info.color_primaries), colorTransfer: Int(info.color_transfer), colorMatrix: Int(info.color_space),
                 fullRange: info.color_range == 2, streamCount: Int(info.stream_count), audioCodec: audio.isEmpty ? nil : audio)
+            keyframeInterval = info.keyframe_interval > 0 && info.keyframe_interval.isFinite ? info.keyframe_interval : nil
         }
     }
 #endif

@@ -30,6 +30,11 @@ public struct VideoFrameSequence: Sendable, Hashable {
     public var focusX = 0.5
     /// See ``focusX``.
     public var focusY = 0.5
+    /// A sprite whose ``step`` is longer than the video's keyframe interval
+    /// (``VideoInfo/keyframeInterval``) takes each tile's keyframe at or before its second, as
+    /// ``VideoFrameSelection/keyframesOnly`` does: fast for long steps, exact for short ones
+    /// (imgproxy Pro's `IMGPROXY_VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES`). Default false.
+    public var autoKeyframes = false
 
     /// A sequence.
     public init(layout: Layout, step: Double, frameSize: PixelSize) {
@@ -54,6 +59,6 @@ public struct VideoFrameSequence: Sendable, Hashable {
             case .animation(let frames, let delay): "animation:\(frames)@\(delay)"
             }
         return "\(shape),step:\(step),\(frameSize.width)x\(frameSize.height)" + (extends ? ",extend" : "") + (trims ? ",trim" : "")
-            + (fills ? ",fill:\(focusX):\(focusY)" : "")
+            + (fills ? ",fill:\(focusX):\(focusY)" : "") + (autoKeyframes ? ",auto-keyframes" : "")
     }
 }

@@ -42,6 +42,9 @@ public struct VideoInfo: Sendable, Hashable, Encodable {
     public var streamCount: Int
     /// The first audio stream's codec, nil when there is no audio.
     public var audioCodec: String?
+    /// Mean seconds between the video stream's keyframes as the file's index lists them (MP4's
+    /// sync samples, Matroska's cues); nil when the index does not say.
+    public var keyframeInterval: Double?
 
     /// Whether the picture is shown turned by a quarter, so its sides swap.
     var isTurned: Bool { rotation == 90 || rotation == 270 }
@@ -72,7 +75,7 @@ public struct VideoInfo: Sendable, Hashable, Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case format, width, height, displayWidth, displayHeight, sampleAspectRatio, rotation, duration, frameRate, frameCount, bitRate, codec,
-            pixelFormat, bitsPerSample, hasAlpha, colorPrimaries, colorTransfer, colorMatrix, fullRange, streamCount, audioCodec
+            pixelFormat, bitsPerSample, hasAlpha, colorPrimaries, colorTransfer, colorMatrix, fullRange, streamCount, audioCodec, keyframeInterval
     }
 
     /// Writes every field, the format by its name, and the size as shown (``displaySize``).
@@ -99,6 +102,7 @@ public struct VideoInfo: Sendable, Hashable, Encodable {
         try container.encode(fullRange, forKey: .fullRange)
         try container.encode(streamCount, forKey: .streamCount)
         try container.encodeIfPresent(audioCodec, forKey: .audioCodec)
+        try container.encodeIfPresent(keyframeInterval, forKey: .keyframeInterval)
     }
 
     /// One line for people: `H.264 320×240, 4.00 s at 25 fps, turned 90°, audio aac`.

@@ -112,7 +112,11 @@ extension ImageService {
             var frame = configuration.output.video.frame(second: options.videoThumbnailSecond, keyframes: options.videoThumbnailKeyframes)
             // A sprite wins over an animation when a URL asks for both.
             frame.sequence =
-                options.videoThumbnailTile.map { $0.sequence(.sprite(columns: $0.first, rows: $0.second)) }
+                options.videoThumbnailTile.map { tile in
+                    var sequence = tile.sequence(.sprite(columns: tile.first, rows: tile.second))
+                    sequence.autoKeyframes = configuration.output.video.tileAutoKeyframes
+                    return sequence
+                }
                 ?? options.videoThumbnailAnimation.map { $0.sequence(.animation(frames: $0.second, delay: .milliseconds($0.first))) }
             frame.representative = options.videoThumbnailRepresentative
             plan.videoFrame = frame
