@@ -230,6 +230,34 @@
             }
         }
 
+        @Test("BT.2020 with PQ or HLG: the frame converted to sRGB and tone-mapped through the profile its code points describe, as the still path maps AVIF")
+        func hdrFrames() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            for (name, transfer, code) in [("pq.mkv", "smpte2084", 16), ("hlg.mkv", "arib-std-b67", 18)] {
+                let file = try await Self.make(
+                    name,
+                    [
+                        "-c:v", "libx265", "-x265-params", "log-level=none", "-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", transfer,
+                        "-colorspace", "bt2020nc",
+                    ], in: directory)
+                let image = try Self.frame(try Data(contentsOf: file), second: 1)
+                #expect(image.metadata.video?.colorTransfer == code && image.metadata.video?.colorPrimaries == 9)
+                let stated = try #require(image.metadata.sourceColorProfile)
+                #expect(stated.description.contains("BT.2020"), "\(stated.description)")
+                #expect(image.metadata.colorProfile == nil, "delivered in sRGB")
+                // ffmpeg's frame as stored (BT.2020 matrix undone, no colour conversion), then the
+                // still path's conversion of those pixels through the same code points' profile.
+                let stored = try await Self.reference(file, second: 1, in: directory)
+                var expected = stored.pixels
+                DecodeColor(stated: ColorProfile.cicp(primaries: 9, transfer: code), pixels: .rgb, options: DecodingOptions())
+                    .apply(&expected, width: stored.width, height: stored.height)
+                let converted = Image(width: stored.width, height: stored.height, frames: [.init(pixels: expected)], metadata: stored.metadata)
+                #expect(Corpus.meanDifference(image, converted) <= 1, "\(name)")
+                #expect(Corpus.meanDifference(image, stored) >= 3, "\(name): converted, not shown as stored")
+            }
+        }
+
         @Test("an animation (vta): frames spread over the video with a negative step, each shown for the delay; trim drops frames past the end")
         func animation() async throws {
             let directory = try temporaryDirectory()

@@ -3,7 +3,7 @@ import Foundation
 /// Renders pages of a PDF document with Poppler (Debian's poppler-utils: `pdfinfo` to read the
 /// pages' boxes, `pdftoppm` to render them, `pdftocairo` for a transparent background), each in a
 /// child process that is killed at the work deadline and whose heap the kernel bounds
-/// (``PopplerTool``). A page is rendered at the size the plan needs, as vectors are
+/// (`PopplerTool`). A page is rendered at the size the plan needs, as vectors are
 /// (``DecodingOptions/renderSize(width:height:)``: the crop box at 72 dpi is the nominal size),
 /// never large and scaled; ``DecodingOptions/pages`` chooses the page, or several stacked top to
 /// bottom and aligned left. Poppler runs no JavaScript and fetches nothing: it is given the

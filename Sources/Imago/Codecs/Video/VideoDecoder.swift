@@ -72,6 +72,7 @@ public struct VideoDecoder: ImageDecoding {
                 format: format, originalWidth: original.width, originalHeight: original.height, orientationApplied: orientation, hasAlpha: info.hasAlpha,
                 bitsPerSample: info.bitsPerSample)
             metadata.video = info
+            file.color(options).record(in: &metadata)
             return Image(width: upright.width, height: upright.height, frames: [Image.Frame(pixels: upright.pixels)], metadata: metadata)
         }
     #else

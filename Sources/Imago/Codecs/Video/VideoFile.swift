@@ -56,13 +56,24 @@
             var second = 0.0
             var message = [CChar](repeating: 0, count: 256)
             var status: Int32 = 0
-            let pixels = try makePixelBuffer(count: size.width * size.height * 4) { out in
+            var pixels = try makePixelBuffer(count: size.width * size.height * 4) { out in
                 status = imago_video_frame(
                     video, selection.second, selection.keyframesOnly ? 1 : 0, out.baseAddress, Int32(size.width), Int32(size.height),
                     Int32(size.width * 4), &second, &message, message.count)
                 return status == 0 ? .success(()) : .failure(Self.error(status, message, format: info.format, options: options))
             }
+            color(options).apply(&pixels, width: size.width, height: size.height)
             return (pixels, second)
+        }
+
+        /// What is done with the frames' colour: a wide gamut (BT.2020, P3) or an HDR transfer (PQ,
+        /// HLG) converted to sRGB by Little CMS through the profile its code points describe, PQ and
+        /// HLG tone-mapped as the still decoders map AVIF's and HEIC's; BT.709 and BT.601 frames
+        /// are shown as sRGB, as browsers show them.
+        func color(_ options: DecodingOptions) -> DecodeColor {
+            let wide = [9, 11, 12].contains(info.colorPrimaries) || [16, 18].contains(info.colorTransfer)
+            let stated = wide ? ColorProfile.cicp(primaries: info.colorPrimaries, transfer: info.colorTransfer) : nil
+            return DecodeColor(stated: stated, pixels: .rgb, options: options)
         }
 
         /// The C read function: bytes of the reader's data at an offset.
