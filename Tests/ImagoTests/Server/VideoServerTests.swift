@@ -102,7 +102,7 @@
             }
         }
 
-        @Test("vtt makes a sprite and vta an animated WebP; the other options then process them; bad arguments are a 400")
+        @Test("vtt makes a sprite and vta an animated WebP or AVIF; the other options then process them; bad arguments are a 400")
         func spritesAndAnimations() async throws {
             let root = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: root) }
@@ -123,6 +123,17 @@
                 let frames = try WebPDecoder().decode(animation.body, options: DecodingOptions())
                 #expect((frames.width, frames.height, frames.frames.count) == (160, 120, 4))
                 #expect(frames.frames.allSatisfy { $0.duration == .milliseconds(250) })
+                #if AVIF
+                    // As an AVIF image sequence, read by libavif's own avifdec.
+                    let avif = try await server.get(ServerHarness.path("local:///clip.mp4", ["vts:0", "vta:-1:250:4:160:0"], extension: "avif"))
+                    #expect(avif.status == 200 && avif.header("Content-Type") == "image/avif")
+                    let file = root.appendingPathComponent("animation.avif")
+                    try avif.body.write(to: file)
+                    let described = try await runProcess(URL(fileURLWithPath: "/usr/bin/avifdec"), ["--info", file.path], withStandardError: true)
+                    let text = String(decoding: described.output, as: UTF8.self)
+                    #expect(text.contains("Resolution     : 160x120") && text.contains("4 frames"), "\(text)")
+                    #expect(text.contains("[duration 0.25 (250 timescales)]"), "\(text)")
+                #endif
 
                 // Imago's own representative keyframe: one of the clip's two (0 s and 2 s).
                 let representative = try await server.get(ServerHarness.path("local:///clip.mp4", ["vtr:1", "rs:fit:160:0"], extension: "png"))
