@@ -27,6 +27,9 @@ struct imago_video {
     int64_t max_packets;
     int64_t deadline_ns;
     int timed_out;
+    // The caller's read function failed (a range that could not be fetched): no later byte is
+    // trusted, and what was decoded before is not shown as if the file ended there.
+    int read_failed;
     int opened;
     const AVCodec *decoder;
     int64_t max_pixels;
@@ -54,14 +57,21 @@ static int imago_video_past_deadline(imago_video *video) {
 }
 
 // FFmpeg asks between its reads and inside its probing loops: nonzero stops the call.
-static int imago_video_interrupt(void *opaque) { return imago_video_past_deadline(opaque); }
+static int imago_video_interrupt(void *opaque) {
+    imago_video *video = opaque;
+    return imago_video_past_deadline(video) || video->read_failed;
+}
 
 static int imago_video_io_read(void *opaque, uint8_t *buffer, int size) {
     imago_video *video = opaque;
     if (imago_video_past_deadline(video)) return AVERROR_EXIT;
     if (video->size >= 0 && video->position >= video->size) return AVERROR_EOF;
+    if (video->read_failed) return AVERROR(EIO);
     int count = video->read(video->context, buffer, size, video->position);
-    if (count < 0) return AVERROR(EIO);
+    if (count < 0) {
+        video->read_failed = 1;
+        return AVERROR(EIO);
+    }
     if (count == 0) return AVERROR_EOF;
     if (count > size) return AVERROR(EIO);
     video->position += count;
@@ -370,7 +380,7 @@ int imago_video_frame(imago_video *video, double seconds, int keyframes_only, ui
         if (imago_video_past_deadline(video)) return imago_video_fail(IMAGO_VIDEO_TIMED_OUT, 0, "the deadline passed", error, error_size);
         if (!draining) {
             code = av_read_frame(video->format, video->packet);
-            if (code == AVERROR_EOF || (code < 0 && code != AVERROR(EAGAIN) && !video->timed_out && code != AVERROR(ENOMEM))) {
+            if (code == AVERROR_EOF || (code < 0 && code != AVERROR(EAGAIN) && !video->timed_out && !video->read_failed && code != AVERROR(ENOMEM))) {
                 // The end, or bytes past a damaged part: what was decoded so far is shown.
                 draining = 1;
                 code = avcodec_send_packet(video->codec, NULL);

@@ -182,6 +182,12 @@ final class OriginHandler: ChannelInboundHandler {
             ending = .close
         }
         record(status: Int(status.code), bodyBytes: sent.count)
+        if let next = route.etagAfterFirstResponse {
+            origin.updateRoute(request.path) { route in
+                route.etag = next
+                route.etagAfterFirstResponse = nil
+            }
+        }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let pause = route.pauseAfter, pause.bytes < sent.count {
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent.prefix(pause.bytes))))), promise: nil)
@@ -203,12 +209,33 @@ final class OriginHandler: ChannelInboundHandler {
             }
         } else if let rate = route.bytesPerSecond {
             sendThrottled(sent[...], chunk: max(1, rate / 10), ending: ending, context: context)
+        } else if sent.count > Self.pacedPiece {
+            sendPaced(sent[...], ending: ending, context: context)
         } else {
             if !sent.isEmpty {
                 origin.updateLog { $0.bodyBytesWritten += sent.count }
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: sent)))), promise: nil)
             }
             end(ending, context: context)
+        }
+    }
+
+    /// A large body goes out a piece at a time, each once the socket has taken the last, so that
+    /// ``TestOrigin/Log/bodyBytesWritten`` counts what the client could have read, not what was queued.
+    private static let pacedPiece = 64 << 10
+
+    private func sendPaced(_ rest: Data.SubSequence, ending: Ending, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        guard !rest.isEmpty else { return end(ending, context: context) }
+        let piece = rest.prefix(Self.pacedPiece)
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: piece))))).whenSuccess {
+            bound.value.0.origin.updateLog { $0.bodyBytesWritten += piece.count }
+            // Later, not from within the write's completion: no stack grows piece by piece.
+            bound.eventLoop.execute {
+                let (handler, context) = bound.value
+                handler.sendPaced(rest.dropFirst(piece.count), ending: ending, context: context)
+            }
         }
     }
 

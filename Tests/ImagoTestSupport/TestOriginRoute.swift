@@ -53,6 +53,9 @@ extension TestOrigin {
         /// Answer `Range: bytes=a-b` with 206 and the slice, unless `If-Range` names another
         /// version than the route's ETag (strong comparison) or Last-Modified date (exact).
         public var acceptsRanges = true
+        /// Once a response has been sent, the route's ETag becomes this: an object replaced while a
+        /// client reads it by ranges.
+        public var etagAfterFirstResponse: String?
         /// Sends this many body bytes, then holds the rest until the gate is released.
         public var pauseAfter: (bytes: Int, gate: String)?
         /// The first this many requests to the path (since the log was cleared) get `failureStatus`

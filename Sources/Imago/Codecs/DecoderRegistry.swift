@@ -27,6 +27,12 @@ public final class DecoderRegistry: Sendable {
         decoders.withLock { $0.reversed().first { $0.canDecode(data) } }
     }
 
+    /// Whether the decoder for `data`, a body's first bytes, reads the rest by ranges
+    /// (``RangedSource``) rather than needing it whole: videos' decoders.
+    func readsRanges(_ data: Data) -> Bool {
+        decoder(for: data) is VideoDecoder
+    }
+
     /// What decoding `data` will hold, capped at ``DecodingOptions/maxDecodedBytes`` (a decode
     /// that would hold more is refused by its decoder); 0 when no decoder recognises the bytes,
     /// the cap when the decoder cannot tell.

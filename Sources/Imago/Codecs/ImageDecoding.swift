@@ -151,6 +151,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Set by the pipeline for a first processor that finishes from a reduced decode: the size it
     /// needs, which takes the place of ``targetSize``.
     var sizeRequirement: DecodeSizeRequirement?
+    /// Set by the pipeline when the source is read by ranges (a large video): the decoded bytes
+    /// are only its first ones, and a decoder that reads ranges reads the rest through it.
+    var rangedSource: RangedSource?
 
     /// Which of a file's EXIF and XMP a decode keeps. JPEG, PNG, WebP, AVIF and HEIC blocks are
     /// read; JPEG XL and TIFF metadata are not yet.

@@ -21,27 +21,51 @@ public final class DataSink: Sendable {
         var bytesBeforeResponse = 0
         /// Kept bytes a `206` continued, for statistics.
         var joinedBytes = 0
+        /// The response may be read by ranges: its first bytes decide (``RangeReadRule``).
+        var mayReadRanges = false
+        /// The transfer stopped after the first bytes of a body that is read by ranges.
+        var endedAtRangePrefix = false
+    }
+
+    /// When a transfer stops after its first bytes, to be read by range requests
+    /// (``RangedSource``): a body of at least `minimumLength` that can be read by ranges, whose
+    /// first `prefixLength` bytes `readsRanges` accepts.
+    struct RangeReadRule: Sendable {
+        var minimumLength: Int64
+        var prefixLength: Int
+        var readsRanges: @Sendable (Data) -> Bool
     }
 
     private let url: URL
-    private let maxSize: Int64
+    /// The most bytes the transfer may receive.
+    let maxSize: Int64
     private let minimumRate: TransferRate?
     private let onResponse: @Sendable (ResponseHead) -> Void
     private let onProgress: @Sendable (_ received: Int64, _ expected: Int64?) -> Void
+    private let rangeReadRule: RangeReadRule?
     private let state = Locked(State())
 
     /// Makes a sink for a transfer of `url` that accepts at most `maxSize` bytes, and stops a body
     /// whose average rate falls under `minimumRate` once its grace period has passed.
-    public init(
+    public convenience init(
         url: URL,
         maxSize: Int64,
         minimumRate: TransferRate? = nil,
         onResponse: @escaping @Sendable (ResponseHead) -> Void = { _ in },
         onProgress: @escaping @Sendable (_ received: Int64, _ expected: Int64?) -> Void = { _, _ in }
     ) {
+        self.init(url: url, maxSize: maxSize, minimumRate: minimumRate, rangeReadRule: nil, onResponse: onResponse, onProgress: onProgress)
+    }
+
+    /// A sink that, past `rangeReadRule`'s length, stops a body its first bytes say is read by ranges.
+    init(
+        url: URL, maxSize: Int64, minimumRate: TransferRate?, rangeReadRule: RangeReadRule?,
+        onResponse: @escaping @Sendable (ResponseHead) -> Void, onProgress: @escaping @Sendable (_ received: Int64, _ expected: Int64?) -> Void
+    ) {
         self.url = url
         self.maxSize = maxSize
         self.minimumRate = minimumRate
+        self.rangeReadRule = rangeReadRule
         self.onResponse = onResponse
         self.onProgress = onProgress
     }
@@ -76,16 +100,22 @@ public final class DataSink: Sendable {
                 throw ImagoError(.httpStatus(status), url: response.url)
             }
         }
-        if let expected = response.expectedContentLength, expected > maxSize {
+        let mayReadRanges =
+            if let rangeReadRule, state.withLock({ $0.resuming == nil }), let expected = response.expectedContentLength,
+                expected >= rangeReadRule.minimumLength, ResumableData.validator(of: response) != nil
+            { true } else { false }
+        // A body read by ranges is never received whole: its length is checked if it is not.
+        if let expected = response.expectedContentLength, expected > maxSize, !mayReadRanges {
             throw ImagoError(.tooLarge(limit: maxSize), url: response.url)
         }
         let isCancelled = state.withLock { state in
             if !state.isCancelled {
+                state.mayReadRanges = mayReadRanges
                 state.response = response
                 state.bodyStart = .now
                 state.bytesBeforeResponse = state.data.count
                 if let expected = response.expectedContentLength, expected > 0 {
-                    state.data.reserveCapacity(Int(expected))
+                    state.data.reserveCapacity(mayReadRanges ? rangeReadRule?.prefixLength ?? 0 : Int(expected))
                 }
             }
             return state.isCancelled
@@ -113,7 +143,33 @@ public final class DataSink: Sendable {
             return .success((Int64(state.data.count), state.response?.expectedContentLength))
         }
         let (received, expected) = try outcome.get()
+        try decideRangeReads()
         onProgress(received, expected)
+    }
+
+    /// Once the first bytes of a body that may be read by ranges are in, stops the transfer when
+    /// the rule accepts them, else goes on receiving it whole (if its length is within the limit).
+    private func decideRangeReads() throws(ImagoError) {
+        guard let rangeReadRule else { return }
+        let prefix = state.withLock { state -> Data? in
+            guard state.mayReadRanges, state.data.count >= rangeReadRule.prefixLength else { return nil }
+            state.mayReadRanges = false
+            return state.data
+        }
+        guard let prefix, let response else { return }
+        if rangeReadRule.readsRanges(prefix) {
+            state.withLock { $0.endedAtRangePrefix = true }
+            throw ImagoError(.cancelled, url: response.url)
+        }
+        if let expected = response.expectedContentLength, expected > maxSize {
+            throw ImagoError(.tooLarge(limit: maxSize), url: response.url)
+        }
+    }
+
+    /// Whether the transfer stopped after the first bytes of a body read by ranges: ``finish()``
+    /// gives those bytes.
+    var endedAtRangePrefix: Bool {
+        state.withLock { $0.endedAtRangePrefix }
     }
 
     /// Appends a chunk of the body.
@@ -149,6 +205,8 @@ public final class DataSink: Sendable {
     func reset() {
         state.withLock { state in
             state.response = nil
+            state.mayReadRanges = false
+            state.endedAtRangePrefix = false
             state.data = state.resuming?.data ?? Data()
             state.bodyStart = nil
             state.bytesBeforeResponse = 0
@@ -219,7 +277,7 @@ public final class DataSink: Sendable {
         let (response, data) = state.withLock { state in
             (state.response ?? ResponseHead(url: url), state.data)
         }
-        if let expected = response.expectedContentLength, Int64(data.count) < expected {
+        if let expected = response.expectedContentLength, Int64(data.count) < expected, !endedAtRangePrefix {
             throw ImagoError(.truncated(received: Int64(data.count), expected: expected), url: response.url)
         }
         if data.isEmpty { throw ImagoError(.emptyResponse, url: response.url) }

@@ -25,8 +25,17 @@ struct ResumableData: Sendable, Equatable {
 
     /// What can be resumed of `data`, the bytes received of `response`; nil when nothing can.
     init?(response: ResponseHead, data: Data) {
-        guard response.statusCode == 200, !data.isEmpty else { return nil }
+        guard !data.isEmpty else { return nil }
         if let expected = response.expectedContentLength, Int64(data.count) >= expected { return nil }
+        guard let validator = Self.validator(of: response) else { return nil }
+        self.init(data: data, validator: validator)
+    }
+
+    /// The validator a later range request of `response`'s body names in `If-Range`, when the body
+    /// can be read by ranges: a `200` saying `Accept-Ranges: bytes`, not `no-store`, with no
+    /// content coding, with a strong `ETag` or a `Last-Modified` date; else nil.
+    static func validator(of response: ResponseHead) -> String? {
+        guard response.statusCode == 200 else { return nil }
         let headers = response.headers
         guard let ranges = headers["Accept-Ranges"],
             ranges.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "bytes" })
@@ -36,8 +45,8 @@ struct ResumableData: Sendable, Equatable {
         if let coding = headers["Content-Encoding"], coding.trimmingCharacters(in: .whitespaces).lowercased() != "identity" { return nil }
         // A weak ETag may not go in If-Range; a date may (the server compares it exactly).
         let etag = headers["ETag"].flatMap { $0.hasPrefix("W/") ? nil : $0 }
-        guard let validator = etag ?? headers["Last-Modified"] else { return nil }
-        self.init(data: data, validator: validator)
+        guard let validator = etag ?? headers["Last-Modified"], isValidValidator(validator) else { return nil }
+        return validator
     }
 
     /// Whether `validator` may go into an `If-Range` header: visible ASCII and spaces, bounded.

@@ -38,7 +38,7 @@ extension ImagePipeline {
         }
         // The decodes wait for room in the memory budget first; an image over the whole budget
         // fails its decodes (data-only handles still get the bytes).
-        let (reservation, refusal) = await reserveMemory(for: requests, data: loaded.data, url: loaded.response.url)
+        let (reservation, refusal) = await reserveMemory(for: requests, loaded: loaded, priority: priority)
         await cpuStage.run(priority: priority) {
             self.decodeAndFinish(
                 transferID, request: request, requests: requests, loaded: loaded, reserved: reservation, refusal: refusal, contacted: contacted,
@@ -127,7 +127,7 @@ extension ImagePipeline {
     private func decodeLate(_ task: ImageTask, joined: Bool, loaded: Loaded, loading: Range<ContinuousClock.Instant>) {
         Task {
             let requests = [task.request]
-            let (reserved, refusal) = await reserveMemory(for: requests, data: loaded.data, url: loaded.response.url)
+            let (reserved, refusal) = await reserveMemory(for: requests, loaded: loaded, priority: task.request.priority)
             await cpuStage.run(priority: task.request.priority) {
                 var decoded = Decoded()
                 if let refusal { decoded.decodes[task.request.decodePlan] = .failure(refusal) }
@@ -147,6 +147,7 @@ extension ImagePipeline {
             headers: loaded.response.headers, source: loaded.source, joinedTransfer: joined)
         response.timings = decoded.variantTimings[request.cacheKey] ?? response.timings
         response.timings.load = loading
+        response.rangeReadBytes = loaded.ranged?.fetchedBytes
         response.memoryHold = decoded.holds[request.cacheKey]
         return response
     }
@@ -157,11 +158,20 @@ extension ImagePipeline {
         decoders.decoder(for: data) != nil
     }
 
-    /// Reserves in the decode memory budget what decoding `data` for `requests` will hold
-    /// (``memoryEstimate(for:data:)``). Returns what is held (settled after the decodes,
+    /// Reserves in the decode memory budget what decoding `loaded` for `requests` will hold
+    /// (``memoryEstimate(for:data:ranged:)``). Returns what is held (settled after the decodes,
     /// ``settleMemory(_:requests:decoded:loaded:)``) or why the decodes may not run.
-    private func reserveMemory(for requests: [ImageRequest], data: Data, url: URL) async -> (MemoryEstimate, refusal: ImagoError?) {
-        let estimate = memoryEstimate(for: requests, data: data)
+    private func reserveMemory(
+        for requests: [ImageRequest], loaded: Loaded, priority: ImageRequest.Priority
+    ) async -> (MemoryEstimate, refusal: ImagoError?) {
+        let url = loaded.response.url
+        let estimate: MemoryEstimate
+        if let ranged = loaded.ranged {
+            // Its header is read by range requests that block their thread: on the CPU stage.
+            estimate = await cpuStage.run(priority: priority) { self.memoryEstimate(for: requests, data: loaded.data, ranged: ranged) }
+        } else {
+            estimate = memoryEstimate(for: requests, data: loaded.data)
+        }
         do {
             try await configuration.decodeMemoryBudget.reserve(estimate.bytes, width: estimate.width, height: estimate.height)
             return (estimate, nil)
@@ -176,11 +186,14 @@ extension ImagePipeline {
     /// estimate at the scale it will use, and each variant's processing (what a
     /// ``ReducedDecodeProcessing`` says its steps make, else the decode's size again); the size
     /// of the image that makes it.
-    private func memoryEstimate(for requests: [ImageRequest], data: Data) -> MemoryEstimate {
+    private func memoryEstimate(for requests: [ImageRequest], data: Data, ranged: RangedSource? = nil) -> MemoryEstimate {
         var total = MemoryEstimate(bytes: data.count)
         func add(_ amount: Int) { total.bytes = total.bytes.addingReportingOverflow(amount).overflow ? Int.max : total.bytes + amount }
+        if ranged != nil { add(RangedSource.maxKeptBytes) }
         for plan in Set(requests.map(\.decodePlan)) {
-            let estimate = decoders.estimate(data, options: decodingOptions(for: plan))
+            var options = decodingOptions(for: plan)
+            options.rangedSource = ranged
+            let estimate = decoders.estimate(data, options: options)
             add(estimate.bytes)
             total.decodes[plan] = estimate.bytes
             if estimate.bytes > 0 { (total.width, total.height) = (estimate.width, estimate.height) }
@@ -228,7 +241,7 @@ extension ImagePipeline {
             decodedImage = done
         } else {
             let start = ContinuousClock.now
-            decodedImage = decode(loaded.data, url: loaded.response.url, plan: plan)
+            decodedImage = decode(loaded.data, url: loaded.response.url, plan: plan, ranged: loaded.ranged)
             decoded.decodes[plan] = decodedImage
             decoded.decodeTimes[plan] = start..<ContinuousClock.now
         }
@@ -255,8 +268,9 @@ extension ImagePipeline {
     /// Decodes `data` as `plan` says: reduced for a thumbnail and resampled to it, or reduced and
     /// resampled under the large-image limit, or at full size. A reduced image is converted to
     /// sRGB after its resize, at the smallest size the work reaches.
-    private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan) -> Result<Image, ImagoError> {
+    private func decode(_ data: Data, url: URL, plan: ImageRequest.DecodePlan, ranged: RangedSource?) -> Result<Image, ImagoError> {
         var options = decodingOptions(for: plan)
+        options.rangedSource = ranged
         // The header first: a size it declares over the limits fails here, before a decoder is
         // asked for pixels (decoders check it again, for formats whose size this cannot read).
         let header = decoders.estimate(data, options: options)
@@ -408,10 +422,13 @@ extension ImagePipeline {
             switch member.handle {
             case .data(let task):
                 task.complete(
-                    with: result.map { loaded in
-                        DataResponse(
-                            request: task.request, data: loaded.data, url: loaded.response.url, statusCode: loaded.response.statusCode,
-                            headers: loaded.response.headers, source: loaded.source, joinedTransfer: member.joined, loadTime: loading)
+                    with: result.flatMap { loaded in
+                        // Joined a transfer whose source is read by ranges: its bytes were never all received.
+                        guard loaded.ranged == nil else { return .failure(ImagoError(.tooLarge(limit: loaded.ranged?.length ?? 0), url: loaded.response.url)) }
+                        return .success(
+                            DataResponse(
+                                request: task.request, data: loaded.data, url: loaded.response.url, statusCode: loaded.response.statusCode,
+                                headers: loaded.response.headers, source: loaded.source, joinedTransfer: member.joined, loadTime: loading))
                     })
             case .image(let task):
                 if case .success(let loaded) = result, decoded.variants[task.request.cacheKey] == nil {

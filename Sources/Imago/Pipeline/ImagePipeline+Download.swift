@@ -15,6 +15,8 @@ extension ImagePipeline {
         var metadata: CacheMetadata?
         /// The disk write that waits for these bytes to validate.
         var pendingWrite: HTTPCache.PendingWrite?
+        /// Set when the source is read by ranges: `data` is only its first bytes.
+        var ranged: RangedSource?
     }
 
     /// Makes the tasks of downloads the state machine started, then tells it, cancelling any whose
@@ -26,6 +28,7 @@ extension ImagePipeline {
                 url: start.request.url,
                 maxSize: min(configuration.maxResponseSize, start.request.limits.maxResponseSize ?? .max),
                 minimumRate: configuration.minimumTransferRate,
+                rangeReadRule: start.decodesOnly ? rangeReadRule : nil,
                 onResponse: { [observers] response in observers.receivedResponse(response) },
                 onProgress: { [weak self] received, expected in
                     self?.reportProgress(of: transferID, received: received, expected: expected)
@@ -49,6 +52,15 @@ extension ImagePipeline {
                     self?.state.withLock { $0.transfers.job(of: transferID) }?.expire()
                 }
             }
+        }
+    }
+
+    /// When a transfer stops after its first bytes to be read by ranges (``RangedSource``).
+    private var rangeReadRule: DataSink.RangeReadRule? {
+        guard let minimum = configuration.rangeReadMinimumSize else { return nil }
+        let prefixLength = 256 << 10
+        return DataSink.RangeReadRule(minimumLength: max(minimum, Int64(prefixLength) + 1), prefixLength: prefixLength) { [decoders] in
+            decoders.readsRanges($0)
         }
     }
 
@@ -114,9 +126,22 @@ extension ImagePipeline {
         loadRequest.headers.append(contentsOf: validators)
         contacted = true
         defer { deadlines.clear(transferID) }
+        let deadline = (request.deadline ?? configuration.deadline).map { ContinuousClock.now + $0 }
         do {
-            let loaded = try await load(
+            var loaded = try await load(
                 loadRequest, resuming: validators.isEmpty ? kept : nil, with: loader, into: sink, stale: stale, cache: cache, key: key, writes: writes)
+            if sink.endedAtRangePrefix {
+                loaded.ranged = RangedSource(
+                    response: loaded.response, prefix: loaded.data, request: loadRequest, maxFetchedBytes: sink.maxSize, deadline: deadline
+                ) { [weak self] request, sink in
+                    guard let self else { throw CancellationError() }
+                    let modified = try await self.configuration.requestModifier?(request) ?? request
+                    try await self.rateLimiter?.acquire()
+                    self.transferStarted(request.url)
+                    try await loader.load(modified, into: sink)
+                }
+                if loaded.ranged == nil { throw ImagoError(.invalidResponse, url: request.url) }
+            }
             if kept != nil || sink.joinedBytes > 0, let disk = cache?.disk {
                 await cacheStage.run(priority: request.priority) { ResumableDataStore.remove(key, from: disk) }
             }
@@ -145,6 +170,12 @@ extension ImagePipeline {
                 throw sink.hasExpired ? ImagoError(.timedOut, url: conditional.url) : error
             }
             let (response, data) = try sink.finish()
+            if sink.endedAtRangePrefix {
+                // Read by ranges: no disk write of these first bytes as the source (the download
+                // stage sets `ranged`); an image made of them may be kept.
+                let metadata = HTTPCache.metadata(of: response, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
+                return Loaded(response: response, data: data, source: .network, isStorable: metadata.freshness.isStorable, metadata: metadata)
+            }
             if sink.joinedBytes > 0 { state.withLock { $0.statistics.resumed += 1 } }
             guard let cache else {
                 let metadata = HTTPCache.metadata(of: response, receivedAt: receivedAt, heuristicLifetime: configuration.heuristicFreshness)
@@ -207,6 +238,9 @@ extension ImagePipeline {
             let receivedAt = Date()
             do {
                 try await loader.load(modified, into: sink)
+                return receivedAt
+            } catch  where sink.endedAtRangePrefix {
+                // Stopped after the first bytes of a body read by ranges: the rest is not wanted.
                 return receivedAt
             } catch let error as ImagoError {
                 if resuming != nil, !startedAfresh, error.code == .invalidResponse || error.code.httpStatus == 416, !Task.isCancelled {

@@ -35,6 +35,12 @@ extension ImagePipeline {
         public var minimumTransferRate: TransferRate? = TransferRate(bytesPerSecond: 1024, gracePeriod: .seconds(20))
         /// Largest body accepted, checked from Content-Length and from the bytes counted. Default 100 MB.
         public var maxResponseSize: Int64 = 100_000_000
+        /// A response at least this large whose first bytes are a video, from a server that reads
+        /// ranges (`Accept-Ranges: bytes` and a validator), is not downloaded whole: the decoder
+        /// reads what it needs by range requests (the index, wherever it is, and the frames it
+        /// decodes), within ``maxResponseSize`` in all. Never kept in a cache as the source. Only
+        /// transfers whose every request wants an image. Nil: always whole. Default 8 MiB.
+        public var rangeReadMinimumSize: Int64? = 8 << 20
         /// Redirects followed at most. Default 5. Only http and https targets are followed.
         public var maxRedirects = 5
         /// Headers dropped when a redirect leaves the request's origin, besides `Authorization`,

@@ -19,8 +19,13 @@ public struct ImageResponse: Sendable {
     public var request: ImageRequest
     /// The decoded image, processed as the request asked.
     public var image: Image
-    /// The encoded bytes the image was decoded from.
+    /// The encoded bytes the image was decoded from; for a source read by ranges
+    /// (``rangeReadBytes``), only its first bytes.
     public var data: Data
+    /// Bytes read by range requests, when the source was not downloaded whole (a large video,
+    /// ``ImagePipeline/Configuration/rangeReadMinimumSize``): ``data`` is then only its first
+    /// bytes, and `Content-Length` in ``headers`` the whole source's. Nil: ``data`` is all of it.
+    public var rangeReadBytes: Int64?
     /// The URL the bytes came from, after redirects.
     public var url: URL
     /// The HTTP status, or nil for loaders without one: 200 for a disk hit, 304 when revalidated.

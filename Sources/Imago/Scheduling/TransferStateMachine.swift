@@ -95,6 +95,8 @@ struct TransferStateMachine<Handle, Job, Stale> {
         let request: ImageRequest
         let priority: Priority
         let stale: Stale?
+        /// Every member wants an image (none only the bytes): the source may be read by ranges.
+        let decodesOnly: Bool
     }
 
     enum JoinAction {
@@ -385,7 +387,10 @@ struct TransferStateMachine<Handle, Job, Stale> {
             guard let entry, let transfer = transfers[entry.transferID], case .queued(_, let stale) = transfer.phase else { break }
             transfers[entry.transferID]?.phase = .running(job: nil)
             running += 1
-            starts.append(Start(transferID: transfer.id, request: transfer.request, priority: transfer.priority, stale: stale))
+            starts.append(
+                Start(
+                    transferID: transfer.id, request: transfer.request, priority: transfer.priority, stale: stale,
+                    decodesOnly: transfer.members.values.allSatisfy(\.decodes)))
         }
         return starts
     }

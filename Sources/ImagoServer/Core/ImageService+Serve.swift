@@ -246,7 +246,8 @@ extension ImageService {
         variant.sourceCaching = .init(response.headers)
         let source = response.image.metadata
         variant.made = .init(
-            sourceBytes: response.data.count, sourceWidth: source.originalWidth, sourceHeight: source.originalHeight, width: image.width,
+            sourceBytes: response.rangeReadBytes == nil ? response.data.count : Int(response.headers["content-length"] ?? "") ?? response.data.count,
+            sourceWidth: source.originalWidth, sourceHeight: source.originalHeight, width: image.width,
             height: image.height)
         stages.made(
             response, sourceHost: plan.source.host, format: encoding.format, bytes: encoded.data.count, facts: variant.made,
@@ -374,7 +375,13 @@ extension ImageService {
     }
 
     /// ``etag(sourceBytes:validator:url:identity:format:)`` of a variant made from `source`.
+    /// A source read by ranges (``ImageResponse/rangeReadBytes``) had a strong ETag or a
+    /// Last-Modified date, which named every range: its version is that, not its first bytes.
     static func etag(source: ImageResponse, identity: String, format: OutputFormat) -> String {
-        etag(sourceBytes: source.data, validator: source.headers["etag"], url: source.url, identity: identity, format: format.rawValue)
+        var validator = source.headers["etag"]
+        if source.rangeReadBytes != nil, validator == nil || validator?.hasPrefix("W/") == true {
+            validator = "last-modified:" + (source.headers["last-modified"] ?? "") + " length:" + (source.headers["content-length"] ?? "")
+        }
+        return etag(sourceBytes: source.data, validator: validator, url: source.url, identity: identity, format: format.rawValue)
     }
 }

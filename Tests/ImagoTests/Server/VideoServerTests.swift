@@ -81,6 +81,34 @@
             }
         }
 
+        @Test("a 1-hour 4K video over HTTP: vts:1800 from a small fraction of it read by ranges; a repeat is the kept variant")
+        func hourLongOverHTTP() async throws {
+            let root = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let file = try await VideoRangeReadTests.looped(900, in: root)
+            let body = try Data(contentsOf: file, options: .alwaysMapped)
+            try await withServer({ $0.output.video.enabled = true }) { server in
+                var route = TestOrigin.Route(body: body)
+                route.etag = "\"hour\""
+                server.origin.setRoute("/hour.mp4", route)
+                let path = ServerHarness.path(server.origin.url("/hour.mp4").absoluteString, ["rs:fit:320:0", "vts:1800"], extension: "png")
+                let answer = try await server.get(path)
+                #expect(answer.status == 200, "\(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+                let image = try PNGDecoder().decode(answer.body, options: DecodingOptions())
+                let expected = try await VideoRangeReadTests.reference(file, second: 1800, width: 320, in: root)
+                #expect((image.width, image.height) == (expected.width, expected.height))
+                #expect(Corpus.meanDifference(image, expected) <= 2)
+                let sent = server.origin.log.bodyBytesWritten
+                #expect(sent < body.count / 10, "the origin sent \(sent) of \(body.count) bytes")
+                #expect(server.origin.log.requests(to: "/hour.mp4").dropFirst().allSatisfy { $0.header("if-range") == "\"hour\"" })
+
+                let requests = server.origin.log.requests(to: "/hour.mp4").count
+                let again = try await server.get(path)
+                #expect(again.status == 200 && again.body == answer.body)
+                #expect(server.origin.log.requests(to: "/hour.mp4").count == requests, "the kept variant, no new read")
+            }
+        }
+
         @Test("thumbor's URLs read a video's frame at the server's second, fitted as thumbor fits")
         func thumborDialect() async throws {
             let root = try temporaryDirectory()

@@ -10,20 +10,29 @@
         /// What the file declares.
         let info: VideoInfo
 
-        /// Bytes FFmpeg reads through the C read function; held by the file.
+        /// Bytes FFmpeg reads through the C read function, in memory or by range requests
+        /// (``DecodingOptions/rangedSource``, then `data` is the first of them); held by the file.
         private final class Reader {
             let data: Data
-            init(_ data: Data) { self.data = data }
+            let ranged: RangedSource?
+            /// When a range read stops waiting: the decode's deadline.
+            var deadline: ContinuousClock.Instant?
+            init(_ data: Data, ranged: RangedSource?, options: DecodingOptions) {
+                self.data = data
+                self.ranged = ranged
+                deadline = options.maxDecodeDuration.map { .now + $0 }
+            }
+            var length: Int64 { ranged?.length ?? Int64(data.count) }
         }
 
         /// Opens `data` as `container`, within `options`' pixel limit and decode time, or throws.
         init(_ data: Data, container: VideoContainer, options: DecodingOptions) throws(ImagoError) {
             try CodecLibrary.avformat.load()
             try CodecLibrary.swscale.load()
-            let reader = Reader(data)
+            let reader = Reader(data, ranged: options.rangedSource, options: options)
             self.reader = reader
             var limits = imago_video_limits()
-            limits.size = Int64(data.count)
+            limits.size = reader.length
             limits.max_pixels = Int64(options.maxPixels)
             limits.max_packets = Int64(options.videoFrame.maxPackets)
             limits.probe_size = Int64(options.videoProbeBytes ?? 0)
@@ -35,7 +44,7 @@
                 limits.demuxer = demuxer
                 return imago_video_open(&opened, Self.read, Unmanaged.passUnretained(reader).toOpaque(), &limits, &message, message.count)
             }
-            guard status == 0, let opened else { throw Self.error(status, message, format: container.format, options: options) }
+            guard status == 0, let opened else { throw Self.error(status, message, format: container.format, reader: reader) }
             video = opened
             var described = imago_video_info()
             imago_video_describe(opened, &described)
@@ -48,6 +57,7 @@
         /// Gives FFmpeg `options`' deadline from now: a file the estimate opened, used by the decode.
         func restartDeadline(_ options: DecodingOptions) {
             imago_video_set_deadline(video, CLibraryCall.deadline(after: options.maxDecodeDuration))
+            reader.deadline = options.maxDecodeDuration.map { .now + $0 }
         }
 
         /// The frame shown at `selection`'s second (or its keyframe), scaled to `size` RGBA, and
@@ -60,7 +70,7 @@
                 status = imago_video_frame(
                     video, selection.second, selection.keyframesOnly ? 1 : 0, out.baseAddress, Int32(size.width), Int32(size.height),
                     Int32(size.width * 4), &second, &message, message.count)
-                return status == 0 ? .success(()) : .failure(Self.error(status, message, format: info.format, options: options))
+                return status == 0 ? .success(()) : .failure(Self.error(status, message, format: info.format, reader: reader))
             }
             color(options).apply(&pixels, width: size.width, height: size.height)
             return (pixels, second)
@@ -79,7 +89,12 @@
         /// The C read function: bytes of the reader's data at an offset.
         private static let read: imago_video_read_function = { context, buffer, size, offset in
             guard let context, let buffer, size > 0, offset >= 0 else { return -1 }
-            let data = Unmanaged<Reader>.fromOpaque(context).takeUnretainedValue().data
+            let reader = Unmanaged<Reader>.fromOpaque(context).takeUnretainedValue()
+            if let ranged = reader.ranged {
+                return ranged.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)), at: offset, until: reader.deadline).map(Int32.init)
+                    ?? -1
+            }
+            let data = reader.data
             guard offset < Int64(data.count) else { return 0 }
             let start = data.startIndex + Int(offset)
             let count = min(Int(size), data.endIndex - start)
@@ -87,7 +102,9 @@
             return Int32(count)
         }
 
-        private static func error(_ status: Int32, _ message: [CChar], format: ImageFormat, options: DecodingOptions) -> ImagoError {
+        private static func error(_ status: Int32, _ message: [CChar], format: ImageFormat, reader: Reader) -> ImagoError {
+            // A range the file needed could not be had: that is why FFmpeg failed.
+            if let failure = reader.ranged?.failure { return failure }
             let text = CLibraryCall.message(message)
             switch Int(status) {
             case Int(IMAGO_VIDEO_TIMED_OUT):

@@ -1,0 +1,203 @@
+#if Video
+    import Foundation
+    @testable import Imago
+    import ImagoTestSupport
+    import Testing
+
+    /// Large videos over HTTP read by range requests (``RangedSource``): made here by Debian's
+    /// ffmpeg, a short 4K H.264 clip looped with `-stream_loop … -c copy` (its index, the `moov`
+    /// box, at the end, as ffmpeg writes MP4 by default), served by the test origin, which counts
+    /// the body bytes it really sent. Frames are compared with ffmpeg's own from the local file.
+    @Suite("Video sources read by ranges", .serialized, .timeLimit(.minutes(6)))
+    struct VideoRangeReadTests {
+        static let families: Set<ImageFormatInfo.Family> = [.still, .video]
+
+        /// A 4-second 3840×2160 25 fps clip (SMPTE bars with a moving 256×144 pattern, keyframes
+        /// every 2 s), looped `loops` times without re-encoding.
+        static func looped(_ loops: Int, in directory: URL) async throws -> URL {
+            let clip = directory.appendingPathComponent("clip.mp4"), file = directory.appendingPathComponent("looped-\(loops).mp4")
+            if !FileManager.default.fileExists(atPath: clip.path) {
+                try await runTool(
+                    VideoDecoderTests.ffmpeg,
+                    [
+                        "-v", "error", "-y", "-f", "lavfi", "-i",
+                        "smptehdbars=size=3840x2160:rate=25:duration=4[bg];testsrc=size=256x144:rate=25:duration=4[fg];[bg][fg]overlay=x='t*800':y=800",
+                        "-c:v", "libx264", "-preset", "ultrafast", "-crf", "30", "-g", "50", "-pix_fmt", "yuv420p", clip.path,
+                    ])
+            }
+            try await runTool(VideoDecoderTests.ffmpeg, ["-v", "error", "-y", "-stream_loop", "\(loops - 1)", "-i", clip.path, "-c", "copy", file.path])
+            return file
+        }
+
+        /// ffmpeg's frame at `second` of the local file, scaled to `width` wide by its scaler with Imago's flags.
+        static func reference(_ file: URL, second: Double, width: Int, in directory: URL) async throws -> Image {
+            let png = directory.appendingPathComponent("reference-\(second).png")
+            try await runTool(
+                VideoDecoderTests.ffmpeg,
+                [
+                    "-v", "error", "-y", "-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-vf", "scale=\(width):-1:flags=\(VideoDecoderTests.swsFlags)",
+                    png.path,
+                ])
+            return try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+        }
+
+        /// Where MP4's top-level box `type` starts.
+        static func boxOffset(_ type: String, in data: Data) -> Int? {
+            var offset = 0
+            while offset + 8 <= data.count {
+                let size = data[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+                var length = size
+                if size == 1 { length = data[(offset + 8)..<(offset + 16)].reduce(0) { $0 << 8 | Int($1) } }
+                if String(decoding: data[(offset + 4)..<(offset + 8)], as: UTF8.self) == type { return offset }
+                guard length >= 8 else { return nil }
+                offset += length
+            }
+            return nil
+        }
+
+        static func pipeline(_ change: (inout ImagePipeline.Configuration) -> Void = { _ in }) -> ImagePipeline {
+            var configuration = ImagePipeline.Configuration()
+            change(&configuration)
+            return ImagePipeline(configuration: configuration, decoders: .standard(families: families))
+        }
+
+        static func posterRequest(_ url: URL, second: Double, maxPackets: Int = 1_000) -> ImageRequest {
+            var request = ImageRequest(url: url, thumbnail: ImageRequest.Thumbnail(maxPixelSize: 320))
+            request.videoFrame = VideoFrameSelection(second: second, maxPackets: maxPackets)
+            return request
+        }
+
+        @Test("a 1-hour 4K H.264 file over HTTP: the poster at second 1800 from a small fraction of it, one GOP decoded, ffmpeg's frame")
+        func hourLongPoster() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try await Self.looped(900, in: directory)
+            let body = try Data(contentsOf: file, options: .alwaysMapped)
+            let moov = try #require(Self.boxOffset("moov", in: body))
+            #expect(moov > body.count / 2, "the index is at the end: it must be read by a range")
+            let origin = try await TestOrigin.start()
+            var route = TestOrigin.Route(body: body)
+            route.etag = "\"hour\""
+            origin.setRoute("/hour.mp4", route)
+            let pipeline = Self.pipeline()
+            // One GOP is 50 frames: a decode that read more packets than one GOP and a few would fail.
+            let response = try await pipeline.response(for: Self.posterRequest(origin.url("/hour.mp4"), second: 1800, maxPackets: 60))
+            let video = try #require(response.image.metadata.video)
+            #expect(abs((video.duration ?? 0) - 3600) < 1)
+            #expect((video.width, video.height) == (3840, 2160))
+            let expected = try await Self.reference(file, second: 1800, width: response.image.width, in: directory)
+            #expect((response.image.width, response.image.height) == (expected.width, expected.height))
+            #expect(Corpus.meanDifference(response.image, expected) <= 2)
+
+            let log = origin.log
+            let sent = log.bodyBytesWritten
+            // What the origin sent includes what the loopback's socket buffers took of the first
+            // response before the client closed it (2.5–4.5 MB here); the client read far less.
+            #expect(sent < body.count / 10, "the origin sent \(sent) of \(body.count) bytes")
+            let requests = log.requests(to: "/hour.mp4")
+            #expect(requests.count >= 2)
+            #expect(requests.first?.header("range") == nil)
+            for request in requests.dropFirst() {
+                #expect(request.header("range")?.hasPrefix("bytes=") == true)
+                #expect(request.header("if-range") == "\"hour\"")
+            }
+            #expect(log.responses.dropFirst().allSatisfy { $0.status == 206 })
+            let ranged = try #require(response.rangeReadBytes)
+            #expect(ranged > 0 && ranged + Int64(response.data.count) < Int64(body.count / 50))
+            #expect(response.data.count < body.count / 100, "only the first bytes are held")
+            try await origin.shutdown()
+        }
+
+        @Test("a source read by ranges is never kept as the source; a data request for it gets the whole file")
+        func notKeptWhole() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try await Self.looped(60, in: directory)
+            let body = try Data(contentsOf: file)
+            let origin = try await TestOrigin.start()
+            var route = TestOrigin.Route(body: body)
+            route.lastModified = Date(timeIntervalSince1970: 1_700_000_000)
+            origin.setRoute("/four-minutes.mp4", route)
+            let url = origin.url("/four-minutes.mp4")
+            let cache = directory.appendingPathComponent("cache")
+            let disk = try DiskCache(configuration: .init(directory: cache))
+            let pipeline = Self.pipeline {
+                $0.rangeReadMinimumSize = 1 << 20
+                $0.diskCache = disk
+            }
+            let request = Self.posterRequest(url, second: 130)
+            let response = try await pipeline.response(for: request)
+            #expect(response.rangeReadBytes != nil)
+            let expected = try await Self.reference(file, second: 130, width: response.image.width, in: directory)
+            #expect(Corpus.meanDifference(response.image, expected) <= 2)
+            await pipeline.waitUntilIdle()
+            disk.flush()
+            #expect(disk.entry(for: request.diskCacheKey) == nil, "the first bytes are not stored as the source")
+            // Dated only (no ETag): the ranges name the date.
+            #expect(origin.log.requests(to: "/four-minutes.mp4").last?.header("if-range") == "Tue, 14 Nov 2023 22:13:20 GMT")
+
+            origin.clearRequests()
+            let whole = try await pipeline.data(for: ImageRequest(url: url, options: [.disableDiskCacheReads]))
+            #expect(whole.data == body)
+            #expect(origin.log.requests(to: "/four-minutes.mp4").allSatisfy { $0.header("range") == nil })
+            await pipeline.waitUntilIdle()
+            disk.flush()
+            try await origin.shutdown()
+        }
+
+        @Test("the source replaced while it is read: invalidResponse, nothing of two versions mixed, nothing kept")
+        func replacedWhileRead() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let body = try Data(contentsOf: try await Self.looped(60, in: directory))
+            let origin = try await TestOrigin.start()
+            var route = TestOrigin.Route(body: body)
+            route.etag = "\"one\""
+            route.etagAfterFirstResponse = "\"two\""
+            origin.setRoute("/replaced.mp4", route)
+            let pipeline = Self.pipeline { $0.rangeReadMinimumSize = 1 << 20 }
+            let request = Self.posterRequest(origin.url("/replaced.mp4"), second: 130)
+            let error = await #expect(throws: ImagoError.self) { try await pipeline.response(for: request) }
+            #expect(error?.code == .invalidResponse)
+            // The range asked for the first version; the origin answered its new one whole (200),
+            // which the client refused on its length, larger than the range asked.
+            let log = origin.log
+            #expect(log.requests(to: "/replaced.mp4").dropFirst().first?.header("if-range") == "\"one\"")
+            #expect(log.responses.dropFirst().first?.status == 200)
+            let memory = try #require(pipeline.configuration.memoryCache)
+            #expect(memory.value(forKey: request.cacheKey) == nil)
+            try await origin.shutdown()
+        }
+
+        @Test("an origin without ranges: the file is downloaded whole, within the size limit, and the frame is the same")
+        func withoutRanges() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try await Self.looped(60, in: directory)
+            let body = try Data(contentsOf: file)
+            let origin = try await TestOrigin.start()
+            var route = TestOrigin.Route(body: body)
+            route.etag = "\"plain\""
+            route.acceptsRanges = false
+            origin.setRoute("/plain.mp4", route)
+            let pipeline = Self.pipeline { $0.rangeReadMinimumSize = 1 << 20 }
+            let response = try await pipeline.response(for: Self.posterRequest(origin.url("/plain.mp4"), second: 130))
+            #expect(response.rangeReadBytes == nil)
+            #expect(response.data == body)
+            let expected = try await Self.reference(file, second: 130, width: response.image.width, in: directory)
+            #expect(Corpus.meanDifference(response.image, expected) <= 2)
+            #expect(origin.log.requests(to: "/plain.mp4").count == 1)
+
+            // Past the size limit it is refused, as any source, before its body is read.
+            let small = Self.pipeline {
+                $0.rangeReadMinimumSize = 1 << 20
+                $0.maxResponseSize = Int64(body.count / 2)
+            }
+            let error = await #expect(throws: ImagoError.self) {
+                try await small.response(for: Self.posterRequest(origin.url("/plain.mp4"), second: 1))
+            }
+            #expect(error?.code.kind == .tooLarge)
+            try await origin.shutdown()
+        }
+    }
+#endif
