@@ -169,6 +169,26 @@
             try await origin.shutdown()
         }
 
+        @Test("from S3 (moto): the object store's loader reads the video by signed range requests", .enabled(if: ObjectStorePeer.isInstalled))
+        func fromS3() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try await Self.looped(60, in: directory)
+            try await withS3Peer(["videos": [file]]) { peer in
+                var configuration = ImagePipeline.Configuration()
+                configuration.rangeReadMinimumSize = 1 << 20
+                let loaders = LoaderRegistry.standard()
+                loaders.register(S3DataLoader(S3LoaderTests.configuration(peer)))
+                let pipeline = ImagePipeline(configuration: configuration, loaders: loaders, decoders: .standard(families: Self.families))
+                let url = URL(string: "s3://videos/\(file.lastPathComponent)")!
+                let response = try await pipeline.response(for: Self.posterRequest(url, second: 130))
+                let ranged = try #require(response.rangeReadBytes)
+                #expect(ranged + Int64(response.data.count) < Int64(try Data(contentsOf: file).count / 4))
+                let expected = try await Self.reference(file, second: 130, width: response.image.width, in: directory)
+                #expect(Corpus.meanDifference(response.image, expected) <= 2)
+            }
+        }
+
         @Test("an origin without ranges: the file is downloaded whole, within the size limit, and the frame is the same")
         func withoutRanges() async throws {
             let directory = try temporaryDirectory()

@@ -166,7 +166,8 @@ def main():
         remote = get(port, signed(f"/rs:fit:300:300/plain/{origin_url}/{photo}@jpg"))
         check(remote[0] == 200 and remote[2].get("Content-Type") == "image/jpeg", f"a signed http thumbnail: {remote[0]}")
         pdf = get(port, signed("/rs:fit:200:200/plain/local:///page.pdf@png"))
-        check(pdf[0] == 200 and pdf[2].get("Content-Type") == "image/png", f"a PDF page rendered by pdftoppm in the container: {pdf[0]} {pdf[1][:120]!r}")
+        rendered = pdf[0] == 200 and pdf[2].get("Content-Type") == "image/png"
+        check(rendered, "a PDF page rendered by pdftoppm in the container" + ("" if rendered else f": {pdf[0]} {pdf[1][:120]!r}"))
         unsigned = get(port, f"/insecure/rs:fit:300:300/plain/local:///{photo}")
         check(unsigned[0] == 403, f"an unsigned URL is refused: {unsigned[0]}")
 

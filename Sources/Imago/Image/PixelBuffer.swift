@@ -37,3 +37,21 @@ extension [UInt8] {
         return withUnsafeBufferPointer { mine in other.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
     }
 }
+
+/// Draws `pixels` (RGBA, `width`×`height`) into `canvas` (RGBA, `canvasWidth` wide) with its
+/// top-left corner at `origin`, clipped to the canvas: a video sprite's frames, a document's pages.
+func copyRGBA(_ pixels: [UInt8], width: Int, height: Int, into canvas: inout [UInt8], canvasWidth: Int, at origin: (x: Int, y: Int)) {
+    let canvasHeight = canvas.count / max(1, canvasWidth * 4)
+    let left = max(0, origin.x), right = min(canvasWidth, origin.x + width)
+    guard left < right, pixels.count >= width * height * 4 else { return }
+    canvas.withUnsafeMutableBytes { target in
+        pixels.withUnsafeBytes { source in
+            for row in 0..<height {
+                let y = origin.y + row
+                guard y >= 0, y < canvasHeight else { continue }
+                let from = (row * width + (left - origin.x)) * 4, to = (y * canvasWidth + left) * 4
+                (target.baseAddress! + to).copyMemory(from: source.baseAddress! + from, byteCount: (right - left) * 4)
+            }
+        }
+    }
+}

@@ -126,7 +126,7 @@ public final class DataSink: Sendable {
 
     /// Appends a chunk of the body.
     public func receive(_ bytes: UnsafeRawBufferPointer) throws(ImagoError) {
-        let outcome = state.withLock { state -> Result<(Int64, Int64?), ImagoError> in
+        let outcome = state.withLock { state -> Result<(Int64, Int64?, decides: Bool), ImagoError> in
             if state.isCancelled { return .failure(ImagoError(state.isExpired ? .timedOut : .cancelled, url: url)) }
             guard Int64(state.data.count) + Int64(bytes.count) <= maxSize else {
                 return .failure(ImagoError(.tooLarge(limit: maxSize), url: state.response?.url ?? url))
@@ -140,10 +140,11 @@ public final class DataSink: Sendable {
             if let minimumRate, let start = state.bodyStart, !minimumRate.isMet(by: Int64(state.data.count - state.bytesBeforeResponse), in: .now - start) {
                 return .failure(ImagoError(.tooSlow(minimumBytesPerSecond: minimumRate.bytesPerSecond), url: state.response?.url ?? url))
             }
-            return .success((Int64(state.data.count), state.response?.expectedContentLength))
+            let decides = state.mayReadRanges && state.data.count >= rangeReadRule?.prefixLength ?? .max
+            return .success((Int64(state.data.count), state.response?.expectedContentLength, decides))
         }
-        let (received, expected) = try outcome.get()
-        try decideRangeReads()
+        let (received, expected, decides) = try outcome.get()
+        if decides { try decideRangeReads() }
         onProgress(received, expected)
     }
 

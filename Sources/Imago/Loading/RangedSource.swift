@@ -27,7 +27,7 @@ final class RangedSource: Sendable, Hashable {
         var failure: ImagoError?
     }
 
-    /// The URL the ranges are asked of (after the first transfer's redirects).
+    /// Where the body came from (after the first transfer's redirects), for errors.
     let url: URL
     /// The whole body's length, as the first response announced it.
     let length: Int64
@@ -50,8 +50,7 @@ final class RangedSource: Sendable, Hashable {
     static let maxRead = 2 << 20
 
     /// A source of `response`'s body read by ranges, its first bytes `prefix`. `request` is the
-    /// first transfer's (its headers go with every range, except credentials when the body came
-    /// from another origin); at most `maxFetchedBytes` are fetched in all; no wait passes `deadline`.
+    /// first transfer's (its URL and headers go with every range); at most `maxFetchedBytes` are fetched in all; no wait passes `deadline`.
     init?(
         response: ResponseHead, prefix: Data, request: DataLoadRequest, maxFetchedBytes: Int64, deadline: ContinuousClock.Instant?,
         fetch: @escaping Fetch
@@ -63,12 +62,10 @@ final class RangedSource: Sendable, Hashable {
         self.validator = validator
         self.prefix = prefix
         self.response = response
+        // Every range asks the first request's URL again (an object store's URL is not the http
+        // one it answered from; a redirect is followed, and checked, again each time).
         var request = request
         for name in ["Range", "If-Range", "If-None-Match", "If-Modified-Since"] { request.headers.remove(name) }
-        if !response.url.hasSameOrigin(as: request.url) {
-            for name in request.headersDroppedOnCrossOriginRedirect { request.headers.remove(name) }
-        }
-        request.url = response.url
         self.request = request
         self.fetch = fetch
         self.maxFetchedBytes = maxFetchedBytes

@@ -164,6 +164,8 @@ struct WorkQueueTests {
                 // answered while the gate is still closed.
                 var answers: [(Int, Data)] = []
                 while answers.count < 54, let answer = try await group.next() { answers.append(answer) }
+                // The second worker's fetch may reach the origin after the 54 answers: wait for it.
+                await origin.wait(until: { $0.requests.count >= 2 }, giveUpAfter: .seconds(60))
                 #expect(origin.log.requests.count == 2, "only the two workers fetched")
                 #expect(answers.allSatisfy { $0.0 == 429 }, "\(answers.map(\.0))")
                 origin.release("burst")

@@ -64,14 +64,7 @@ public struct PDFDecoder: ImageDecoding {
                 pixels = [UInt8](repeating: 0, count: width * height * 4)
                 var top = 0
                 for page in pages {
-                    pixels.withUnsafeMutableBytes { canvas in
-                        page.pixels.withUnsafeBytes { source in
-                            for row in 0..<page.height {
-                                let target = canvas.baseAddress! + (top + row) * width * 4
-                                target.copyMemory(from: source.baseAddress! + row * page.width * 4, byteCount: page.width * 4)
-                            }
-                        }
-                    }
+                    copyRGBA(page.pixels, width: page.width, height: page.height, into: &pixels, canvasWidth: width, at: (0, top))
                     top += page.height
                 }
             }

@@ -44,7 +44,7 @@
                 arguments + ["-"], document: data, maxOutput: (1 << 20) + (pages?.count ?? 1) * 1024,
                 maxHeap: PopplerTool.baseMemory + 2 * data.count, deadline: deadline)
             guard let list = PDFPageList(output) else { throw ImagoError.invalid(.pdf, "pdfinfo found no page") }
-            PDFPageListCache.store(list, for: key)
+            PDFPageListCache.store(list, for: key, data: data)
             return list
         }
 
@@ -165,25 +165,14 @@
         /// The binary PPM (P6, 8 bits) at `offset` as RGBA, moving `offset` past it; nil when the
         /// bytes there are not one.
         static func ppm(_ data: Data, at offset: inout Int) -> RenderedPage? {
-            var fields: [Int] = []
-            var index = data.startIndex + offset
-            guard data.count - offset > 2, data[index] == UInt8(ascii: "P"), data[index + 1] == UInt8(ascii: "6") else { return nil }
-            index += 2
-            while fields.count < 3 {
-                while index < data.endIndex, [9, 10, 13, 32].contains(data[index]) { index += 1 }
-                var value = 0, digits = 0
-                while index < data.endIndex, (48...57).contains(data[index]), digits < 6 {
-                    value = value * 10 + Int(data[index] - 48)
-                    digits += 1
-                    index += 1
-                }
-                guard digits > 0 else { return nil }
-                fields.append(value)
-            }
-            // One white-space byte ends the header.
-            guard index < data.endIndex, [9, 10, 13, 32].contains(data[index]), fields[2] == 255, fields[0] > 0, fields[1] > 0 else { return nil }
-            index += 1
-            let (width, height) = (fields[0], fields[1])
+            // Netpbm's own header reader; pdftoppm's header is a few dozen bytes.
+            let start = data.startIndex + offset
+            guard start < data.endIndex, let header = try? PNMDecoder.Header(Array(data[start..<min(data.endIndex, start + 128)])),
+                header.layout == .samples(.rgb), !header.isASCII, header.maxValue == 255, header.width > 0, header.height > 0,
+                header.width <= 1 << 20, header.height <= 1 << 20
+            else { return nil }
+            let index = start + header.bodyOffset
+            let (width, height) = (header.width, header.height)
             let length = width * height * 3
             guard data.endIndex - index >= length else { return nil }
             var pixels = [UInt8](repeating: 255, count: width * height * 4)

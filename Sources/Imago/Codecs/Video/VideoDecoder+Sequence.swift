@@ -88,7 +88,7 @@
                 for index in 0..<min(tiles, used) {
                     let tile = try cellPixels(
                         file, second: times[index], stored: stored, orientation: orientation, geometry: geometry, options: frameOptions)
-                    Self.copy(
+                    copyRGBA(
                         tile, width: cell.width, height: cell.height, into: &canvas, canvasWidth: width.partialValue,
                         at: ((index % columns) * cell.width, (index / columns) * cell.height))
                 }
@@ -122,7 +122,7 @@
             // Black behind an extended frame, as imgproxy extends tiles; a filled cell is covered whole.
             var cell = [UInt8](repeating: 0, count: geometry.cell.width * geometry.cell.height * 4)
             for index in stride(from: 3, to: cell.count, by: 4) { cell[index] = 255 }
-            Self.copy(upright.pixels, width: upright.width, height: upright.height, into: &cell, canvasWidth: geometry.cell.width, at: geometry.offset)
+            copyRGBA(upright.pixels, width: upright.width, height: upright.height, into: &cell, canvasWidth: geometry.cell.width, at: geometry.offset)
             return cell
         }
 
@@ -134,23 +134,6 @@
                 bitsPerSample: info.bitsPerSample)
             metadata.video = info
             return Image(width: width, height: height, frames: frames, metadata: metadata)
-        }
-
-        /// `pixels` (`width × height` RGBA) drawn at `origin` of `canvas`, clipped to it.
-        static func copy(_ pixels: [UInt8], width: Int, height: Int, into canvas: inout [UInt8], canvasWidth: Int, at origin: (x: Int, y: Int)) {
-            let canvasHeight = canvas.count / max(1, canvasWidth * 4)
-            let left = max(0, origin.x), right = min(canvasWidth, origin.x + width)
-            guard left < right else { return }
-            for row in 0..<height {
-                let y = origin.y + row
-                guard y >= 0, y < canvasHeight else { continue }
-                let from = (row * width + (left - origin.x)) * 4, to = (y * canvasWidth + left) * 4, count = (right - left) * 4
-                canvas.withUnsafeMutableBytes { target in
-                    pixels.withUnsafeBytes { source in
-                        target.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress!.advanced(by: from), byteCount: count)
-                    }
-                }
-            }
         }
     }
 #endif
