@@ -259,6 +259,7 @@ struct Harness: Sendable {
         Harness(name: "result-store") { data in ResultStoreFeed.run(data) },
         Harness(name: "gain-map") { data in GainMapFeed.run(data) },
         Harness(name: "pdfinfo") { data in PDFInfoFeed.run(data) },
+        Harness(name: "ranged-source") { data in RangedSourceFeed.run(data) },
         Harness(name: "cascade") { data in CascadeFeed.run(data) },
     ]
 
