@@ -189,6 +189,29 @@
             }
         }
 
+        @Test("a local file: the file loader answers ranges (206, If-Range by its date), so a large video is read by them too")
+        func localFile() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = try await Self.looped(60, in: directory)
+            let body = try Data(contentsOf: file)
+            let pipeline = Self.pipeline { $0.rangeReadMinimumSize = 1 << 20 }
+            let response = try await pipeline.response(for: Self.posterRequest(file, second: 130))
+            let ranged = try #require(response.rangeReadBytes)
+            #expect(ranged + Int64(response.data.count) < Int64(body.count / 4))
+            let expected = try await Self.reference(file, second: 130, width: response.image.width, in: directory)
+            #expect(Corpus.meanDifference(response.image, expected) <= 2)
+
+            // The loader itself: a range is a 206 of those bytes; another date in If-Range, the whole file.
+            let date = try #require(response.headers["Last-Modified"])
+            let range = try await pipeline.data(
+                for: ImageRequest(url: file, headers: ["Range": "bytes=100-199", "If-Range": date], options: [.disableDiskCacheReads]))
+            #expect(range.statusCode == 206 && range.data == body[100..<200] && range.headers["Content-Range"] == "bytes 100-199/\(body.count)")
+            let whole = try await pipeline.data(
+                for: ImageRequest(url: file, headers: ["Range": "bytes=100-199", "If-Range": "Thu, 01 Jan 1970 00:00:00 GMT"]))
+            #expect(whole.statusCode == nil && whole.data == body)
+        }
+
         @Test("an origin without ranges: the file is downloaded whole, within the size limit, and the frame is the same")
         func withoutRanges() async throws {
             let directory = try temporaryDirectory()

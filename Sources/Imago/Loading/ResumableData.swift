@@ -32,10 +32,11 @@ struct ResumableData: Sendable, Equatable {
     }
 
     /// The validator a later range request of `response`'s body names in `If-Range`, when the body
-    /// can be read by ranges: a `200` saying `Accept-Ranges: bytes`, not `no-store`, with no
+    /// can be read by ranges: a `200` (or a local file's) saying `Accept-Ranges: bytes`, not `no-store`, with no
     /// content coding, with a strong `ETag` or a `Last-Modified` date; else nil.
     static func validator(of response: ResponseHead) -> String? {
-        guard response.statusCode == 200 else { return nil }
+        // A local file's answer has no status; ``FileDataLoader`` reads ranges as a server does.
+        guard response.statusCode == 200 || (response.statusCode == nil && response.url.isFileURL) else { return nil }
         let headers = response.headers
         guard let ranges = headers["Accept-Ranges"],
             ranges.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "bytes" })
