@@ -35,8 +35,6 @@ final class RangedSource: Sendable, Hashable {
     let validator: String
     /// The body's first bytes, from the first transfer.
     let prefix: Data
-    /// The first response.
-    let response: ResponseHead
     private let request: DataLoadRequest
     private let fetch: Fetch
     private let maxFetchedBytes: Int64
@@ -61,7 +59,6 @@ final class RangedSource: Sendable, Hashable {
         self.length = length
         self.validator = validator
         self.prefix = prefix
-        self.response = response
         // Every range asks the first request's URL again (an object store's URL is not the http
         // one it answered from; a redirect is followed, and checked, again each time).
         var request = request
