@@ -91,11 +91,9 @@ struct ServeCommand: AsyncParsableCommand {
         defer { heapTrimming.cancel() }
         let timeout = configuration.gracefulStopTimeout
         let socketPath = configuration.listenSocketPath
-        let application = Application(
-            router: ImageServer.router(service: service),
-            server: ImageServer.server(service),
-            configuration: ImageServer.applicationConfiguration(service, host: host, port: port),
-            onServerRunning: { channel in
+        let listener = ImageListener(
+            service: service, host: host, port: port, logger: logger,
+            onListening: { channel in
                 // Tests and scripts read the port from this line when they asked for port 0.
                 if let path = socketPath {
                     say("imago serve: listening on unix:\(path)")
@@ -112,8 +110,7 @@ struct ServeCommand: AsyncParsableCommand {
                         Foundation.exit(0)
                     }
                 }
-            },
-            logger: logger
+            }
         )
         var services = telemetry.services
         if let metrics = configuration.metricsAddress {
@@ -128,7 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // Services stop in reverse order: the exporters last, sending what the last requests made.
         let group = ServiceGroup(
-            configuration: .init(services: services + [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: services + [listener], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         // The requests in flight are answered: what the service keeps is let go before exit.
         await service.shutDown()

@@ -4,7 +4,7 @@ import NIOCore
 
 /// Tells the requests a connection carries that it has closed, so that work no client waits for
 /// any more stops: a request waiting in the work queue leaves it. One per connection, added to
-/// its pipeline by ``ImageServer/server(_:)``; a route handler finds it through its request
+/// its pipeline by ``ImageListener``; a route handler finds it through its request
 /// context (``ServerRequestContext``), which Hummingbird makes from the connection's channel.
 final class ConnectionWatch: Sendable {
     private struct State {

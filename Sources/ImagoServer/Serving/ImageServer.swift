@@ -6,7 +6,8 @@ import NIOCore
 
 /// The service on Hummingbird: `/health`, `/metrics` (Prometheus), a route group per mounted
 /// dialect (imgproxy's URLs under their path prefix, thumbor's under theirs), and `/gallery`.
-/// Embed ``router(service:)`` in an application of your own; `imago serve` runs it.
+/// Embed ``router(service:)`` in an application of your own; `imago serve` runs it on an
+/// ``ImageListener``.
 public enum ImageServer {
     /// A router answering `/health`, `/metrics`, `/gallery` and each mounted dialect's URLs
     /// through `service`.
@@ -125,30 +126,17 @@ public enum ImageServer {
         group.head("**", use: handler)
     }
 
-    /// HTTP/1.1 with the connection deadlines of the service's configuration (the request head's,
-    /// slowloris protection; the keep-alive's; the answer's write), variants kept in memory answered on the event loop, and each connection's
-    /// close told to the requests it carries.
-    public static func server(_ service: ImageService) -> HTTPServerBuilder {
+    /// The channel handlers each connection of ``ImageListener`` has after HTTP/1.1's: the
+    /// connection deadlines of the service's configuration (the request head's, slowloris
+    /// protection; the keep-alive's; the answer's write), variants kept in memory answered on the
+    /// event loop, and each connection's close told to the requests it carries.
+    static func connectionHandlers(_ service: ImageService) -> [any RemovableChannelHandler] {
         let configuration = service.configuration
         // TimeAmount(Duration) clamps, never traps.
         let timeouts = ConnectionTimeoutHandler.Timeouts(
             readRequest: TimeAmount(configuration.requestHeadTimeout), keepAlive: TimeAmount(configuration.keepAliveTimeout),
             writeResponse: TimeAmount(configuration.writeResponseTimeout))
-        return .http1(
-            configuration: .init(additionalChannelHandlers: [
-                ConnectionTimeoutHandler(timeouts), ConnectionWatch.Handler(), KeptVariantHandler(service: service),
-            ]))
-    }
-
-    /// The application's settings for `service` listening on `host`:`port`: the server's name and,
-    /// with ``ServerConfiguration/maxClients``, connections past it left waiting to be accepted
-    /// (as imgproxy's `IMGPROXY_MAX_CLIENTS`).
-    public static func applicationConfiguration(_ service: ImageService, host: String, port: Int) -> ApplicationConfiguration {
-        let maxClients = service.configuration.maxClients
-        let address = service.configuration.listenSocketPath.map { BindAddress.unixDomainSocket(path: $0) } ?? .hostname(host, port: port)
-        return ApplicationConfiguration(
-            address: address, serverName: serverName,
-            availableConnectionsDelegate: maxClients > 0 ? MaximumAvailableConnections(maxClients) : nil)
+        return [ConnectionTimeoutHandler(timeouts), ConnectionWatch.Handler(), KeptVariantHandler(service: service)]
     }
 
     static let requestIDField = HTTPField.Name("X-Request-Id")!

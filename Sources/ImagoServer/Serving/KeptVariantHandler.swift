@@ -27,8 +27,8 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var answering = false
     /// Requests passed on whose response has not ended.
     private var outstanding = 0
-    /// The `Date` header of the current second, as Hummingbird gives its responses one.
-    private var date = (second: 0, text: "")
+    /// The `Date` header of the current second, as every answer has one.
+    private var date = SecondDate()
     /// The HTTP encoder's context: bytes written through it go to the socket as they are. Nil
     /// when there is none, or when each answer closes its connection (which the timeout handler
     /// does on the answer's end as it passes).
@@ -86,7 +86,7 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return writeBelow(response, lines: lines, context: context, encoder: below)
         }
         var fields = response.headerFields
-        fields[.date] = currentDate()
+        fields[.date] = date.now()
         fields[.server] = ImageServer.serverName
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: response.status), headerFields: fields))), promise: nil)
         if response.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(response.body)), promise: nil) }
@@ -113,7 +113,7 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
             head.writeStaticString("\r\n")
         }
         head.writeStaticString("Date: ")
-        head.writeString(currentDate())
+        head.writeString(date.now())
         head.writeStaticString("\r\nServer: ")
         head.writeString(ImageServer.serverName)
         head.writeStaticString("\r\n\r\n")
@@ -131,14 +131,5 @@ final class KeptVariantHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
                 }
             }
-    }
-
-    /// IMF-fixdate of now, formatted once a second.
-    private func currentDate() -> String {
-        let now = time(nil)
-        if Int(now) != date.second {
-            date = (Int(now), HTTPDate.format(Date(timeIntervalSince1970: Double(now))))
-        }
-        return date.text
     }
 }

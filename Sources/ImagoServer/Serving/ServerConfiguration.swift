@@ -67,6 +67,12 @@ public struct ServerConfiguration: Sendable {
     /// The socket's path when ``network`` is `unix` (`--listen`, imgproxy's `IMGPROXY_BIND`).
     public var listenSocketPath: String?
 
+    /// imgproxy's `IMGPROXY_SO_REUSEPORT`: the listening socket is opened with `SO_REUSEPORT`, so
+    /// several `imago serve` processes (of one user) may listen on the same port and the kernel
+    /// spreads new connections over them. Without it, a second process on a port that is taken
+    /// stops at start. No effect on a Unix socket. Default false.
+    public var reusesPort = false
+
     /// imgproxy's networks for its listener (Go's `net.Listen` names), `unixpacket` left out: HTTP
     /// is a stream.
     public enum Network: String, Sendable {

@@ -67,8 +67,6 @@ enum ImgproxyVariables {
 
     /// Why an unsupported variable is not needed, or what to use instead.
     static let notes: [String: String] = [
-        "IMGPROXY_SO_REUSEPORT":
-            "Hummingbird 2 (the HTTP server) sets no SO_REUSEPORT on its listening socket; run one process per host, or several behind a balancer",
         "IMGPROXY_PNG_UNLIMITED":
             "Imago never limits how many chunks a PNG has; their bytes stay bounded (libspng's chunk limits, 64 MiB), as every C library's allocations are: lifting that is what a hostile file wants",
         "IMGPROXY_SVG_UNLIMITED":

@@ -15,6 +15,10 @@ extension ServerSettings {
             guard let network = ServerConfiguration.Network(rawValue: text.lowercased()) else { throw ServerSetting.invalid("--network", "IMAGO_NETWORK") }
             configuration.network = network
         },
+        .boolean(
+            "--so-reuseport", "IMAGO_SO_REUSEPORT", peers: [.boolean("IMGPROXY_SO_REUSEPORT")],
+            "listen with SO_REUSEPORT, so that several processes on one host share the port and the kernel spreads connections over them",
+            \.reusesPort),
         ServerSetting("--dialect", "IMAGO_DIALECT", "URLs answered at the root: imgproxy (default) or thumbor") { configuration, text, _ throws(ServerError) in
             guard let dialect = ServerConfiguration.Dialect(rawValue: text.lowercased()) else {
                 throw ServerSetting.invalid("--dialect", "IMAGO_DIALECT")

@@ -435,6 +435,7 @@ struct OutputIdentityTests {
             "IMAGO_ENV_AWS_SSM_PATH": "/imago",
             "IMAGO_ENV_AWS_SSM_REGION": "eu-west-1",
             "IMAGO_NETWORK": "tcp4",
+            "IMAGO_SO_REUSEPORT": "true",
             "IMAGO_OPEN_TELEMETRY": "true",
             "IMAGO_OPEN_TELEMETRY_METRICS": "true",
             "IMAGO_OPEN_TELEMETRY_LOGS": "true",

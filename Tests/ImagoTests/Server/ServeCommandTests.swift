@@ -12,10 +12,12 @@ struct ServeCommandTests {
     static var executable: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago") }
 
     /// Starts `imago serve` and returns it with the port from its first line.
-    static func start(_ arguments: [String], environment: [String: String] = [:], errors: FileHandle = .nullDevice) async throws -> (Process, Int) {
+    static func start(
+        _ arguments: [String], listen: String = "127.0.0.1:0", environment: [String: String] = [:], errors: FileHandle = .nullDevice
+    ) async throws -> (Process, Int) {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+        process.arguments = ["serve", "--listen", listen] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("IMAGO_") }.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
@@ -116,6 +118,45 @@ struct ServeCommandTests {
         for (network, bind) in [("tcp4", "[::1]:8080"), ("tcp6", "127.0.0.1:8080"), ("unixpacket", "/tmp/x.sock")] {
             #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_NETWORK": network, "IMGPROXY_BIND": bind]) }
         }
+    }
+
+    @Test("IMGPROXY_SO_REUSEPORT: two processes listen on one port and both are given connections; without it the second stops at start")
+    func reusePort() async throws {
+        // Each answers its own health path: /a is 200 from the first, and a malformed imgproxy URL (400) to the second.
+        let (first, port) = try await Self.start([], environment: ["IMGPROXY_SO_REUSEPORT": "true", "IMGPROXY_HEALTH_CHECK_PATH": "/a"])
+        try #require(port > 0)
+        let refused = Process()
+        refused.executableURL = Self.executable
+        refused.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+        refused.environment = [:]
+        let errors = Pipe()
+        refused.standardError = errors
+        refused.standardOutput = FileHandle.nullDevice
+        try refused.run()
+        #expect(await Self.waitForExit(refused) != 0)
+        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("Address already in use"))
+
+        let (second, secondPort) = try await Self.start(
+            ["--so-reuseport", "1"], listen: "127.0.0.1:\(port)", environment: ["IMGPROXY_HEALTH_CHECK_PATH": "/b"])
+        #expect(secondPort == port)
+        // A new connection per request: the kernel spreads connections, not requests.
+        func statuses(_ count: Int) async throws -> [String: Int] {
+            let arguments =
+                ["-s", "-H", "Connection: close", "-w", "%{http_code}\n"]
+                + (0..<count).flatMap { _ in ["-o", "/dev/null", "http://127.0.0.1:\(port)/a"] }
+            let answered = try await runProcess(URL(fileURLWithPath: "/usr/bin/curl"), arguments)
+            return String(decoding: answered.output, as: UTF8.self).split(separator: "\n").reduce(into: [:]) { $0[String($1), default: 0] += 1 }
+        }
+        let both = try await statuses(40)
+        #expect(both["200", default: 0] > 0 && both["400", default: 0] > 0 && both["200", default: 0] + both["400", default: 0] == 40, "\(both)")
+        first.terminate()
+        #expect(await Self.waitForExit(first) == 0)
+        // The port stays served by the one left.
+        #expect(try await statuses(10) == ["400": 10])
+        second.terminate()
+        #expect(await Self.waitForExit(second) == 0)
+        #expect(try ServerSettings.configuration(["IMGPROXY_SO_REUSEPORT": "t"]).configuration.reusesPort)
+        #expect(throws: ServerError.self) { try ServerSettings.configuration(["IMGPROXY_SO_REUSEPORT": "yes please"]) }
     }
 
     @Test("IMGPROXY_PROMETHEUS_BIND: /metrics on its own address and not beside the images; the images' own address is refused")

@@ -30,14 +30,13 @@ func withServer(
     var logger = Logger(label: "imago-serve-test")
     logger.logLevel = .critical
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let application = Application(
-        router: ImageServer.router(service: service), server: ImageServer.server(service),
-        configuration: ImageServer.applicationConfiguration(service, host: "127.0.0.1", port: 0),
-        onServerRunning: { channel in
+    let listener = ImageListener(
+        service: service, host: "127.0.0.1", port: 0, logger: logger,
+        onListening: { channel in
             portContinuation.yield(channel.localAddress?.port ?? 0)
             portContinuation.finish()
-        }, logger: logger)
-    let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
+        })
+    let group = ServiceGroup(configuration: .init(services: [listener], gracefulShutdownSignals: [], logger: logger))
     let running = Task { try await group.run() }
     var iterator = ports.makeAsyncIterator()
     let port = await iterator.next() ?? 0
