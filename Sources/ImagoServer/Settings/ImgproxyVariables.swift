@@ -73,11 +73,13 @@ enum ImgproxyVariables {
             "librsvg's XML limits (10 MB of text, a million elements) are kept: its parser's memory is outside Imago's decode budget, so lifting them is what a hostile SVG wants",
         "IMGPROXY_TIFF_UNLIMITED":
             "libtiff's allocations stay bounded by the decode budget (its single-allocation limit): lifting that is what a hostile file wants",
-        "IMGPROXY_S3_USE_DECRYPTION_CLIENT": "client-side encrypted objects are not decrypted",
-        "IMGPROXY_S3_ACCESS_POINTS": "no S3 access points",
+        "IMGPROXY_S3_USE_DECRYPTION_CLIENT":
+            "client-side encrypted objects are not decrypted: no AWS S3 Encryption Client (Go's or Java's SDK) runs here to write objects in its envelope format, and a decryption proved only against an encryption of Imago's own would prove nothing",
+        "IMGPROXY_S3_ACCESS_POINTS":
+            "no S3 access points: an access point's ARN is reached at its own host name (name-account.s3-accesspoint.region…), which moto, the S3 server the tests run, does not answer; name the bucket itself in s3:// URLs",
         "IMGPROXY_USE_ABS": "no Azure Blob Storage sources: no Azure API server runs in the tests (Azurite is an npm package)",
-        "IMGPROXY_SWIFT_TENANT": "Swift sign-in is v1 auth only (a tenant is Keystone v2's)",
-        "IMGPROXY_SWIFT_DOMAIN": "Swift sign-in is v1 auth only (a domain is Keystone v3's)",
+        "IMGPROXY_SWIFT_TENANT": "Swift sign-in is v1 auth only (a tenant is Keystone v2's: no Keystone server runs here to prove it against)",
+        "IMGPROXY_SWIFT_DOMAIN": "Swift sign-in is v1 auth only (a domain is Keystone v3's: no Keystone server runs here to prove it against)",
         "IMGPROXY_PRESERVE_HDR": "16-bit output is not written yet",
         "IMGPROXY_NEW_RELIC_KEY":
             "an error-reporting or monitoring service is not built in: send `--open-telemetry` spans, metrics and logs to an OpenTelemetry collector, which exports to it",
