@@ -32,13 +32,17 @@
             return file
         }
 
-        /// FFmpeg's own frame at `second` (input seeking, as its documentation shows), as PNG, decoded.
-        static func reference(_ file: URL, second: Double, extra: [String] = [], in directory: URL) async throws -> Image {
+        /// FFmpeg's own frame at `second` (input seeking, as its documentation shows), through
+        /// `filter` when given (``scaled(_:)``), as PNG, decoded.
+        static func reference(_ file: URL, second: Double, extra: [String] = [], filter: String? = nil, in directory: URL) async throws -> Image {
             let png = directory.appendingPathComponent("reference-\(UUID().uuidString).png")
-            try await runTool(
-                ffmpeg, ["-v", "error", "-y"] + extra + ["-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-sws_flags", swsFlags, png.path])
+            let scaling = filter.map { ["-vf", $0] } ?? ["-sws_flags", swsFlags]
+            try await runTool(ffmpeg, ["-v", "error", "-y"] + extra + ["-ss", "\(second)", "-i", file.path, "-frames:v", "1"] + scaling + [png.path])
             return try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
         }
+
+        /// FFmpeg's scale filter to `size` (`W:H`, `-1` keeping the shape) with Imago's scaler flags.
+        static func scaled(_ size: String) -> String { "scale=\(size):flags=\(swsFlags)" }
 
         static func frame(_ data: Data, second: Double, keyframesOnly: Bool = false, options base: DecodingOptions = DecodingOptions()) throws -> Image {
             var options = base
@@ -110,10 +114,7 @@
             let reference = try await Self.reference(wide, second: 1, extra: [], in: directory)
             #expect((widened.width, widened.height) == (640, 240))
             #expect((reference.width, reference.height) == (320, 240))
-            let scaled = directory.appendingPathComponent("scaled.png")
-            try await runTool(
-                Self.ffmpeg, ["-v", "error", "-y", "-ss", "1", "-i", wide.path, "-frames:v", "1", "-vf", "scale=640:240:flags=\(Self.swsFlags)", scaled.path])
-            #expect(Corpus.meanDifference(widened, try PNGDecoder().decode(try Data(contentsOf: scaled), options: DecodingOptions())) <= 2)
+            #expect(Corpus.meanDifference(widened, try await Self.reference(wide, second: 1, filter: Self.scaled("640:240"), in: directory)) <= 2)
         }
 
         @Test("a target size: the frame is scaled by FFmpeg to the smallest size that covers it, and the estimate says so")
@@ -159,11 +160,7 @@
             #expect((sprite.width, sprite.height) == (240, 120))
             for index in 0..<6 {
                 let second = 1 + Double(index) * 0.5
-                let png = directory.appendingPathComponent("tile-\(index).png")
-                try await runTool(
-                    Self.ffmpeg,
-                    ["-v", "error", "-y", "-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-vf", "scale=80:60:flags=\(Self.swsFlags)", png.path])
-                let expected = try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+                let expected = try await Self.reference(file, second: second, filter: Self.scaled("80:60"), in: directory)
                 let tile = Self.cell(sprite, index: index, columns: 3, width: 80, height: 60)
                 #expect(Corpus.meanDifference(tile, expected) <= 2, "tile \(index) at \(second) s")
                 if index > 0 {
@@ -190,11 +187,7 @@
             options.videoFrame = VideoFrameSelection(second: 1, sequence: sequence)
             let filled = try DecoderRegistry.standard(families: Self.videoFamilies).decode(data, options: options)
             #expect((filled.width, filled.height) == (240, 160))
-            let png = directory.appendingPathComponent("filled.png")
-            try await runTool(
-                Self.ffmpeg,
-                ["-v", "error", "-y", "-ss", "1", "-i", file.path, "-frames:v", "1", "-vf", "scale=107:80:flags=\(Self.swsFlags),crop=80:80:14:0", png.path])
-            let expected = try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+            let expected = try await Self.reference(file, second: 1, filter: Self.scaled("107:80") + ",crop=80:80:14:0", in: directory)
             #expect(Corpus.meanDifference(Self.cell(filled, index: 0, columns: 3, width: 80, height: 80), expected) <= 2)
         }
 
@@ -207,11 +200,7 @@
             let info = try #require(try Self.frame(data, second: 0).metadata.video)
             #expect(abs((info.keyframeInterval ?? 0) - 2) < 0.05, "keyframes every 2 s: \(String(describing: info.keyframeInterval))")
             func tile(_ second: Double) async throws -> Image {
-                let png = directory.appendingPathComponent("tile-\(second).png")
-                try await runTool(
-                    Self.ffmpeg,
-                    ["-v", "error", "-y", "-ss", "\(second)", "-i", file.path, "-frames:v", "1", "-vf", "scale=80:60:flags=\(Self.swsFlags)", png.path])
-                return try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+                try await Self.reference(file, second: second, filter: Self.scaled("80:60"), in: directory)
             }
             for (step, shown) in [(2.5, [0.0, 2.0]), (1.0, [0.5, 1.5])] {
                 var sequence = VideoFrameSequence(layout: .sprite(columns: 2, rows: 1), step: step, frameSize: PixelSize(width: 80, height: 60))
@@ -272,11 +261,7 @@
             #expect(animation.frames.allSatisfy { $0.duration == .milliseconds(250) })
             // A 4 s video over 4 frames: seconds 0, 1, 2 and 3.
             for index in 0..<4 {
-                let png = directory.appendingPathComponent("frame-\(index).png")
-                try await runTool(
-                    Self.ffmpeg,
-                    ["-v", "error", "-y", "-ss", "\(index)", "-i", file.path, "-frames:v", "1", "-vf", "scale=160:120:flags=\(Self.swsFlags)", png.path])
-                let expected = try PNGDecoder().decode(try Data(contentsOf: png), options: DecodingOptions())
+                let expected = try await Self.reference(file, second: Double(index), filter: Self.scaled("160:120"), in: directory)
                 #expect(
                     Corpus.meanDifference(Self.cell(animation, frame: index, index: 0, columns: 1, width: 160, height: 120), expected) <= 2, "frame \(index)")
             }

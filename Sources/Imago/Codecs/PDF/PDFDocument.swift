@@ -33,10 +33,13 @@
             return PDFDocument(data: data, pageCount: list.pageCount, pages: pages, deadline: deadline)
         }
 
+        /// The last `pdfinfo` answers by document and page range, so that a decode does not run it
+        /// again after the pipeline's estimate ran it on the same bytes (a process start, about 6 ms).
+        private static let pageLists = BytesKeyedShelf<ClosedRange<Int>?, PDFPageList>()
+
         /// `pdfinfo -box` of `pages` (all, with no range: then only the page count is of use).
         private static func info(_ data: Data, pages: ClosedRange<Int>?, deadline: Int64) throws(ImagoError) -> PDFPageList {
-            let key = PDFPageListCache.key(data, pages: pages)
-            if let known = PDFPageListCache.value(for: key) { return known }
+            if let known = pageLists.value(for: data, pages) { return known }
             var arguments = ["-box"]
             if let pages { arguments += ["-f", "\(pages.lowerBound)", "-l", "\(pages.upperBound)"] }
             // The document's own strings come first (1 MB at most), then about 400 bytes a page.
@@ -44,7 +47,7 @@
                 arguments + ["-"], document: data, maxOutput: (1 << 20) + (pages?.count ?? 1) * 1024,
                 maxHeap: PopplerTool.baseMemory + 2 * data.count, deadline: deadline)
             guard let list = PDFPageList(output) else { throw ImagoError.invalid(.pdf, "pdfinfo found no page") }
-            PDFPageListCache.store(list, for: key, data: data)
+            pageLists.put(list, for: data, pages)
             return list
         }
 

@@ -26,7 +26,7 @@ public struct VideoDecoder: ImageDecoding {
         public func estimate(_ data: Data, options: DecodingOptions) -> DecodeEstimate? {
             guard let file = try? VideoFile(data, container: container, options: options) else { return DecodeEstimate(width: 0, height: 0, bytes: 0) }
             // The decode that follows on these bytes takes the opened file instead of probing again.
-            defer { VideoFileHandover.park(file, key: VideoFileHandover.key(data, container: container, options: options)) }
+            defer { VideoFileHandover.park(file, for: data, container: container, options: options) }
             let info = file.info, shown = Self.shownSize(info, options: options), output = Self.outputSize(shown, options: options)
             if let sequence = options.videoFrame.sequence {
                 // Every frame's cell and, for a sprite, the canvas they are drawn on (the most a sequence holds).
@@ -50,7 +50,7 @@ public struct VideoDecoder: ImageDecoding {
 
         public func decode(_ data: Data, options: DecodingOptions) throws(ImagoError) -> Image {
             let file: VideoFile
-            if let opened = VideoFileHandover.take(VideoFileHandover.key(data, container: container, options: options)) {
+            if let opened = VideoFileHandover.take(for: data, container: container, options: options) {
                 opened.restartDeadline(options)
                 file = opened
             } else {
