@@ -303,7 +303,10 @@ def main():
         mark = ""
         if before and row["ratio"] < 0.9 * before[0]:
             regressions.append(row["row"])
-            mark = "  REGRESSION (ratio more than 10% below the previous entry's)"
+            # Whose side moved: Imago's own figure, and the peer's (figure / ratio), against the previous entry.
+            own = row["value"] / before[1] - 1
+            peer = (row["value"] / row["ratio"]) / (before[1] / before[0]) - 1
+            mark = f"  REGRESSION (ratio more than 10% below the previous entry's; Imago {own:+.0%}, the peer {peer:+.0%})"
         print(
             f"{row['row']:<26} {row['ratio']:>6.2f}× {target:>6.2f}× {(f'{before[0]:.2f}×' if before else '—'):>9}  {row['value']:>10,.1f} "
             f"{(f'{before[1]:,.1f}' if before else '—'):>10}{'' if met else '  target not met'}{mark}"
