@@ -84,8 +84,9 @@
 
         /// Runs `exchange` to `origin`: on the origin's HTTP/2 connection, or an idle HTTP/1.1 one,
         /// else on a new one. A reused connection that fails before its response begins (closed by
-        /// the server while idle, or an HTTP/2 stream refused: GOAWAY) makes the request go again,
-        /// once, on a new connection (a GET can be repeated).
+        /// the server while idle, or an HTTP/2 stream refused: GOAWAY) makes the request go again
+        /// on a new connection (a GET can be repeated); a refused stream, up to
+        /// ``maxStreamRefusals`` times.
         func run(_ exchange: HTTP1Exchange, to origin: Origin) async throws -> HTTP1ExchangeOutcome {
             if let http2 = usableHTTP2(origin) {
                 do {
@@ -102,22 +103,33 @@
                     throw failure.error
                 }
             }
-            switch try await connectOrJoin(origin) {
-            case .http2(let http2):
-                do {
-                    return try await http2.run(exchange)
-                } catch let refused as HTTP2StreamRefused {
-                    forget(http2, of: origin)
-                    throw refused.underlying
-                }
-            case .http1(let connection):
-                do {
-                    return try await run(exchange, on: connection, origin: origin)
-                } catch let failure as HTTP1ConnectionHandler.Failure {
-                    throw failure.error
+            // A stream refused on the connection joined here (its server said GOAWAY before this
+            // stream, as one does when its requests per connection are spent while others share
+            // it) was never processed: it goes on the next connection, a few times at most.
+            var refusals = 0
+            while true {
+                switch try await connectOrJoin(origin) {
+                case .http2(let http2):
+                    do {
+                        return try await http2.run(exchange)
+                    } catch let refused as HTTP2StreamRefused {
+                        forget(http2, of: origin)
+                        refusals += 1
+                        if refusals >= Self.maxStreamRefusals { throw refused.underlying }
+                    }
+                case .http1(let connection):
+                    do {
+                        return try await run(exchange, on: connection, origin: origin)
+                    } catch let failure as HTTP1ConnectionHandler.Failure {
+                        throw failure.error
+                    }
                 }
             }
         }
+
+        /// How many new or joined HTTP/2 connections may refuse one request's stream before its
+        /// error is the request's.
+        static let maxStreamRefusals = 4
 
         /// A new connection's protocol, set up.
         private enum NewConnection {
