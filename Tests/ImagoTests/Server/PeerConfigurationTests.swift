@@ -269,14 +269,8 @@ struct PeerConfigurationTests {
 
         // A file that is not literals stops the server, naming the file and line.
         try "QUALITY = 80\nSECURITY_KEY = open('/etc/passwd').read()\n".write(to: conf, atomically: true, encoding: .utf8)
-        let bad = Process()
-        bad.executableURL = ServeCommandTests.executable
-        bad.arguments = ["serve", "--listen", "127.0.0.1:0", "--thumbor-config", conf.path]
-        let errors = Pipe()
-        bad.standardError = errors
-        bad.standardOutput = FileHandle.nullDevice
-        try bad.run()
-        #expect(await ServeCommandTests.waitForExit(bad) != 0)
-        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("thumbor.conf, line 2"))
+        let refused = try await ServeCommandTests.refusedStart(["--listen", "127.0.0.1:0", "--thumbor-config", conf.path])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("thumbor.conf, line 2"))
     }
 }

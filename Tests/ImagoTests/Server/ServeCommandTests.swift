@@ -41,6 +41,21 @@ struct ServeCommandTests {
         }
     }
 
+    /// Runs `imago serve` with `arguments` and `environment` (alone) until it exits, which a refused
+    /// start does: its status and what it wrote to standard error.
+    static func refusedStart(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve"] + arguments
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let status = await waitForExit(process)
+        return (status, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
     static func waitForExit(_ process: Process) async -> Int32 {
         await offThePool {
             process.waitUntilExit()
@@ -125,16 +140,9 @@ struct ServeCommandTests {
         // Each answers its own health path: /a is 200 from the first, and a malformed imgproxy URL (400) to the second.
         let (first, port) = try await Self.start([], environment: ["IMGPROXY_SO_REUSEPORT": "true", "IMGPROXY_HEALTH_CHECK_PATH": "/a"])
         try #require(port > 0)
-        let refused = Process()
-        refused.executableURL = Self.executable
-        refused.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
-        refused.environment = [:]
-        let errors = Pipe()
-        refused.standardError = errors
-        refused.standardOutput = FileHandle.nullDevice
-        try refused.run()
-        #expect(await Self.waitForExit(refused) != 0)
-        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("Address already in use"))
+        let refused = try await Self.refusedStart(["--listen", "127.0.0.1:\(port)"])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("Address already in use"))
 
         let (second, secondPort) = try await Self.start(
             ["--so-reuseport", "1"], listen: "127.0.0.1:\(port)", environment: ["IMGPROXY_HEALTH_CHECK_PATH": "/b"])
@@ -226,17 +234,9 @@ struct ServeCommandTests {
 
     @Test("a bad setting stops it before it listens, naming the flag")
     func badSetting() async throws {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"]
-        process.environment = ["IMAGO_MAX_FRAMES": "lots"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let status = await Self.waitForExit(process)
-        #expect(status != 0)
-        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("--max-frames"))
+        let refused = try await Self.refusedStart(["--listen", "127.0.0.1:0"], environment: ["IMAGO_MAX_FRAMES": "lots"])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("--max-frames"))
     }
 
     @Test("docs/SERVER.md's settings table is the one ServerSettings declares, and the command's help lists every flag")
